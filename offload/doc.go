@@ -1,0 +1,45 @@
+// Package offload is the ABI of LLVM's offloading toolchain (OpenMP `target`,
+// CUDA, HIP) as Go data: the OffloadBinary container that carries device images
+// (magic 10 FF 10 AD), image and offload kinds, the offload entry tables in both
+// layouts, `ident_t`, the runtime's `__tgt_device_image` and `__tgt_bin_desc`,
+// and one table of every fact that differs between LLVM releases. It knows
+// nothing of ELF; see the elfobj, entries and wrap packages for objects.
+//
+// # Releases
+//
+// The package speaks LLVM 15 to 22. [Releases] lists one [Release] row per
+// release; every format decision reads its row, so writing for another release
+// means passing another row. Rows 15, 16, 17, 18, 19, 21 and 22 were measured
+// with the real tools; row 20 is inferred (LLVM 20 has no Debian package).
+// [DefaultRelease] is 22.
+//
+// # OffloadBinary
+//
+// [WriteBinary] writes version 1, the only version any release 15–22 writes,
+// byte for byte as LLVM does, streaming the image from an [io.Reader].
+// [Release.ParseImageArg] and [Release.Package] reproduce clang-offload-packager,
+// including the order of its string map, which each release takes from a
+// different hash table. [ReadBinary] and [ReadAll] read one binary or every
+// binary of a section; with [ReadOptions.MaxVersion] 1 they accept and reject
+// exactly what LLVM 19 and 22 do, and by default they also read version 2
+// (several images in one binary, post-22 LLVM).
+//
+// # Example
+//
+//	r, _ := offload.LookupRelease(19)
+//	img := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+//		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
+//	bin, err := offload.MarshalBinary(r, &img, deviceELF)
+//
+// # Security
+//
+// The readers are meant for untrusted input. Every size and offset read from a
+// binary is checked before it is used, nothing is allocated from a declared
+// length beyond the size of the input, and bad input gives an error (a
+// [*FormatError] saying which field at which byte, matching [ErrInvalid],
+// [ErrTruncated] or [ErrUnchecked]), never a panic. Where LLVM reads out of
+// bounds (string entries and strings are not checked by LLVM), this package
+// refuses the binary with [ErrUnchecked]; an image that lies outside its binary
+// is accepted, as LLVM does, and [Binary.Open] reports [ErrImageRange]. The
+// reader is fuzzed (FuzzReadAll).
+package offload
