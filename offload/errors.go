@@ -1,0 +1,44 @@
+package offload
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrInvalid is LLVM's object_error::parse_failed ("Invalid data was
+	// encountered while parsing the file"): too short, bad magic, bad version,
+	// or bytes after the last binary of a section.
+	ErrInvalid = errors.New("invalid data")
+	// ErrTruncated is LLVM's object_error::unexpected_eof ("The end of the file
+	// was unexpectedly encountered"): a size or offset past the end.
+	ErrTruncated = errors.New("unexpected end of data")
+	// ErrUnchecked marks a binary that LLVM accepts but then reads out of bounds
+	// (a string entry or string outside the binary). This package refuses it.
+	ErrUnchecked = errors.New("out-of-bounds data that LLVM does not check")
+	// ErrUnknownRelease: no row in the release table.
+	ErrUnknownRelease = errors.New("unknown LLVM release")
+	// ErrUnknownKind: an image, offload or entry kind name that is not known.
+	ErrUnknownKind = errors.New("unknown kind")
+	// ErrPackagerArgs: an --image argument that clang-offload-packager rejects.
+	ErrPackagerArgs = errors.New("bad image argument")
+	// ErrImageRange: the image bytes of a binary lie outside it.
+	ErrImageRange = errors.New("image outside its binary")
+	// ErrEncoding: a value that the chosen format cannot hold.
+	ErrEncoding = errors.New("cannot encode")
+)
+
+// FormatError reports malformed input and where it is.
+type FormatError struct {
+	Off   int64  // byte offset of the bad field from the start of the input
+	Field string // the field, e.g. "Version", "Entry.ImageOffset"
+	Val   uint64 // the value read
+	Err   error  // ErrInvalid, ErrTruncated or ErrUnchecked
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("offload binary: %s %#x at byte %#x: %v", e.Field, e.Val, e.Off, e.Err)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }

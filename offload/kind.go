@@ -1,0 +1,188 @@
+package offload
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ImageKind is the kind of a device image (`TheImageKind`, spec §1.8). Its values
+// are the same in every release.
+type ImageKind uint16
+
+const (
+	ImageNone      ImageKind = 0 // IMG_None
+	ImageObject    ImageKind = 1 // IMG_Object: an ELF object
+	ImageBitcode   ImageKind = 2 // IMG_Bitcode: LLVM IR
+	ImageCubin     ImageKind = 3 // IMG_Cubin
+	ImageFatbinary ImageKind = 4 // IMG_Fatbinary
+	ImagePTX       ImageKind = 5 // IMG_PTX
+	// ImageSPIRV is IMG_SPIRV, declared from LLVM 22. The 22.1.8 packager does not
+	// map `.spv` to it and llvm-objdump 22 prints it as `<none>`.
+	ImageSPIRV ImageKind = 6
+)
+
+// imageKindNames are llvm-objdump's names (OffloadDump.cpp) and getImageKindName's
+// file extensions.
+var imageKindNames = [...]struct{ dump, ext string }{
+	ImageNone:      {"<none>", ""},
+	ImageObject:    {"elf", "o"},
+	ImageBitcode:   {"llvm ir", "bc"},
+	ImageCubin:     {"cubin", "cubin"},
+	ImageFatbinary: {"fatbinary", "fatbin"},
+	ImagePTX:       {"ptx", "s"},
+}
+
+// String returns the name llvm-objdump --offloading prints for k: "elf",
+// "llvm ir", "cubin", "fatbinary", "ptx", or "<none>" for any other value.
+func (k ImageKind) String() string {
+	if int(k) < len(imageKindNames) {
+		return imageKindNames[k].dump
+	}
+	return "<none>"
+}
+
+// Extension returns the file extension (without the dot) that LLVM gives an image
+// of kind k when it writes it out: "o", "bc", "cubin", "fatbin", "s", or "".
+func (k ImageKind) Extension() string {
+	if int(k) < len(imageKindNames) {
+		return imageKindNames[k].ext
+	}
+	return ""
+}
+
+// ImageKindFromExtension returns the kind that clang-offload-packager gives a file
+// with extension ext (with or without the leading dot); unknown extensions give
+// ImageNone. It does not look at the contents: see [DetectImageKind].
+func ImageKindFromExtension(ext string) ImageKind {
+	ext = strings.TrimPrefix(ext, ".")
+	for k, n := range imageKindNames {
+		if k != int(ImageNone) && n.ext == ext {
+			return ImageKind(k)
+		}
+	}
+	return ImageNone
+}
+
+// DetectImageKind returns the kind clang-offload-packager gives the file name
+// whose contents start with head: LLVM bitcode (raw `BC C0 DE` or the wrapper
+// magic `DE C0 17 0B`) whatever the extension, else the kind of the extension.
+func DetectImageKind(name string, head []byte) ImageKind {
+	if IsBitcode(head) {
+		return ImageBitcode
+	}
+	return ImageKindFromExtension(extension(name))
+}
+
+// IsBitcode reports whether data starts with an LLVM bitcode magic number.
+func IsBitcode(data []byte) bool {
+	return bytes.HasPrefix(data, []byte("BC\xC0\xDE")) || bytes.HasPrefix(data, []byte("\xDE\xC0\x17\x0B"))
+}
+
+// ParseImageKind parses an image kind from its llvm-objdump name ("elf"), its
+// extension ("o"), its enumerator ("IMG_Object") or a number.
+func ParseImageKind(s string) (ImageKind, error) {
+	for k, n := range imageKindNames {
+		if s == n.dump || (s == n.ext && s != "") {
+			return ImageKind(k), nil
+		}
+	}
+	switch strings.ToLower(strings.TrimPrefix(s, "IMG_")) {
+	case "none":
+		return ImageNone, nil
+	case "object":
+		return ImageObject, nil
+	case "bitcode":
+		return ImageBitcode, nil
+	case "cubin":
+		return ImageCubin, nil
+	case "fatbinary":
+		return ImageFatbinary, nil
+	case "ptx":
+		return ImagePTX, nil
+	case "spirv", "spv":
+		return ImageSPIRV, nil
+	}
+	if n, err := strconv.ParseUint(s, 0, 16); err == nil {
+		return ImageKind(n), nil
+	}
+	return 0, fmt.Errorf("image kind %q: %w", s, ErrUnknownKind)
+}
+
+// OffloadKind is the producer of an image: the offloading model (spec §1.8). It is
+// a logical value; its number in a binary depends on the release, see
+// [Release.OffloadKindCode].
+type OffloadKind uint8
+
+const (
+	OffloadNone   OffloadKind = iota // OFK_None
+	OffloadOpenMP                    // OFK_OpenMP
+	OffloadCUDA                      // OFK_Cuda
+	OffloadHIP                       // OFK_HIP
+	OffloadSYCL                      // OFK_SYCL, from LLVM 21
+)
+
+var offloadKindNames = [...]string{"none", "openmp", "cuda", "hip", "sycl"}
+
+// String returns LLVM's getOffloadKindName: "none", "openmp", "cuda", "hip" or "sycl".
+func (k OffloadKind) String() string {
+	if int(k) < len(offloadKindNames) {
+		return offloadKindNames[k]
+	}
+	return "OffloadKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ParseOffloadKind parses a kind name in any release's vocabulary ("openmp",
+// "cuda", "hip", "sycl", "none"). For the packager's own rule, under which an
+// unknown name or one the release lacks is none, use [Release.OffloadKindByName].
+func ParseOffloadKind(s string) (OffloadKind, error) {
+	for k, n := range offloadKindNames {
+		if s == n {
+			return OffloadKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("offload kind %q: %w", s, ErrUnknownKind)
+}
+
+// OffloadKindCode returns the number release r writes for kind k, and false if
+// the release has no such kind (SYCL before 21).
+func (r *Release) OffloadKindCode(k OffloadKind) (uint16, bool) {
+	switch k {
+	case OffloadNone:
+		return 0, true
+	case OffloadOpenMP:
+		return 1, true
+	case OffloadCUDA:
+		return 2, true
+	case OffloadHIP:
+		return r.HIPCode, true
+	case OffloadSYCL:
+		return r.SYCLCode, r.SYCLCode != 0
+	}
+	return 0, false
+}
+
+// OffloadKindOf returns the kind that release r reads from code; a number the
+// release does not define is OffloadNone, as getOffloadKindName prints it.
+func (r *Release) OffloadKindOf(code uint16) OffloadKind {
+	for k := OffloadOpenMP; k <= OffloadSYCL; k++ {
+		if c, ok := r.OffloadKindCode(k); ok && c == code {
+			return k
+		}
+	}
+	return OffloadNone
+}
+
+// OffloadKindByName is the packager's getOffloadKind: the kind named s, or
+// OffloadNone for a name release r does not know (including "sycl" before 21).
+func (r *Release) OffloadKindByName(s string) OffloadKind {
+	k, err := ParseOffloadKind(s)
+	if err != nil {
+		return OffloadNone
+	}
+	if _, ok := r.OffloadKindCode(k); !ok {
+		return OffloadNone
+	}
+	return k
+}

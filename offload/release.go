@@ -1,0 +1,408 @@
+package offload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultRelease is the LLVM release whose formats the package writes when
+// none is chosen: the newest release verified with the real tools.
+const DefaultRelease = 22
+
+// EntryLayout is the binary layout of an offload entry (spec §2.1).
+type EntryLayout uint8
+
+const (
+	// EntryLegacy is the 32-byte __tgt_offload_entry {addr, name, size, flags, reserved}
+	// of LLVM 15–20.
+	EntryLegacy EntryLayout = iota
+	// EntryV1 is the 56-byte llvm::offloading::EntryTy of LLVM 21 and later.
+	EntryV1
+)
+
+func (l EntryLayout) String() string {
+	switch l {
+	case EntryLegacy:
+		return "legacy"
+	case EntryV1:
+		return "v1"
+	}
+	return "EntryLayout(" + strconv.Itoa(int(l)) + ")"
+}
+
+// MapOrder names the container whose iteration order clang-offload-packager's
+// output inherits (spec §1.6).
+type MapOrder uint8
+
+const (
+	// OrderInsertion keeps the order in which keys were first added (an llvm::MapVector).
+	OrderInsertion MapOrder = iota
+	// OrderStringMap is the bucket order of an llvm::StringMap hashed with djbHash (seed 0).
+	OrderStringMap
+	// OrderDenseMap is the bucket order of an llvm::DenseMap<StringRef, ...> hashed with
+	// llvm::hash_value(StringRef).
+	OrderDenseMap
+)
+
+func (o MapOrder) String() string {
+	switch o {
+	case OrderInsertion:
+		return "insertion"
+	case OrderStringMap:
+		return "StringMap(djb)"
+	case OrderDenseMap:
+		return "DenseMap(hash_value)"
+	}
+	return "MapOrder(" + strconv.Itoa(int(o)) + ")"
+}
+
+// RequiresEncoding is how a translation unit's `#pragma omp requires` reaches the
+// runtime (spec §2.3).
+type RequiresEncoding uint8
+
+const (
+	// RequiresCtor: a `.omp_offloading.requires_reg` constructor of priority 0 calls
+	// __tgt_register_requires(flags) (LLVM 15–18).
+	RequiresCtor RequiresEncoding = iota
+	// RequiresEntryReserved: an entry with flag 0x10, an empty name and the flags in the
+	// legacy `reserved` field (LLVM 19).
+	RequiresEntryReserved
+	// RequiresEntryData: an entry with flag 0x10, the name ".requires" and the flags in
+	// Data (LLVM 21 and later).
+	RequiresEntryData
+)
+
+func (e RequiresEncoding) String() string {
+	switch e {
+	case RequiresCtor:
+		return "ctor"
+	case RequiresEntryReserved:
+		return "entry-reserved"
+	case RequiresEntryData:
+		return "entry-data"
+	}
+	return "RequiresEncoding(" + strconv.Itoa(int(e)) + ")"
+}
+
+// ImageBound says where a __tgt_device_image's ImageStart or ImageEnd points in the
+// embedded OffloadBinary (spec §3.1, §7).
+type ImageBound uint8
+
+const (
+	// BoundBinaryStart is the first byte of the OffloadBinary header.
+	BoundBinaryStart ImageBound = iota
+	// BoundBinaryEnd is one past the last byte of the whole, 8-padded OffloadBinary.
+	BoundBinaryEnd
+	// BoundImageStart is the binary's ImageOffset.
+	BoundImageStart
+	// BoundImageEnd is ImageOffset+ImageSize.
+	BoundImageEnd
+)
+
+func (b ImageBound) String() string {
+	switch b {
+	case BoundBinaryStart:
+		return "binary-start"
+	case BoundBinaryEnd:
+		return "binary-end"
+	case BoundImageStart:
+		return "image-start"
+	case BoundImageEnd:
+		return "image-end"
+	}
+	return "ImageBound(" + strconv.Itoa(int(b)) + ")"
+}
+
+// DummyLinkage is how the wrapper's zero-sized dummy object in the entries section
+// is defined (spec §2.5).
+type DummyLinkage uint8
+
+const (
+	// DummyHiddenGlobal: a GLOBAL HIDDEN object (LLVM 15–18).
+	DummyHiddenGlobal DummyLinkage = iota
+	// DummyLocalUsed: a LOCAL object kept by llvm.compiler.used (LLVM 19 and later).
+	DummyLocalUsed
+)
+
+func (d DummyLinkage) String() string {
+	switch d {
+	case DummyHiddenGlobal:
+		return "hidden-global"
+	case DummyLocalUsed:
+		return "local-used"
+	}
+	return "DummyLinkage(" + strconv.Itoa(int(d)) + ")"
+}
+
+// Release holds every fact of the offloading formats that differs between LLVM
+// releases. Code that depends on the release reads it from here; nowhere else in
+// the module compares release numbers.
+//
+// A field documented as unverified for a release holds the value that the
+// neighbouring verified releases and the upstream history make most likely.
+type Release struct {
+	// Major is the LLVM major version.
+	Major int
+	// Tested is the Debian package version whose tools this row was measured
+	// against (spec §0), or "" when no tool of the release was run.
+	Tested string
+	// Inferred is true when the whole row is inferred from the upstream history
+	// rather than measured (LLVM 20: no Debian suite ships it).
+	Inferred bool
+
+	// OffloadKind numbering in OffloadBinary entries and in 56-byte offload
+	// entries (spec §1.8): HIP is 3 up to 20 and 4 from 21; SYCL exists from 21.
+	HIPCode  uint16
+	SYCLCode uint16 // 0: the release has no SYCL kind ("sycl" parses as none)
+
+	// PackagerArgs is the order of clang-offload-packager's map of --image
+	// arguments (all keys, `file` and `kind` included); PackagerStrings the order
+	// of the OffloadingImage string map filled from it (spec §1.6).
+	PackagerArgs    MapOrder
+	PackagerStrings MapOrder
+	// PackagerSplitsFiles: a `file` value holding commas (from repeated `file=`
+	// keys) names several images, one binary each. Measured false in 15 and 16,
+	// true in 19 and 22; unverified in 17, 18, 20, 21.
+	PackagerSplitsFiles bool
+	// PackagerNeedsTriple: the packager rejects an --image without `triple`.
+	// Measured true in 15–19, false in 22; unverified in 17, 18, 20, 21.
+	PackagerNeedsTriple bool
+	// OpenMPHostArch is the `arch` string the driver gives a host-device OpenMP
+	// image (`-fopenmp-targets=x86_64-...`): "" up to 19, "generic" in 21 and 22.
+	OpenMPHostArch string
+
+	// EntryLayout is the offload entry struct (spec §2.1).
+	EntryLayout EntryLayout
+	// EntrySection holds the entries section of each offload kind (spec §2.2).
+	OpenMPEntries, CUDAEntries, HIPEntries string
+	// EntryAlign is the alignment of one entry and of the entries section.
+	EntryAlign uint64
+	// EntrySymbolPrefix is prepended to an entry's name to make its weak symbol.
+	EntrySymbolPrefix string
+	// EntryNameSymbol is the symbol of an entry's name string; the second and later
+	// strings of an object get ".1", ".2", ... appended.
+	EntryNameSymbol string
+	// NameSection is the section of the name strings, or "" when the backend
+	// chooses `.rodata.str1.1`, or `.rodata.str1.16` for strings of more than 16
+	// bytes on x86-64.
+	NameSection string
+	// Requires is how `#pragma omp requires` is encoded; RequiresName the entry
+	// name when it is an entry.
+	Requires     RequiresEncoding
+	RequiresName string
+	// CtorDtorEntries: C++ constructors and destructors of declare-target globals
+	// get entries with flags 0x2/0x4 (LLVM 15–17).
+	CtorDtorEntries bool
+	// IndirectEntries: `declare target indirect` functions get entries with flag
+	// 0x8 (LLVM 18 and later).
+	IndirectEntries bool
+
+	// ImageStart and ImageEnd are where the wrapper's __tgt_device_image points
+	// into the embedded OffloadBinary (spec §3.1).
+	ImageStart, ImageEnd ImageBound
+	// CtorPriority is the priority of the wrapper's registration constructor
+	// (`.init_array.<N>`).
+	CtorPriority int
+	// UnregisterAtexit: the constructor registers the unregistration with atexit;
+	// otherwise a destructor of the same priority runs it (`.fini_array.<N>`).
+	UnregisterAtexit bool
+	// Dummy is the linkage of the wrapper's zero-sized object that forces the
+	// entries section to exist; DummyAlign its alignment (0: none given, 1).
+	Dummy      DummyLinkage
+	DummyAlign uint64
+	// LegacyDummyName: the dummy is named `__dummy.omp_offloading.entry` (and
+	// cuda/hip alike) instead of `__dummy.<entries section>` (LLVM 15–17).
+	LegacyDummyName bool
+
+	// RelocatableSection is the wrapper's image section under `-r`, or "" when the
+	// release has no special `-r` handling (spec §3.5).
+	RelocatableSection string
+	// RelocatableRenames lists the entries sections renamed with a content hash
+	// suffix after a relocatable link.
+	RelocatableRenames []string
+}
+
+// String returns "LLVM <major>".
+func (r *Release) String() string { return "LLVM " + strconv.Itoa(r.Major) }
+
+// EntriesSection returns the entries section for offload kind k, or "" if k has
+// none.
+func (r *Release) EntriesSection(k OffloadKind) string {
+	switch k {
+	case OffloadOpenMP:
+		return r.OpenMPEntries
+	case OffloadCUDA:
+		return r.CUDAEntries
+	case OffloadHIP:
+		return r.HIPEntries
+	}
+	return ""
+}
+
+// EntrySize is the size in bytes of one offload entry on a 64-bit host.
+func (r *Release) EntrySize() int { return r.EntryLayout.Size() }
+
+// DummySymbol returns the name of the wrapper's dummy object for offload kind k.
+func (r *Release) DummySymbol(k OffloadKind) string {
+	if r.LegacyDummyName {
+		return "__dummy." + strings.TrimSuffix(r.EntriesSection(k), "_entries") + ".entry"
+	}
+	return "__dummy." + r.EntriesSection(k)
+}
+
+var (
+	legacyRenames = []string{"omp_offloading_entries", "cuda_offloading_entries", "hip_offloading_entries"}
+	unifiedRename = []string{"llvm_offload_entries"}
+)
+
+// releases is the table: one row per release, oldest first (spec §7).
+var releases = []Release{
+	{
+		Major: 15, Tested: "15.0.6",
+		HIPCode:      3,
+		PackagerArgs: OrderStringMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, CtorDtorEntries: true,
+		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+	},
+	{
+		Major: 16, Tested: "16.0.6",
+		HIPCode:      3,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, CtorDtorEntries: true,
+		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+	},
+	{
+		Major: 17, Tested: "17.0.6",
+		HIPCode:      3,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, CtorDtorEntries: true,
+		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+	},
+	{
+		Major: 18, Tested: "18.1.8",
+		HIPCode:      3,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal,
+	},
+	{
+		Major: 19, Tested: "19.1.7",
+		HIPCode:      3,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
+		Requires: RequiresEntryReserved, IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+		Dummy:              DummyLocalUsed,
+		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
+	},
+	{
+		// Inferred (spec §9.1): the name strings moved to .llvm.rodata.offloading
+		// (PR #111890, Oct 2024); the kind renumbering (PR #135809) and the unified
+		// section (PR #125731) came after the branch. The 56-byte entry (PR #124018)
+		// was committed on the branch day; 32 bytes is assumed.
+		Major: 20, Inferred: true,
+		HIPCode:      3,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
+		EntryAlign: 1, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
+		NameSection: ".llvm.rodata.offloading",
+		Requires:    RequiresEntryReserved, IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+		Dummy:              DummyLocalUsed,
+		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
+	},
+	{
+		Major: 21, Tested: "21.1.8",
+		HIPCode: 4, SYCLCode: 8,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		OpenMPHostArch: "generic",
+		EntryLayout:    EntryV1,
+		OpenMPEntries:  "llvm_offload_entries", CUDAEntries: "llvm_offload_entries", HIPEntries: "llvm_offload_entries",
+		EntryAlign: 8, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
+		NameSection: ".llvm.rodata.offloading",
+		Requires:    RequiresEntryData, RequiresName: ".requires", IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+		Dummy: DummyLocalUsed, DummyAlign: 8,
+		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
+	},
+	{
+		Major: 22, Tested: "22.1.8",
+		HIPCode: 4, SYCLCode: 8,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true,
+		OpenMPHostArch: "generic",
+		EntryLayout:    EntryV1,
+		OpenMPEntries:  "llvm_offload_entries", CUDAEntries: "llvm_offload_entries", HIPEntries: "llvm_offload_entries",
+		EntryAlign: 8, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
+		NameSection: ".llvm.rodata.offloading",
+		Requires:    RequiresEntryData, RequiresName: ".requires", IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+		Dummy: DummyLocalUsed, DummyAlign: 8,
+		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
+	},
+}
+
+// Releases returns every release the package knows, oldest first. The rows are
+// shared: do not modify them.
+func Releases() []*Release {
+	out := make([]*Release, len(releases))
+	for i := range releases {
+		out[i] = &releases[i]
+	}
+	return out
+}
+
+// LookupRelease returns the row of LLVM release major.
+func LookupRelease(major int) (*Release, error) {
+	for i := range releases {
+		if releases[i].Major == major {
+			return &releases[i], nil
+		}
+	}
+	return nil, fmt.Errorf("LLVM release %d: %w (known: %d to %d)", major, ErrUnknownRelease,
+		releases[0].Major, releases[len(releases)-1].Major)
+}
+
+// Default returns the row of DefaultRelease.
+func Default() *Release {
+	r, err := LookupRelease(DefaultRelease)
+	if err != nil {
+		panic(err) // the table always holds DefaultRelease
+	}
+	return r
+}
+
+// ParseRelease parses a release number as given on a command line ("19",
+// "llvm19", "LLVM 19", "19.1.7").
+func ParseRelease(s string) (*Release, error) {
+	t := strings.TrimSpace(strings.ToLower(s))
+	t = strings.TrimSpace(strings.TrimPrefix(t, "llvm"))
+	t = strings.TrimPrefix(t, "-")
+	if i := strings.IndexByte(t, '.'); i >= 0 {
+		t = t[:i]
+	}
+	n, err := strconv.Atoi(t)
+	if err != nil {
+		return nil, fmt.Errorf("LLVM release %q: %w", s, ErrUnknownRelease)
+	}
+	return LookupRelease(n)
+}
