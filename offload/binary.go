@@ -1,0 +1,91 @@
+package offload
+
+// The OffloadBinary container (spec §1). All fields are little-endian, as every
+// LLVM host that has been run writes them.
+
+// Magic is the first four bytes of every OffloadBinary.
+var Magic = [4]byte{0x10, 0xFF, 0x10, 0xAD}
+
+// Sizes of the OffloadBinary records (spec §1.2–§1.4).
+const (
+	HeaderSize        = 32 // Magic, Version, Size, EntryOffset, EntrySize/EntriesCount
+	ImageEntrySize    = 40 // ImageKind, OffloadKind, Flags, StringOffset, NumStrings, ImageOffset, ImageSize
+	StringEntrySize   = 16 // version 1: KeyOffset, ValueOffset
+	StringEntrySizeV2 = 24 // version 2: KeyOffset, ValueOffset, ValueSize
+	// Alignment is the alignment of a binary, of its image and of its size.
+	Alignment = 8
+)
+
+// Version is the OffloadBinary version that every LLVM release 15–22 writes.
+const Version = 1
+
+// KeyValue is one entry of a binary's string map.
+type KeyValue struct {
+	Key, Value string
+}
+
+// Image is the metadata of one device image in an OffloadBinary: one `Entry` of
+// the format (spec §1.3) with its strings.
+type Image struct {
+	Kind        ImageKind
+	OffloadKind OffloadKind
+	Flags       uint32
+	// Strings in the order they are written. LLVM's reader keeps the last value
+	// of a repeated key in version 1 (a StringMap) and the first in version 2.
+	Strings []KeyValue
+}
+
+// Lookup returns the value of key as LLVM's version-1 reader sees it: the last
+// entry with that key.
+func (im *Image) Lookup(key string) (string, bool) {
+	for i := len(im.Strings) - 1; i >= 0; i-- {
+		if im.Strings[i].Key == key {
+			return im.Strings[i].Value, true
+		}
+	}
+	return "", false
+}
+
+// Triple returns the "triple" string, or "".
+func (im *Image) Triple() string { v, _ := im.Lookup("triple"); return v }
+
+// Arch returns the "arch" string, or "".
+func (im *Image) Arch() string { v, _ := im.Lookup("arch"); return v }
+
+// Set replaces the value of key, or appends key if it is not there.
+func (im *Image) Set(key, value string) {
+	for i := len(im.Strings) - 1; i >= 0; i-- {
+		if im.Strings[i].Key == key {
+			im.Strings[i].Value = value
+			return
+		}
+	}
+	im.Strings = append(im.Strings, KeyValue{key, value})
+}
+
+// Layout gives the offsets of a version-1 binary, relative to its start (spec §1.5).
+type Layout struct {
+	StringOffset uint64 // first string entry (always 72)
+	StringTable  uint64 // first byte of the string table
+	ImageOffset  uint64 // first byte of the image, a multiple of 8
+	ImageSize    uint64
+	Size         uint64 // whole binary, padded to 8
+	stringTable  stringTable
+}
+
+func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
+
+// Layout returns where a version-1 binary of im with an image of imageSize bytes
+// puts each part.
+func (im *Image) Layout(imageSize uint64) Layout {
+	strs := make([]string, 0, 2*len(im.Strings))
+	for _, kv := range im.Strings {
+		strs = append(strs, kv.Key, kv.Value)
+	}
+	st := buildStringTable(strs)
+	l := Layout{StringOffset: HeaderSize + ImageEntrySize, ImageSize: imageSize, stringTable: st}
+	l.StringTable = l.StringOffset + StringEntrySize*uint64(len(im.Strings))
+	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.data)), Alignment)
+	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
+	return l
+}

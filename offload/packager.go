@@ -1,0 +1,131 @@
+package offload
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// PackagerImage is one binary that clang-offload-packager writes for an --image
+// argument: the file to read and the metadata to write with it.
+type PackagerImage struct {
+	File  string
+	Image Image // Kind is from File's extension; see [DetectImageKind]
+}
+
+// ParseImageArg interprets one `--image=key=value,...` argument (without the
+// `--image=` prefix) as clang-offload-packager of release r does (spec §1.6,
+// §1.10), without reading any file:
+//
+//   - the argument is split at every comma, each part at its first '=' (a part
+//     without one is a key with an empty value);
+//   - a repeated key gets its values joined with ',';
+//   - `file` is required, and `triple` too before LLVM 22;
+//   - `kind` is the offload kind (an unknown name is none); every other key goes
+//     into the string map, in the order of the packager's hash maps;
+//   - from LLVM 17 a `file` value with commas names several files, one binary
+//     each.
+//
+// The images come back in the order the packager writes them.
+func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
+	values := map[string]string{}
+	var keys []string
+	for _, part := range strings.Split(arg, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		if old, ok := values[k]; ok {
+			values[k] = old + "," + v
+			continue
+		}
+		values[k] = v
+		keys = append(keys, k)
+	}
+	_, hasFile := values["file"]
+	_, hasTriple := values["triple"]
+	switch {
+	case r.PackagerNeedsTriple && (!hasFile || !hasTriple):
+		return nil, fmt.Errorf("%w: 'file' and 'triple' are required image arguments", ErrPackagerArgs)
+	case !hasFile:
+		return nil, fmt.Errorf("%w: 'file' is a required image arguments", ErrPackagerArgs)
+	}
+	var im Image
+	var strKeys []string
+	for _, k := range orderedKeys(r.PackagerArgs, keys) {
+		switch k {
+		case "file":
+		case "kind":
+			im.OffloadKind = r.OffloadKindByName(values[k])
+		default:
+			strKeys = append(strKeys, k)
+		}
+	}
+	for _, k := range orderedKeys(r.PackagerStrings, strKeys) {
+		im.Strings = append(im.Strings, KeyValue{k, values[k]})
+	}
+	files := []string{values["file"]}
+	if r.PackagerSplitsFiles {
+		files = strings.Split(values["file"], ",")
+	}
+	out := make([]PackagerImage, len(files))
+	for i, f := range files {
+		out[i] = PackagerImage{File: f, Image: im}
+		out[i].Image.Strings = append([]KeyValue(nil), im.Strings...)
+		out[i].Image.Kind = ImageKindFromExtension(extension(f))
+	}
+	return out, nil
+}
+
+// extension is llvm::sys::path::extension without the dot: the part of the last
+// path element after its last '.', unless that element is "." or "..".
+func extension(p string) string {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if name == "." || name == ".." {
+		return ""
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+// ImageSource opens the file an --image argument names: it returns the file's
+// contents and size. The returned reader is closed by the caller when it is an
+// io.Closer.
+type ImageSource func(name string) (io.Reader, int64, error)
+
+// Package writes to w what clang-offload-packager of release r writes for the
+// given --image arguments: one version-1 binary per image, concatenated. Each
+// file's kind is found from its first bytes and its extension, as the packager
+// does. Files are streamed, never held whole in memory.
+func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, error) {
+	var total int64
+	for _, arg := range args {
+		imgs, err := r.ParseImageArg(arg)
+		if err != nil {
+			return total, err
+		}
+		for _, pi := range imgs {
+			n, err := r.packageOne(w, pi, open)
+			total += n
+			if err != nil {
+				return total, fmt.Errorf("%s: %w", pi.File, err)
+			}
+		}
+	}
+	return total, nil
+}
+
+func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (int64, error) {
+	rd, size, err := open(pi.File)
+	if err != nil {
+		return 0, err
+	}
+	if c, ok := rd.(io.Closer); ok {
+		defer c.Close()
+	}
+	head := make([]byte, min(size, 4))
+	if _, err := io.ReadFull(rd, head); err != nil {
+		return 0, err
+	}
+	pi.Image.Kind = DetectImageKind(pi.File, head)
+	return WriteBinary(w, r, &pi.Image, io.MultiReader(strings.NewReader(string(head)), rd), size)
+}

@@ -1,0 +1,207 @@
+package offload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// memFiles is an ImageSource over named byte slices.
+func memFiles(files map[string][]byte) ImageSource {
+	return func(name string) (io.Reader, int64, error) {
+		data, ok := files[name]
+		if !ok {
+			return nil, 0, fmt.Errorf("%s: %w", name, os.ErrNotExist)
+		}
+		return bytes.NewReader(data), int64(len(data)), nil
+	}
+}
+
+func readTestdata(t *testing.T, parts ...string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(append([]string{"testdata", "llvm"}, parts...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func mustRelease(t testing.TB, major int) *Release {
+	t.Helper()
+	r, err := LookupRelease(major)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func packageBytes(t *testing.T, r *Release, files map[string][]byte, args ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := r.Package(&buf, args, memFiles(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) {
+		t.Fatalf("Package returned %d, wrote %d bytes", n, buf.Len())
+	}
+	return buf.Bytes()
+}
+
+// TestPackageMatchesFrozenPackager pins the packager of each measured release to
+// what it wrote (testdata/llvm/README.md).
+func TestPackageMatchesFrozenPackager(t *testing.T) {
+	img1, img2 := readTestdata(t, "img1.bin"), readTestdata(t, "img2.bin")
+	files := map[string][]byte{"img1.bin": img1, "img2.o": img2}
+	kindArgs := []string{}
+	for _, ext := range []string{"o", "bc", "cubin", "fatbin", "s", "spv", "bin"} {
+		files["x."+ext] = img1
+		kindArgs = append(kindArgs, fmt.Sprintf("file=x.%s,triple=t-%s,arch=a,kind=sycl", ext, ext))
+	}
+	for _, major := range []int{15, 16, 19, 22} {
+		r := mustRelease(t, major)
+		cases := []struct {
+			file string
+			args []string
+		}{
+			{fmt.Sprintf("single-llvm%d.bin", major), []string{"file=img1.bin,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp"}},
+			{fmt.Sprintf("multi-llvm%d.bin", major), []string{
+				"file=img1.bin,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp,zeta=1,alpha=2,feature=+ptx63",
+				"file=img2.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"}},
+			{fmt.Sprintf("kinds%d.out", major), kindArgs},
+		}
+		for _, c := range cases {
+			t.Run(c.file, func(t *testing.T) {
+				want := readTestdata(t, "packager", c.file)
+				got := packageBytes(t, r, files, c.args...)
+				if !bytes.Equal(got, want) {
+					t.Errorf("differs from clang-offload-packager-%d:\n got %x\nwant %x", major, got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestParseImageArgRules(t *testing.T) {
+	r15, r19, r22 := mustRelease(t, 15), mustRelease(t, 19), mustRelease(t, 22)
+	t.Run("required", func(t *testing.T) {
+		for _, c := range []struct {
+			r   *Release
+			arg string
+			ok  bool
+		}{
+			{r19, "file=a.o", false}, {r22, "file=a.o", true}, {r22, "triple=x", false},
+			{r15, "triple=x", false}, {r15, "file=a.o,triple=x", true},
+		} {
+			_, err := c.r.ParseImageArg(c.arg)
+			if (err == nil) != c.ok {
+				t.Errorf("%v %q: err = %v, want ok=%v", c.r, c.arg, err, c.ok)
+			}
+			if err != nil && !errors.Is(err, ErrPackagerArgs) {
+				t.Errorf("%v %q: %v is not ErrPackagerArgs", c.r, c.arg, err)
+			}
+		}
+	})
+	t.Run("repeated keys join", func(t *testing.T) {
+		imgs, err := r19.ParseImageArg("file=a.o,triple=t,feature=+xnack,feature=+sramecc,novalue,a=b=c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		im := imgs[0].Image
+		for k, want := range map[string]string{"feature": "+xnack,+sramecc", "novalue": "", "a": "b=c", "triple": "t"} {
+			if got, ok := im.Lookup(k); !ok || got != want {
+				t.Errorf("%s = %q, %v; want %q", k, got, ok, want)
+			}
+		}
+	})
+	t.Run("files split from 17", func(t *testing.T) {
+		for _, c := range []struct {
+			r    *Release
+			want []string
+		}{{r15, []string{"a.o,b.cubin"}}, {r19, []string{"a.o", "b.cubin"}}} {
+			imgs, err := c.r.ParseImageArg("file=a.o,file=b.cubin,triple=t")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, im := range imgs {
+				got = append(got, im.File)
+			}
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("%v: files %q, want %q", c.r, got, c.want)
+			}
+		}
+	})
+	t.Run("kind names", func(t *testing.T) {
+		for _, c := range []struct {
+			r    *Release
+			kind string
+			want OffloadKind
+		}{
+			{r19, "sycl", OffloadNone}, {r22, "sycl", OffloadSYCL}, {r19, "hip", OffloadHIP},
+			{r19, "cuda,kind=hip", OffloadNone}, {r22, "OpenMP", OffloadNone},
+		} {
+			imgs, err := c.r.ParseImageArg("file=a,triple=t,kind=" + c.kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := imgs[0].Image.OffloadKind; got != c.want {
+				t.Errorf("%v kind=%s: %v, want %v", c.r, c.kind, got, c.want)
+			}
+		}
+	})
+}
+
+// TestPackagerStringOrder pins the orders measured with the real packagers
+// (spec §1.6 and the measurements noted in release.go).
+func TestPackagerStringOrder(t *testing.T) {
+	for _, c := range []struct {
+		major int
+		arg   string
+		want  string
+	}{
+		{15, "file=f,triple=t,arch=a,kind=k,zeta=1,alpha=2,feature=f", "triple zeta alpha feature arch"},
+		{16, "file=f,triple=t,arch=a,kind=k,zeta=1,alpha=2,feature=f", "triple zeta alpha feature arch"},
+		{19, "file=f,triple=t,arch=a,kind=k,zeta=1,alpha=2,feature=f", "feature arch zeta triple alpha"},
+		{22, "file=f,triple=t,arch=a,kind=k,zeta=1,alpha=2,feature=f", "feature arch zeta triple alpha"},
+		// Collisions in bucket 0 of the StringMap: 15 orders the string map by
+		// djbHash over the argument map's order, 16 over the DenseMap's.
+		{15, "file=bc.o,triple=x,foo,=v,a=b=c", "triple a  foo"},
+		{16, "file=bc.o,triple=x,foo,=v,a=b=c", " triple a foo"},
+		{19, "file=bc.o,triple=x,foo,=v,a=b=c", " triple foo a"},
+		{22, "file=bc.o,triple=x,foo,=v,a=b=c", " triple foo a"},
+	} {
+		imgs, err := mustRelease(t, c.major).ParseImageArg(c.arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, kv := range imgs[0].Image.Strings {
+			keys = append(keys, kv.Key)
+		}
+		if got := strings.Join(keys, " "); got != c.want {
+			t.Errorf("LLVM %d %q: order %q, want %q", c.major, c.arg, got, c.want)
+		}
+	}
+}
+
+func TestDetectImageKind(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		head string
+		want ImageKind
+	}{
+		{"a.o", "\x7fELF", ImageObject}, {"a.o", "BC\xc0\xde", ImageBitcode}, {"a.cubin", "\xde\xc0\x17\x0b", ImageBitcode},
+		{"a.cubin", "BC\xc0", ImageCubin}, {"dir.x/a", "", ImageNone}, {"a.fatbin", "", ImageFatbinary},
+		{"a.s", "", ImagePTX}, {"a.spv", "", ImageNone}, {"a.bc", "", ImageBitcode}, {"..", "", ImageNone}, {"-", "", ImageNone},
+	} {
+		if got := DetectImageKind(c.name, []byte(c.head)); got != c.want {
+			t.Errorf("DetectImageKind(%q, %q) = %v, want %v", c.name, c.head, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,270 @@
+package offload
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ReadOptions tune the reader. The zero value (or nil) reads versions 1 and 2
+// and names offload kinds by [DefaultRelease].
+type ReadOptions struct {
+	// Release numbers the offload kinds (OFK_HIP is 3 up to 20, 4 from 21).
+	Release *Release
+	// MaxVersion is the highest version accepted; 0 means 2. With 1 the reader
+	// accepts and rejects exactly what LLVM 19 and 22 do (spec §1.9).
+	MaxVersion uint32
+}
+
+func (o *ReadOptions) release() *Release {
+	if o == nil || o.Release == nil {
+		return Default()
+	}
+	return o.Release
+}
+
+func (o *ReadOptions) maxVersion() uint32 {
+	if o == nil || o.MaxVersion == 0 {
+		return 2
+	}
+	return o.MaxVersion
+}
+
+// Binary is one OffloadBinary read from an input.
+type Binary struct {
+	Offset  int64  // of the header, from the start of the input
+	Version uint32 // 1, or 2 for a multi-image binary
+	Size    uint64 // the header's Size: bytes of this binary
+	Images  []BinaryImage
+
+	ra io.ReaderAt
+}
+
+// BinaryImage is one image of a binary as stored.
+type BinaryImage struct {
+	Image
+	// OffloadKindCode is the number stored; Image.OffloadKind is its meaning in
+	// the release the binary was read with.
+	OffloadKindCode uint16
+	StringOffset    uint64 // relative to the binary
+	NumStrings      uint64
+	ImageOffset     uint64 // relative to the binary
+	ImageSize       uint64
+}
+
+// Open returns a reader of the bytes of image i. LLVM does not check that an image
+// lies inside its binary (spec §1.9); this method does, and gives ErrImageRange.
+func (b *Binary) Open(i int) (*io.SectionReader, error) {
+	if i < 0 || i >= len(b.Images) {
+		return nil, fmt.Errorf("binary at %#x: no image %d", b.Offset, i)
+	}
+	im := &b.Images[i]
+	if im.ImageOffset > b.Size || im.ImageSize > b.Size-im.ImageOffset {
+		return nil, fmt.Errorf("binary at %#x: image %d at %#x of %d bytes in a binary of %d: %w",
+			b.Offset, i, im.ImageOffset, im.ImageSize, b.Size, ErrImageRange)
+	}
+	return io.NewSectionReader(b.ra, b.Offset+int64(im.ImageOffset), int64(im.ImageSize)), nil
+}
+
+// ReadBinary reads the binary at the start of the size bytes of r, checking it
+// as LLVM's OffloadBinary::create does with the whole input as its buffer: bytes
+// after the binary are allowed.
+func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
+	return readAt(r, 0, size, opt, true)
+}
+
+// ReadAll reads every binary in the size bytes of r in turn, as LLVM's
+// extractOffloadFiles does for a section or a file: each binary is checked
+// against the rest of the input and then against its own Size, and the next one
+// starts where it ends. Any bytes after the last binary, even zero padding, are
+// an ErrInvalid error, as in LLVM 16–22.
+func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
+	var out []*Binary
+	for off := int64(0); off < size; {
+		first, err := readAt(r, off, size-off, opt, false)
+		if err != nil {
+			return out, err
+		}
+		b, err := readAt(r, off, int64(first.Size), opt, true)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, b)
+		off += int64(b.Size) // Size >= 72: the loop advances
+	}
+	return out, nil
+}
+
+// ReadAllBytes is ReadAll over a byte slice.
+func ReadAllBytes(data []byte, opt *ReadOptions) ([]*Binary, error) {
+	return ReadAll(bytes.NewReader(data), int64(len(data)), opt)
+}
+
+func errAt(base int64, off uint64, field string, val uint64, err error) error {
+	return &FormatError{Off: base + int64(off), Field: field, Val: val, Err: err}
+}
+
+// readAt checks the binary at base whose buffer holds bufSize bytes, in the order
+// of LLVM's OffloadBinary::create (spec §1.9), and with strings decodes the
+// string maps.
+func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, strings bool) (*Binary, error) {
+	buf := uint64(bufSize)
+	if bufSize < HeaderSize+ImageEntrySize {
+		return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
+	}
+	var hdr [HeaderSize]byte
+	if err := readFull(r, hdr[:], base); err != nil {
+		return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
+	}
+	if !bytes.Equal(hdr[:4], Magic[:]) {
+		return nil, errAt(base, 0, "magic", uint64(be32(hdr[:4])), ErrInvalid)
+	}
+	b := &Binary{Offset: base, Version: le.Uint32(hdr[4:]), Size: le.Uint64(hdr[8:]), ra: r}
+	if b.Version == 0 || b.Version > opt.maxVersion() {
+		return nil, errAt(base, 4, "Version", uint64(b.Version), ErrInvalid)
+	}
+	if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
+		return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+	}
+	entOff, field3 := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
+	count := uint64(1)
+	if b.Version == 1 {
+		if entOff > b.Size-ImageEntrySize {
+			return nil, errAt(base, 16, "EntryOffset", entOff, ErrTruncated)
+		}
+		if field3 > b.Size-HeaderSize {
+			return nil, errAt(base, 24, "EntrySize", field3, ErrTruncated)
+		}
+	} else {
+		// Version 2 (post-22 main): field 3 is the number of entries.
+		count = field3
+		if count > (b.Size-HeaderSize)/ImageEntrySize {
+			return nil, errAt(base, 24, "EntriesCount", count, ErrTruncated)
+		}
+		if entOff > b.Size-count*ImageEntrySize {
+			return nil, errAt(base, 16, "EntriesOffset", entOff, ErrTruncated)
+		}
+	}
+	ents := make([]byte, count*ImageEntrySize) // bounded by Size, itself bounded by the input
+	if err := readFull(r, ents, base+int64(entOff)); err != nil {
+		return nil, fmt.Errorf("offload binary at %#x: entries: %w", base, err)
+	}
+	rel := opt.release()
+	b.Images = make([]BinaryImage, count)
+	for i := range b.Images {
+		e := ents[i*ImageEntrySize:]
+		at := entOff + uint64(i)*ImageEntrySize
+		im := BinaryImage{
+			OffloadKindCode: le.Uint16(e[2:]),
+			StringOffset:    le.Uint64(e[8:]),
+			NumStrings:      le.Uint64(e[16:]),
+			ImageOffset:     le.Uint64(e[24:]),
+			ImageSize:       le.Uint64(e[32:]),
+		}
+		im.Kind = ImageKind(le.Uint16(e[0:]))
+		im.OffloadKind = rel.OffloadKindOf(im.OffloadKindCode)
+		im.Flags = le.Uint32(e[4:])
+		if im.ImageOffset > buf {
+			return nil, errAt(base, at+24, "ImageOffset", im.ImageOffset, ErrTruncated)
+		}
+		if im.StringOffset > buf {
+			return nil, errAt(base, at+8, "StringOffset", im.StringOffset, ErrTruncated)
+		}
+		b.Images[i] = im
+	}
+	if strings {
+		for i := range b.Images {
+			if err := b.readStrings(&b.Images[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return b, nil
+}
+
+// readFull reads len(p) bytes at off; io.EOF with a full read is no error.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func be32(b []byte) uint32 {
+	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+}
+
+// readStrings decodes the string map of im. LLVM reads it without any bounds
+// check; here every string entry and string must lie inside the binary.
+func (b *Binary) readStrings(im *BinaryImage) error {
+	es := uint64(StringEntrySize)
+	if b.Version >= 2 {
+		es = StringEntrySizeV2
+	}
+	if im.StringOffset > b.Size || im.NumStrings > (b.Size-im.StringOffset)/es {
+		return errAt(b.Offset, im.StringOffset, "string entries", im.NumStrings, ErrUnchecked)
+	}
+	raw := make([]byte, im.NumStrings*es) // inside the binary, so bounded by the input
+	if err := readFull(b.ra, raw, b.Offset+int64(im.StringOffset)); err != nil {
+		return fmt.Errorf("offload binary at %#x: string entries: %w", b.Offset, err)
+	}
+	im.Strings = make([]KeyValue, im.NumStrings)
+	for i := range im.Strings {
+		e := raw[uint64(i)*es:]
+		at := im.StringOffset + uint64(i)*es
+		key, err := b.cString(le.Uint64(e), at)
+		if err != nil {
+			return err
+		}
+		var val string
+		if b.Version >= 2 {
+			val, err = b.sized(le.Uint64(e[8:]), le.Uint64(e[16:]), at+8)
+		} else {
+			val, err = b.cString(le.Uint64(e[8:]), at+8)
+		}
+		if err != nil {
+			return err
+		}
+		im.Strings[i] = KeyValue{key, val}
+	}
+	return nil
+}
+
+// cString reads the NUL-terminated string at off of the binary; the entry that
+// points to it is at the binary's byte at.
+func (b *Binary) cString(off, at uint64) (string, error) {
+	if off >= b.Size {
+		return "", errAt(b.Offset, at, "string offset", off, ErrUnchecked)
+	}
+	var out []byte
+	var chunk [64]byte
+	for pos := off; pos < b.Size; {
+		n := min(uint64(len(chunk)), b.Size-pos)
+		if err := readFull(b.ra, chunk[:n], b.Offset+int64(pos)); err != nil {
+			return "", fmt.Errorf("offload binary at %#x: string: %w", b.Offset, err)
+		}
+		if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
+			return string(append(out, chunk[:i]...)), nil
+		}
+		out = append(out, chunk[:n]...)
+		pos += n
+	}
+	return "", errAt(b.Offset, at, "unterminated string at", off, ErrUnchecked)
+}
+
+// sized reads a version-2 value of n bytes at off.
+func (b *Binary) sized(off, n, at uint64) (string, error) {
+	if off > b.Size || n > b.Size-off {
+		return "", errAt(b.Offset, at, "value offset", off, ErrUnchecked)
+	}
+	v := make([]byte, n)
+	if err := readFull(b.ra, v, b.Offset+int64(off)); err != nil {
+		return "", fmt.Errorf("offload binary at %#x: value: %w", b.Offset, err)
+	}
+	return string(v), nil
+}

@@ -1,0 +1,134 @@
+package offload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// mutateBinaries corrupts one field of one binary of data, or the bytes after
+// them, with a value chosen to sit on a boundary that LLVM's reader checks.
+func mutateBinaries(rng *rand.Rand, data []byte, starts []int) []byte {
+	out := append([]byte{}, data...)
+	switch rng.Intn(10) {
+	case 0:
+		return append(out, make([]byte, 1+rng.Intn(80))...)
+	case 1:
+		return out[:rng.Intn(len(out))]
+	}
+	base := starts[rng.Intn(len(starts))]
+	size := uint64(binary.LittleEndian.Uint64(out[base+8:]))
+	buf := uint64(len(out) - base)
+	fields := []struct{ off, size int }{{4, 4}, {8, 8}, {16, 8}, {24, 8}, {32, 2}, {34, 2}, {36, 4}, {40, 8}, {48, 8}, {56, 8}, {64, 8}}
+	f := fields[rng.Intn(len(fields))]
+	vals := []uint64{0, 1, 2, 3, 4, 8, 16, 31, 32, 39, 40, 41, 71, 72, 73, 80, size - 40, size - 33, size - 32, size - 31,
+		size, size + 1, size + 8, buf, buf + 1, buf - 1, 1 << 32, 1 << 63, rng.Uint64()}
+	v := vals[rng.Intn(len(vals))]
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	copy(out[base+f.off:base+f.off+f.size], b[:f.size])
+	return out
+}
+
+// objdumpVerdict runs llvm-objdump --offloading on file and returns the
+// listing, the class of its error, and whether it crashed.
+func objdumpVerdict(t *testing.T, objdump, file string) (listing string, class error, crashed bool) {
+	cmd := exec.Command(objdump, "--offloading", file)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), nil, false
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+	case errors.As(err, &ee):
+		return "", nil, true // killed by a signal or aborted: LLVM read out of bounds
+	default:
+		t.Fatal(err)
+	}
+	switch msg := stderr.String(); {
+	case strings.Contains(msg, "Invalid data was encountered"):
+		return "", ErrInvalid, false
+	case strings.Contains(msg, "end of the file was unexpectedly encountered"):
+		return "", ErrTruncated, false
+	default:
+		t.Fatalf("%s: unexpected objdump message %q", file, msg)
+	}
+	return "", nil, false
+}
+
+// listing formats bins as llvm-objdump --offloading does.
+func listing(bins []*Binary) string {
+	var sb strings.Builder
+	i := 0
+	for _, b := range bins {
+		for _, im := range b.Images {
+			fmt.Fprintf(&sb, "\nOFFLOADING IMAGE [%d]:\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n", i,
+				"kind", im.Kind, "arch", im.Arch(), "triple", im.Triple(), "producer", im.OffloadKind)
+			i++
+		}
+	}
+	return sb.String()
+}
+
+// TestReaderMatchesObjdump corrupts valid binaries at the boundaries that
+// LLVM's reader checks and compares what the reader accepts and rejects, and
+// what it lists, with llvm-objdump --offloading of LLVM 19 and 22.
+func TestReaderMatchesObjdump(t *testing.T) {
+	const cases = 120
+	single := readTestdata(t, "packager", "single-llvm22.bin")
+	multi := readTestdata(t, "packager", "multi-llvm22.bin")
+	base := append(append([]byte{}, single...), multi...)
+	starts := []int{0, len(single), len(single) + 0xf0}
+	for _, major := range []int{19, 22} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			objdump := tooltest.Tool(t, "llvm-objdump", major)
+			opt := &ReadOptions{Release: mustRelease(t, major), MaxVersion: 1}
+			rng := rand.New(rand.NewSource(int64(major)))
+			dir := t.TempDir()
+			var accepted, rejected, unchecked int
+			for n := 0; n < cases; n++ {
+				data := mutateBinaries(rng, base, starts)
+				file := filepath.Join(dir, fmt.Sprintf("m%d.bin", n))
+				if err := os.WriteFile(file, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				want, wantErr, crashed := objdumpVerdict(t, objdump, file)
+				bins, err := ReadAllBytes(data, opt)
+				switch {
+				case errors.Is(err, ErrUnchecked):
+					unchecked++ // LLVM reads out of bounds here; we refuse.
+				case crashed:
+					// LLVM read out of bounds before its next check; any error will do.
+					if err == nil {
+						t.Errorf("case %d: objdump crashed, we accept", n)
+					}
+					unchecked++
+				case wantErr != nil:
+					rejected++
+					if !errors.Is(err, wantErr) {
+						t.Errorf("case %d: objdump says %v, we say %v", n, wantErr, err)
+					}
+				case err != nil:
+					t.Errorf("case %d: objdump accepts, we say %v", n, err)
+				default:
+					accepted++
+					if got := listing(bins); got != want {
+						t.Errorf("case %d: listing\n%q\nobjdump\n%q", n, got, want)
+					}
+				}
+			}
+			t.Logf("LLVM %d: %d accepted, %d rejected alike, %d refused as out-of-bounds", major, accepted, rejected, unchecked)
+		})
+	}
+}

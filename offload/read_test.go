@@ -1,0 +1,362 @@
+package offload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// readerValidation is what llvm-objdump --offloading of LLVM 19 and 22 does with
+// each file of testdata/llvm/reader-validation (spec §1.9): nil when it lists
+// the file, else the class of its error. images is the count it lists.
+var readerValidation = []struct {
+	file   string
+	err    error
+	images int
+}{
+	{"bad_eoff.out", ErrTruncated, 0},   // EntryOffset past Size-40
+	{"bad_imgoff.out", ErrTruncated, 0}, // ImageOffset past the buffer
+	{"bad_imgsize.out", nil, 1},         // ImageSize past the binary: not checked
+	{"bad_size.out", ErrTruncated, 0},   // Size past the file
+	{"bad_small.out", ErrTruncated, 0},  // Size = 16
+	{"bad_stroff.out", ErrTruncated, 0}, // StringOffset past the buffer
+	{"bad_v0.out", ErrInvalid, 0},
+	{"bad_v2.out", ErrInvalid, 0},
+	{"craft.out", nil, 7}, // unknown image and offload kinds are listed
+	{"short.out", ErrInvalid, 0},
+	{"trail.out", ErrInvalid, 0},  // 8 zero bytes after the binary
+	{"trail4.out", ErrInvalid, 0}, // 4 zero bytes after the binary
+}
+
+var strict = &ReadOptions{MaxVersion: 1}
+
+func TestReaderValidationAsLLVM(t *testing.T) {
+	for _, c := range readerValidation {
+		t.Run(c.file, func(t *testing.T) {
+			data := readTestdata(t, "reader-validation", c.file)
+			bins, err := ReadAllBytes(data, strict)
+			if c.err == nil {
+				if err != nil {
+					t.Fatalf("rejected: %v; LLVM accepts it", err)
+				}
+				if n := countImages(bins); n != c.images {
+					t.Errorf("%d images, LLVM lists %d", n, c.images)
+				}
+				return
+			}
+			if !errors.Is(err, c.err) {
+				t.Fatalf("error %v, want %v", err, c.err)
+			}
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Off < 0 || fe.Off > int64(len(data)) {
+				t.Errorf("error %v has no offset inside the input", err)
+			}
+		})
+	}
+}
+
+func countImages(bins []*Binary) int {
+	n := 0
+	for _, b := range bins {
+		n += len(b.Images)
+	}
+	return n
+}
+
+func TestReadErrorsSayWhere(t *testing.T) {
+	single := readTestdata(t, "packager", "single-llvm22.bin")
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		field string
+		off   int64
+		err   error
+	}{
+		{"version", patch64(single, 4, 2, 4), "Version", 4, ErrInvalid},
+		{"magic", patch64(single, 0, 0x11, 1), "magic", 0, ErrInvalid},
+		{"size", patch64(single, 8, 1<<40, 8), "Size", 8, ErrTruncated},
+		{"entry offset", patch64(single, 16, 200, 8), "EntryOffset", 16, ErrTruncated},
+		{"entry size", patch64(single, 24, 200, 8), "EntrySize", 24, ErrTruncated},
+		{"string offset", patch64(single, 40, 400, 8), "StringOffset", 40, ErrTruncated},
+		{"image offset", patch64(single, 56, 400, 8), "ImageOffset", 56, ErrTruncated},
+		{"second binary", append(append([]byte{}, single...), patch64(single, 4, 0, 4)...), "Version", 160 + 4, ErrInvalid},
+		{"huge string count", patch64(single, 48, 1<<60, 8), "string entries", 72, ErrUnchecked},
+		{"string outside", patch64(single, 72, 1<<20, 8), "string offset", 72, ErrUnchecked},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ReadAllBytes(c.data, strict)
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			if fe.Field != c.field || fe.Off != c.off || !errors.Is(err, c.err) {
+				t.Errorf("got %q at %d (%v), want %q at %d (%v)", fe.Field, fe.Off, fe.Err, c.field, c.off, c.err)
+			}
+		})
+	}
+}
+
+func patch64(data []byte, off int, v uint64, size int) []byte {
+	out := append([]byte{}, data...)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	copy(out[off:off+size], b[:size])
+	return out
+}
+
+func TestReadFixtures(t *testing.T) {
+	img1, img2 := readTestdata(t, "img1.bin"), readTestdata(t, "img2.bin")
+	for _, c := range []struct {
+		major int
+		hip   OffloadKind // how the release reads the HIP image of a 19 binary
+	}{{19, OffloadHIP}, {22, OffloadNone}} {
+		data := readTestdata(t, "packager", "multi-llvm19.bin")
+		bins, err := ReadAllBytes(data, &ReadOptions{Release: mustRelease(t, c.major)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bins) != 2 || bins[1].Offset != 0xf0 {
+			t.Fatalf("read %d binaries", len(bins))
+		}
+		got := []Image{bins[0].Images[0].Image, bins[1].Images[0].Image}
+		want := []Image{
+			{Kind: ImageNone, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"feature", "+ptx63"}, {"arch", "sm_70"}, {"zeta", "1"}, {"triple", "nvptx64-nvidia-cuda"}, {"alpha", "2"}}},
+			{Kind: ImageObject, OffloadKind: c.hip, Strings: []KeyValue{{"arch", "gfx90a"}, {"triple", "amdgcn-amd-amdhsa"}}},
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("LLVM %d reading: (-want +got)\n%s", c.major, d)
+		}
+		for i, img := range [][]byte{img1, img2} {
+			r, err := bins[i].Open(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := io.ReadAll(r); !bytes.Equal(b, img) {
+				t.Errorf("image %d = %q, want %q", i, b, img)
+			}
+		}
+	}
+}
+
+func TestImageOutsideBinary(t *testing.T) {
+	bins, err := ReadAllBytes(readTestdata(t, "reader-validation", "bad_imgsize.out"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bins[0].Open(0); !errors.Is(err, ErrImageRange) {
+		t.Errorf("Open = %v, want ErrImageRange", err)
+	}
+}
+
+func TestWriteReadRoundTrip(t *testing.T) {
+	for _, r := range Releases() {
+		im := Image{Kind: ImageBitcode, OffloadKind: OffloadHIP, Flags: 7,
+			Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", ""}, {"feature", "+xnack"}, {"k", "arch"}}}
+		data := bytes.Repeat([]byte{0xab}, 13)
+		b, err := MarshalBinary(r, &im, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b)%Alignment != 0 || uint64(len(b)) != im.Layout(13).Size {
+			t.Fatalf("%v: size %d", r, len(b))
+		}
+		bins, err := ReadAllBytes(b, &ReadOptions{Release: r, MaxVersion: 1})
+		if err != nil {
+			t.Fatalf("%v: %v", r, err)
+		}
+		if d := cmp.Diff(im, bins[0].Images[0].Image); d != "" {
+			t.Errorf("%v: (-wrote +read)\n%s", r, d)
+		}
+		if code, _ := r.OffloadKindCode(OffloadHIP); bins[0].Images[0].OffloadKindCode != code {
+			t.Errorf("%v: HIP written as %d", r, bins[0].Images[0].OffloadKindCode)
+		}
+	}
+}
+
+func TestWriteRejects(t *testing.T) {
+	im := Image{OffloadKind: OffloadSYCL}
+	if _, err := MarshalBinary(mustRelease(t, 19), &im, nil); !errors.Is(err, ErrEncoding) {
+		t.Errorf("SYCL in LLVM 19: %v, want ErrEncoding", err)
+	}
+	var buf bytes.Buffer
+	_, err := WriteBinary(&buf, Default(), &Image{}, bytes.NewReader([]byte("abc")), 10)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short image: %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// marshalV2 lays out a version-2 binary as post-22 LLVM main does: entries,
+// then 24-byte string entries, one string table, and the images back to back.
+func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
+	t.Helper()
+	var strs []string
+	nstr := 0
+	for _, im := range ims {
+		for _, kv := range im.Strings {
+			strs = append(strs, kv.Key, kv.Value)
+		}
+		nstr += len(im.Strings)
+	}
+	st := buildStringTable(strs)
+	strTab := uint64(HeaderSize + ImageEntrySize*len(ims) + StringEntrySizeV2*nstr)
+	dataOff := alignUp(strTab+uint64(len(st.data)), Alignment)
+	total := dataOff
+	for _, d := range data {
+		total += uint64(len(d))
+	}
+	total = alignUp(total, Alignment)
+	b := append([]byte{}, Magic[:]...)
+	b = le.AppendUint32(b, 2)
+	b = le.AppendUint64(b, total)
+	b = le.AppendUint64(b, HeaderSize)
+	b = le.AppendUint64(b, uint64(len(ims)))
+	strOff, imgOff := uint64(HeaderSize+ImageEntrySize*len(ims)), dataOff
+	for i, im := range ims {
+		code, _ := r.OffloadKindCode(im.OffloadKind)
+		b = le.AppendUint16(b, uint16(im.Kind))
+		b = le.AppendUint16(b, code)
+		b = le.AppendUint32(b, im.Flags)
+		b = le.AppendUint64(b, strOff)
+		b = le.AppendUint64(b, uint64(len(im.Strings)))
+		b = le.AppendUint64(b, imgOff)
+		b = le.AppendUint64(b, uint64(len(data[i])))
+		strOff += StringEntrySizeV2 * uint64(len(im.Strings))
+		imgOff += uint64(len(data[i]))
+	}
+	for _, im := range ims {
+		for _, kv := range im.Strings {
+			b = le.AppendUint64(b, strTab+st.off[kv.Key])
+			b = le.AppendUint64(b, strTab+st.off[kv.Value])
+			b = le.AppendUint64(b, uint64(len(kv.Value)))
+		}
+	}
+	b = append(b, st.data...)
+	b = append(b, make([]byte, dataOff-uint64(len(b)))...)
+	for _, d := range data {
+		b = append(b, d...)
+	}
+	return append(b, make([]byte, total-uint64(len(b)))...)
+}
+
+func TestReadVersion2(t *testing.T) {
+	r := Default()
+	ims := []Image{
+		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}},
+		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx1030"}}},
+	}
+	data := [][]byte{[]byte("first image"), []byte("second")}
+	v2 := marshalV2(t, r, ims, data)
+	bins, err := ReadAllBytes(v2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bins) != 1 || bins[0].Version != 2 || len(bins[0].Images) != 2 {
+		t.Fatalf("read %+v", bins)
+	}
+	for i := range ims {
+		if d := cmp.Diff(ims[i], bins[0].Images[i].Image); d != "" {
+			t.Errorf("image %d: (-want +got)\n%s", i, d)
+		}
+		rd, err := bins[0].Open(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := io.ReadAll(rd); !bytes.Equal(got, data[i]) {
+			t.Errorf("image %d data %q", i, got)
+		}
+	}
+	if _, err := ReadAllBytes(v2, strict); !errors.Is(err, ErrInvalid) {
+		t.Errorf("LLVM 19/22 rules: %v, want ErrInvalid", err)
+	}
+	if _, err := ReadAllBytes(patch64(v2, 24, 1<<58, 8), nil); !errors.Is(err, ErrTruncated) {
+		t.Errorf("huge entry count: %v, want ErrTruncated", err)
+	}
+}
+
+// TestReadStreamsFromReaderAt reads a binary through an io.ReaderAt that counts
+// the bytes asked for: the image is not read.
+func TestReadStreamsFromReaderAt(t *testing.T) {
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}
+	big := make([]byte, 1<<20)
+	b, err := MarshalBinary(Default(), &im, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &countingReaderAt{r: bytes.NewReader(b)}
+	if _, err := ReadAll(cr, int64(len(b)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if cr.n > 4096 {
+		t.Errorf("read %d bytes of a %d-byte binary to parse it", cr.n, len(b))
+	}
+}
+
+type countingReaderAt struct {
+	r io.ReaderAt
+	n int
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += n
+	return n, err
+}
+
+// TestReadFailingReader: an input that cannot be read gives its error.
+func TestReadFailingReader(t *testing.T) {
+	_, err := ReadAll(failingReaderAt{}, 1000, nil)
+	if !errors.Is(err, os.ErrClosed) {
+		t.Errorf("got %v", err)
+	}
+}
+
+type failingReaderAt struct{}
+
+func (failingReaderAt) ReadAt([]byte, int64) (int, error) { return 0, os.ErrClosed }
+
+func FuzzReadAll(f *testing.F) {
+	for _, dir := range []string{"packager", "reader-validation"} {
+		ents, _ := os.ReadDir(filepath.Join("testdata", "llvm", dir))
+		for _, e := range ents {
+			data, err := os.ReadFile(filepath.Join("testdata", "llvm", dir, e.Name()))
+			if err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bins, err := ReadAllBytes(data, nil)
+		if err != nil {
+			var fe *FormatError
+			if errors.As(err, &fe) && (fe.Off < 0 || fe.Off > int64(len(data))) {
+				t.Fatalf("error offset %d outside %d bytes: %v", fe.Off, len(data), err)
+			}
+			return
+		}
+		var total uint64
+		for _, b := range bins {
+			total += b.Size
+			for i := range b.Images {
+				r, err := b.Open(i)
+				if err != nil {
+					if !errors.Is(err, ErrImageRange) {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if got, err := io.ReadAll(r); err != nil || uint64(len(got)) != b.Images[i].ImageSize {
+					t.Fatalf("image %d: %d bytes, %v", i, len(got), err)
+				}
+			}
+		}
+		if total != uint64(len(data)) {
+			t.Fatalf("binaries cover %d of %d bytes", total, len(data))
+		}
+	})
+}

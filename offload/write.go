@@ -1,0 +1,84 @@
+package offload
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+var le = binary.LittleEndian
+
+// appendMeta appends everything of a version-1 binary before its image: header,
+// entry, string entries, string table and padding (spec §1.5).
+func (im *Image) appendMeta(b []byte, r *Release, l *Layout) ([]byte, error) {
+	code, ok := r.OffloadKindCode(im.OffloadKind)
+	if !ok {
+		return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
+	}
+	b = append(b, Magic[:]...)
+	b = le.AppendUint32(b, Version)
+	b = le.AppendUint64(b, l.Size)
+	b = le.AppendUint64(b, HeaderSize)
+	b = le.AppendUint64(b, ImageEntrySize)
+	b = le.AppendUint16(b, uint16(im.Kind))
+	b = le.AppendUint16(b, code)
+	b = le.AppendUint32(b, im.Flags)
+	b = le.AppendUint64(b, l.StringOffset)
+	b = le.AppendUint64(b, uint64(len(im.Strings)))
+	b = le.AppendUint64(b, l.ImageOffset)
+	b = le.AppendUint64(b, l.ImageSize)
+	for _, kv := range im.Strings {
+		b = le.AppendUint64(b, l.StringTable+l.stringTable.off[kv.Key])
+		b = le.AppendUint64(b, l.StringTable+l.stringTable.off[kv.Value])
+	}
+	b = append(b, l.stringTable.data...)
+	for uint64(len(b))%Alignment != 0 {
+		b = append(b, 0)
+	}
+	return b, nil
+}
+
+// WriteBinary writes one version-1 OffloadBinary to w, byte for byte as LLVM's
+// OffloadBinary::write does for release r, holding im and the size bytes read
+// from data. The image is copied straight from data to w: memory use does not
+// depend on size. It returns the number of bytes written, Layout(size).Size on
+// success.
+func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64) (int64, error) {
+	if size < 0 || uint64(size) > math.MaxUint64-4096-uint64(len(im.Strings))*64 {
+		return 0, fmt.Errorf("image size %d: %w", size, ErrEncoding)
+	}
+	l := im.Layout(uint64(size))
+	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l)
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(meta)
+	written := int64(n)
+	if err != nil {
+		return written, err
+	}
+	m, err := io.CopyN(w, data, size)
+	written += m
+	if err == io.EOF {
+		return written, fmt.Errorf("image: got %d of %d bytes: %w", m, size, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return written, err
+	}
+	var pad [Alignment]byte
+	n, err = w.Write(pad[:l.Size-l.ImageOffset-l.ImageSize])
+	return written + int64(n), err
+}
+
+// MarshalBinary returns the version-1 OffloadBinary of im holding data, as
+// release r writes it.
+func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(im.Layout(uint64(len(data))).Size))
+	if _, err := WriteBinary(&buf, r, im, bytes.NewReader(data), int64(len(data))); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
