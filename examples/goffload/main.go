@@ -1,0 +1,106 @@
+// Command goffload makes, reads and checks the object files of LLVM's offloading
+// toolchain without LLVM.
+//
+// Usage:
+//
+//	goffload package -o OUT [--llvm N] --image file=F,triple=T[,arch=A][,kind=K][,key=V]...
+//	goffload list [--json] [--llvm N] FILE...
+//
+// `package` writes what clang-offload-packager of LLVM release N writes for the
+// same arguments, byte for byte. `list` prints the OffloadBinaries in each file
+// as `llvm-objdump --offloading` does, or as JSON.
+//
+// Every subcommand takes --llvm N (15 to 22, default 22): the release whose
+// format to write and whose numbering to read offload kinds by. The exit status
+// is 0 on success and 1, with a one-line message, on bad input or failure.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/goffload/goffload/offload"
+)
+
+type command struct {
+	name, args, help string
+	run              func(args []string, stdout io.Writer) error
+}
+
+var commands = []command{
+	{"package", "-o OUT [--llvm N] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does", runPackage},
+	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does", runList},
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// errUsage is returned for a bad command line; its message has been printed.
+var errUsage = errors.New("usage")
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 1
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(args[1:], stdout)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.Is(err, errUsage):
+			return 1
+		}
+		fmt.Fprintf(stderr, "goffload %s: %v\n", c.name, oneLine(err))
+		return 1
+	}
+	fmt.Fprintf(stderr, "goffload: unknown command %q\n", args[0])
+	usage(stderr)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: goffload COMMAND [ARGS]")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  goffload %s %s\n      %s\n", c.name, c.args, c.help)
+	}
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+
+// newFlags returns a flag set for command name that reports errors through
+// errUsage and has the shared --llvm flag.
+func newFlags(name string, llvm *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
+	fs.StringVar(llvm, "llvm", fmt.Sprint(offload.DefaultRelease), "LLVM release `N` whose format to write and read (15-22)")
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+func goffload(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return o.String(), e.String(), code
+}
+
+func testdata(parts ...string) string {
+	return filepath.Join(append([]string{"..", "..", "offload", "testdata", "llvm"}, parts...)...)
+}
+
+func TestPackageThenList(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sample.bin")
+	_, stderr, code := goffload(t, "package", "-o", out, "--image",
+		"file="+testdata("img1.bin")+",triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp")
+	if code != 0 {
+		t.Fatalf("package: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := goffload(t, "list", out)
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, stderr)
+	}
+	want := "\nOFFLOADING IMAGE [0]:\nkind            <none>\narch            sm_70\ntriple          nvptx64-nvidia-cuda\nproducer        openmp\n"
+	if stdout != want {
+		t.Errorf("list printed\n%q\nwant\n%q", stdout, want)
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	file := testdata("packager", "multi-llvm19.bin")
+	stdout, stderr, code := goffload(t, "list", "--json", "--llvm", "19", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got jsonFile
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.File != file || len(got.Images) != 2 || got.Entries == nil {
+		t.Fatalf("got %+v", got)
+	}
+	im := got.Images[1]
+	want := jsonImage{Index: 1, Offset: 0xf0, Size: 160, Version: 1, ImageKind: "elf", OffloadKind: "hip",
+		Triple: "amdgcn-amd-amdhsa", Arch: "gfx90a", Strings: map[string]string{"arch": "gfx90a", "triple": "amdgcn-amd-amdhsa"},
+		ImageOffset: 0x90, ImageSize: 16}
+	if fmt.Sprint(im) != fmt.Sprint(want) {
+		t.Errorf("image 1 = %+v\nwant %+v", im, want)
+	}
+}
+
+func TestBadInputExitsOneWithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.bin")
+	for _, args := range [][]string{
+		{"list", testdata("reader-validation", "trail.out")},
+		{"list", filepath.Join(dir, "missing")},
+		{"list"},
+		{"package", "--llvm", "19", "-o", out, "--image", "file=" + testdata("img1.bin")},
+		{"package", "-o", out, "--image", "file=" + filepath.Join(dir, "missing.o") + ",triple=t"},
+		{"package", "--llvm", "14", "-o", out, "--image", "file=x,triple=t"},
+		{"package", "--image", "file=x,triple=t"},
+		{"frobnicate"},
+	} {
+		_, stderr, code := goffload(t, args...)
+		if code != 1 {
+			t.Errorf("%q: exit %d, want 1", args, code)
+		}
+		if args[0] != "frobnicate" && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%q: message is not one line: %q", args, stderr)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a failed package left %s behind", out)
+	}
+}
+
+// TestListMatchesObjdump compares `goffload list --llvm N` with
+// `llvm-objdump-N --offloading` on the same raw binaries.
+func TestListMatchesObjdump(t *testing.T) {
+	files := []string{
+		testdata("reader-validation", "craft.out"),
+		testdata("reader-validation", "bad_imgsize.out"),
+	}
+	for _, n := range []int{15, 16, 19, 22} {
+		files = append(files,
+			testdata("packager", fmt.Sprintf("single-llvm%d.bin", n)),
+			testdata("packager", fmt.Sprintf("multi-llvm%d.bin", n)),
+			testdata("packager", fmt.Sprintf("kinds%d.out", n)))
+	}
+	for _, major := range []int{19, 22} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			objdump := tooltest.Tool(t, "llvm-objdump", major)
+			for _, f := range files {
+				want, err := exec.Command(objdump, "--offloading", f).Output()
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				got, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), f)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", f, code, stderr)
+				}
+				if got != string(want) {
+					t.Errorf("%s:\n got %q\nwant %q", f, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestPackageMatchesPackagerCLI runs `goffload package --llvm N` and
+// clang-offload-packager-N on the same files.
+func TestPackageMatchesPackagerCLI(t *testing.T) {
+	img1, err := filepath.Abs(testdata("img1.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := [][]string{
+		{"file=" + img1 + ",triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp"},
+		{"file=" + img1 + ",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip,feature=+xnack,feature=+sramecc",
+			"file=" + img1 + ",triple=x86_64-unknown-linux-gnu,arch=,kind=openmp"},
+	}
+	for _, major := range []int{15, 16, 19, 22} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			tool := tooltest.Tool(t, "clang-offload-packager", major)
+			dir := t.TempDir()
+			for i, imgs := range images {
+				want := filepath.Join(dir, fmt.Sprintf("want%d", i))
+				got := filepath.Join(dir, fmt.Sprintf("got%d", i))
+				targs := []string{"-o", want}
+				gargs := []string{"package", "--llvm", fmt.Sprint(major), "-o", got}
+				for _, im := range imgs {
+					targs = append(targs, "--image="+im)
+					gargs = append(gargs, "--image="+im)
+				}
+				if msg, err := exec.Command(tool, targs...).CombinedOutput(); err != nil {
+					t.Fatalf("%v: %s", err, msg)
+				}
+				if _, stderr, code := goffload(t, gargs...); code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				w, _ := os.ReadFile(want)
+				g, _ := os.ReadFile(got)
+				if !bytes.Equal(g, w) {
+					t.Errorf("case %d differs:\n got %x\nwant %x", i, g, w)
+				}
+			}
+		})
+	}
+}
