@@ -205,3 +205,30 @@ func TestDetectImageKind(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseImageArg: any argument gives images or an error, never a panic, and
+// every image has the file and the string map the packager would write.
+func FuzzParseImageArg(f *testing.F) {
+	f.Add("file=a.o,triple=t,arch=sm_70,kind=openmp,feature=+x,feature=+y")
+	f.Add("file=a.o,file=b.bc,triple=t,=v,novalue,a=b=c")
+	f.Add(",,,=,==")
+	f.Fuzz(func(t *testing.T, arg string) {
+		for _, r := range Releases() {
+			imgs, err := r.ParseImageArg(arg)
+			if err != nil {
+				if !errors.Is(err, ErrPackagerArgs) {
+					t.Fatalf("%v: %v", r, err)
+				}
+				continue
+			}
+			if len(imgs) == 0 {
+				t.Fatalf("%v: no image for %q", r, arg)
+			}
+			for _, im := range imgs {
+				if _, err := MarshalBinary(r, &im.Image, nil); err != nil {
+					t.Fatalf("%v: %v", r, err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,81 @@
+package offload
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestReleaseTable(t *testing.T) {
+	rs := Releases()
+	if len(rs) != 8 || rs[0].Major != 15 || rs[7].Major != 22 {
+		t.Fatalf("table holds %d rows", len(rs))
+	}
+	for i, r := range rs {
+		if r.Major != 15+i {
+			t.Errorf("row %d is LLVM %d", i, r.Major)
+		}
+		if r.Inferred != (r.Major == 20) || (r.Tested == "") != r.Inferred {
+			t.Errorf("%v: Inferred %v, Tested %q", r, r.Inferred, r.Tested)
+		}
+		if r.EntrySize() != map[EntryLayout]int{EntryLegacy: 32, EntryV1: 56}[r.EntryLayout] {
+			t.Errorf("%v: entry size %d", r, r.EntrySize())
+		}
+		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
+			if r.EntriesSection(k) == "" {
+				t.Errorf("%v: no entries section for %v", r, k)
+			}
+		}
+	}
+	if Default().Major != DefaultRelease || DefaultRelease != 22 {
+		t.Errorf("default is %v", Default())
+	}
+}
+
+// TestReleaseFacts pins facts of the spec's version timeline (spec §7).
+func TestReleaseFacts(t *testing.T) {
+	for _, c := range []struct {
+		major                  int
+		hip                    uint16
+		section, prefix, dummy string
+		prio                   int
+		atexit                 bool
+		start, end             ImageBound
+		requires               RequiresEncoding
+		relocatable            bool
+		argsOrder, stringOrder MapOrder
+		layout                 EntryLayout
+	}{
+		{15, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderStringMap, OrderStringMap, EntryLegacy},
+		{16, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderStringMap, EntryLegacy},
+		{18, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading_entries", 1, false, BoundImageStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderInsertion, EntryLegacy},
+		{19, 3, "omp_offloading_entries", ".offloading.entry.", "__dummy.omp_offloading_entries", 101, true, BoundImageStart, BoundImageEnd, RequiresEntryReserved, true, OrderDenseMap, OrderInsertion, EntryLegacy},
+		{22, 4, "llvm_offload_entries", ".offloading.entry.", "__dummy.llvm_offload_entries", 101, true, BoundImageStart, BoundImageEnd, RequiresEntryData, true, OrderDenseMap, OrderInsertion, EntryV1},
+	} {
+		r := mustRelease(t, c.major)
+		got := []any{r.HIPCode, r.EntriesSection(OffloadOpenMP), r.EntrySymbolPrefix, r.DummySymbol(OffloadOpenMP), r.CtorPriority,
+			r.UnregisterAtexit, r.ImageStart, r.ImageEnd, r.Requires, r.RelocatableSection != "", r.PackagerArgs, r.PackagerStrings, r.EntryLayout}
+		want := []any{c.hip, c.section, c.prefix, c.dummy, c.prio, c.atexit, c.start, c.end, c.requires, c.relocatable, c.argsOrder, c.stringOrder, c.layout}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("LLVM %d: fact %d is %v, want %v", c.major, i, got[i], want[i])
+			}
+		}
+	}
+	if got := mustRelease(t, 16).DummySymbol(OffloadHIP); got != "__dummy.hip_offloading.entry" {
+		t.Errorf("16 HIP dummy %q", got)
+	}
+}
+
+func TestParseRelease(t *testing.T) {
+	for in, want := range map[string]int{"19": 19, "llvm19": 19, "LLVM 22": 22, "19.1.7": 19, " 15 ": 15, "llvm-16": 16} {
+		r, err := ParseRelease(in)
+		if err != nil || r.Major != want {
+			t.Errorf("ParseRelease(%q) = %v, %v; want %d", in, r, err, want)
+		}
+	}
+	for _, in := range []string{"14", "23", "", "x", "1e9"} {
+		if _, err := ParseRelease(in); !errors.Is(err, ErrUnknownRelease) {
+			t.Errorf("ParseRelease(%q): %v, want ErrUnknownRelease", in, err)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package offload
+
+import (
+	"hash/crc32"
+	"io"
+	"runtime"
+	"testing"
+)
+
+// pattern is an endless reader of the bytes 0, 1, ..., 255, 0, ...
+type pattern struct{ i byte }
+
+func (p *pattern) Read(b []byte) (int, error) {
+	for j := range b {
+		b[j] = p.i
+		p.i++
+	}
+	return len(b), nil
+}
+
+// TestWriteBinaryStreamsLargeImage writes a binary with a 2 GiB image: the
+// image goes from the reader to the writer with memory that does not grow.
+func TestWriteBinaryStreamsLargeImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2 GiB")
+	}
+	const size = 2<<30 + 3
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	h := crc32.NewIEEE()
+	n, err := WriteBinary(h, Default(), &im, io.LimitReader(&pattern{}, size), size)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := im.Layout(size); uint64(n) != l.Size || l.Size%8 != 0 {
+		t.Errorf("wrote %d bytes, layout says %d", n, l.Size)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+		t.Errorf("allocated %d bytes to stream a %d-byte image", grown, int64(size))
+	}
+}
