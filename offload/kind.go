@@ -126,12 +126,7 @@ const (
 var offloadKindNames = [...]string{"none", "openmp", "cuda", "hip", "sycl"}
 
 // String returns LLVM's getOffloadKindName: "none", "openmp", "cuda", "hip" or "sycl".
-func (k OffloadKind) String() string {
-	if int(k) < len(offloadKindNames) {
-		return offloadKindNames[k]
-	}
-	return "OffloadKind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k OffloadKind) String() string { return enumName(offloadKindNames[:], int(k), "OffloadKind") }
 
 // ParseOffloadKind parses a kind name in any release's vocabulary ("openmp",
 // "cuda", "hip", "sycl", "none"). For the packager's own rule, under which an

@@ -21,15 +21,9 @@ const (
 	EntryV1
 )
 
-func (l EntryLayout) String() string {
-	switch l {
-	case EntryLegacy:
-		return "legacy"
-	case EntryV1:
-		return "v1"
-	}
-	return "EntryLayout(" + strconv.Itoa(int(l)) + ")"
-}
+var entryLayoutNames = [...]string{"legacy", "v1"}
+
+func (v EntryLayout) String() string { return enumName(entryLayoutNames[:], int(v), "EntryLayout") }
 
 // MapOrder names the container whose iteration order clang-offload-packager's
 // output inherits (spec §1.6).
@@ -45,17 +39,9 @@ const (
 	OrderDenseMap
 )
 
-func (o MapOrder) String() string {
-	switch o {
-	case OrderInsertion:
-		return "insertion"
-	case OrderStringMap:
-		return "StringMap(djb)"
-	case OrderDenseMap:
-		return "DenseMap(hash_value)"
-	}
-	return "MapOrder(" + strconv.Itoa(int(o)) + ")"
-}
+var mapOrderNames = [...]string{"insertion", "StringMap(djb)", "DenseMap(hash_value)"}
+
+func (v MapOrder) String() string { return enumName(mapOrderNames[:], int(v), "MapOrder") }
 
 // RequiresEncoding is how a translation unit's `#pragma omp requires` reaches the
 // runtime (spec §2.3).
@@ -73,16 +59,10 @@ const (
 	RequiresEntryData
 )
 
-func (e RequiresEncoding) String() string {
-	switch e {
-	case RequiresCtor:
-		return "ctor"
-	case RequiresEntryReserved:
-		return "entry-reserved"
-	case RequiresEntryData:
-		return "entry-data"
-	}
-	return "RequiresEncoding(" + strconv.Itoa(int(e)) + ")"
+var requiresEncodingNames = [...]string{"ctor", "entry-reserved", "entry-data"}
+
+func (v RequiresEncoding) String() string {
+	return enumName(requiresEncodingNames[:], int(v), "RequiresEncoding")
 }
 
 // ImageBound says where a __tgt_device_image's ImageStart or ImageEnd points in the
@@ -100,19 +80,9 @@ const (
 	BoundImageEnd
 )
 
-func (b ImageBound) String() string {
-	switch b {
-	case BoundBinaryStart:
-		return "binary-start"
-	case BoundBinaryEnd:
-		return "binary-end"
-	case BoundImageStart:
-		return "image-start"
-	case BoundImageEnd:
-		return "image-end"
-	}
-	return "ImageBound(" + strconv.Itoa(int(b)) + ")"
-}
+var imageBoundNames = [...]string{"binary-start", "binary-end", "image-start", "image-end"}
+
+func (v ImageBound) String() string { return enumName(imageBoundNames[:], int(v), "ImageBound") }
 
 // DummyLinkage is how the wrapper's zero-sized dummy object in the entries section
 // is defined (spec §2.5).
@@ -125,14 +95,16 @@ const (
 	DummyLocalUsed
 )
 
-func (d DummyLinkage) String() string {
-	switch d {
-	case DummyHiddenGlobal:
-		return "hidden-global"
-	case DummyLocalUsed:
-		return "local-used"
+var dummyLinkageNames = [...]string{"hidden-global", "local-used"}
+
+func (v DummyLinkage) String() string { return enumName(dummyLinkageNames[:], int(v), "DummyLinkage") }
+
+// enumName returns names[v], or "typ(v)" for a value without a name.
+func enumName(names []string, v int, typ string) string {
+	if v >= 0 && v < len(names) {
+		return names[v]
 	}
-	return "DummyLinkage(" + strconv.Itoa(int(d)) + ")"
+	return typ + "(" + strconv.Itoa(v) + ")"
 }
 
 // Release holds every fact of the offloading formats that differs between LLVM

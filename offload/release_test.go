@@ -79,3 +79,18 @@ func TestParseRelease(t *testing.T) {
 		}
 	}
 }
+
+func TestEnumNames(t *testing.T) {
+	for _, c := range []struct {
+		v    interface{ String() string }
+		want string
+	}{
+		{EntryLegacy, "legacy"}, {EntryV1, "v1"}, {EntryLayout(7), "EntryLayout(7)"},
+		{OrderDenseMap, "DenseMap(hash_value)"}, {RequiresEntryData, "entry-data"},
+		{BoundImageEnd, "image-end"}, {DummyLocalUsed, "local-used"}, {MapOrder(9), "MapOrder(9)"},
+	} {
+		if got := c.v.String(); got != c.want {
+			t.Errorf("%#v.String() = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
