@@ -569,12 +569,11 @@ func FuzzDecodeEntry(f *testing.F) {
 	})
 }
 
-// openFixtureELF opens an object of the reference artifacts kept beside the
-// repository (<repo>/../shared/reference/fixtures, spec §0); without them the
-// test is skipped, or fails under OFFLOAD_REQUIRE_TOOLS=1.
+// openFixtureELF opens an object that a real LLVM release made, kept under
+// testdata/llvm (see its README).
 func openFixtureELF(t *testing.T, rel string) *elf.File {
 	t.Helper()
-	f, err := elf.Open(filepath.Join(tooltest.SharedDir(t), rel))
+	f, err := elf.Open(filepath.Join("testdata", "llvm", rel))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,37 +69,3 @@ func Missing(t testing.TB, reason string) {
 	}
 	t.Skip(reason)
 }
-
-// SharedDir returns the folder `shared/reference/fixtures` that sits beside the
-// repository (the project's reference artifacts), found from the test's
-// working directory upwards, or ends the test as for a missing tool.
-func SharedDir(t testing.TB) string {
-	t.Helper()
-	if d := FindShared(); d != "" {
-		return d
-	}
-	Missing(t, "shared/reference/fixtures not found beside the repository")
-	return ""
-}
-
-// FindShared returns the fixtures folder or "".
-func FindShared() string {
-	if d := os.Getenv("OFFLOAD_FIXTURES"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", "reference", "fixtures")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
