@@ -89,3 +89,10 @@ func (im *Image) Layout(imageSize uint64) Layout {
 	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
 	return l
 }
+
+// LinkedImage returns the metadata clang-linker-wrapper gives the binary it
+// makes after device linking (spec §3.1): an ELF object image of offload kind
+// k with the strings "triple" then "arch", in that order in every release.
+func LinkedImage(k OffloadKind, triple, arch string) Image {
+	return Image{Kind: ImageObject, OffloadKind: k, Strings: []KeyValue{{"triple", triple}, {"arch", arch}}}
+}

@@ -9,8 +9,10 @@
 //
 // The package speaks LLVM 15 to 22. [Releases] lists one [Release] row per
 // release; every format decision reads its row, so writing for another release
-// means passing another row. Rows 15, 16, 17, 18, 19, 21 and 22 were measured
-// with the real tools; row 20 is inferred (LLVM 20 has no Debian package).
+// means passing another row. The rows follow the project's specification,
+// measured with the real tools of LLVM 14 to 22 except 20, whose row is
+// inferred (no Debian suite ships it); a field measured only on some releases
+// says so. This package's own tests run the tools of 15, 16, 19 and 22.
 // [DefaultRelease] is 22.
 //
 // # OffloadBinary
