@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -127,5 +128,5 @@ func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (i
 		return 0, err
 	}
 	pi.Image.Kind = DetectImageKind(pi.File, head)
-	return WriteBinary(w, r, &pi.Image, io.MultiReader(strings.NewReader(string(head)), rd), size)
+	return WriteBinary(w, r, &pi.Image, io.MultiReader(bytes.NewReader(head), rd), size)
 }

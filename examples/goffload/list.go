@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/goffload/goffload/offload"
 )
@@ -51,6 +52,15 @@ func readFile(name string, opt *offload.ReadOptions) ([]*offload.Binary, error) 
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if st.Size() == 0 {
+		// As llvm-objdump: an empty file is no OffloadBinary.
+		return nil, fmt.Errorf("empty file: %w", offload.ErrInvalid)
+	}
+	var magic [8]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	if m := string(magic[:n]); strings.HasPrefix(m, "\x7fELF") || strings.HasPrefix(m, "!<arch>\n") {
+		return nil, fmt.Errorf("an object or archive: list reads raw OffloadBinary files only, for now")
 	}
 	return offload.ReadAll(f, st.Size(), opt)
 }

@@ -66,7 +66,12 @@ func TestListJSON(t *testing.T) {
 func TestBadInputExitsOneWithOneLine(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.bin")
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		{"list", empty},
 		{"list", testdata("reader-validation", "trail.out")},
 		{"list", filepath.Join(dir, "missing")},
 		{"list"},
