@@ -78,16 +78,21 @@ func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
 // Layout returns where a version-1 binary of im with an image of imageSize bytes
 // puts each part.
 func (im *Image) Layout(imageSize uint64) Layout {
+	l, _ := im.layout(imageSize)
+	return l
+}
+
+func (im *Image) layout(imageSize uint64) (Layout, stringTable) {
 	strs := make([]string, 0, 2*len(im.Strings))
 	for _, kv := range im.Strings {
 		strs = append(strs, kv.Key, kv.Value)
 	}
 	st := buildStringTable(strs)
-	l := Layout{StringOffset: HeaderSize + ImageEntrySize, ImageSize: imageSize, stringTable: st}
+	l := Layout{StringOffset: HeaderSize + ImageEntrySize, ImageSize: imageSize}
 	l.StringTable = l.StringOffset + StringEntrySize*uint64(len(im.Strings))
 	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.data)), Alignment)
 	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
-	return l
+	return l, st
 }
 
 // LinkedImage returns the metadata clang-linker-wrapper gives the binary it

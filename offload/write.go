@@ -5,14 +5,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"math"
 )
 
 var le = binary.LittleEndian
 
 // appendMeta appends everything of a version-1 binary before its image: header,
 // entry, string entries, string table and padding (spec §1.5).
-func (im *Image) appendMeta(b []byte, r *Release, l *Layout) ([]byte, error) {
+func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *stringTable) ([]byte, error) {
 	code, ok := r.OffloadKindCode(im.OffloadKind)
 	if !ok {
 		return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
@@ -30,10 +29,10 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout) ([]byte, error) {
 	b = le.AppendUint64(b, l.ImageOffset)
 	b = le.AppendUint64(b, l.ImageSize)
 	for _, kv := range im.Strings {
-		b = le.AppendUint64(b, l.StringTable+l.stringTable.off[kv.Key])
-		b = le.AppendUint64(b, l.StringTable+l.stringTable.off[kv.Value])
+		b = le.AppendUint64(b, l.StringTable+st.off[kv.Key])
+		b = le.AppendUint64(b, l.StringTable+st.off[kv.Value])
 	}
-	b = append(b, l.stringTable.data...)
+	b = append(b, st.data...)
 	for uint64(len(b))%Alignment != 0 {
 		b = append(b, 0)
 	}
@@ -46,11 +45,11 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout) ([]byte, error) {
 // depend on size. It returns the number of bytes written, Layout(size).Size on
 // success.
 func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64) (int64, error) {
-	if size < 0 || uint64(size) > math.MaxUint64-4096-uint64(len(im.Strings))*64 {
+	if size < 0 {
 		return 0, fmt.Errorf("image size %d: %w", size, ErrEncoding)
 	}
-	l := im.Layout(uint64(size))
-	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l)
+	l, st := im.layout(uint64(size))
+	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l, &st)
 	if err != nil {
 		return 0, err
 	}
