@@ -123,6 +123,15 @@ func TestListMatchesObjdump(t *testing.T) {
 					t.Errorf("%s:\n got %q\nwant %q", f, got, want)
 				}
 			}
+			// Several files in one call.
+			want, err := exec.Command(objdump, append([]string{"--offloading"}, files...)...).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, _ := goffload(t, append([]string{"list", "--llvm", fmt.Sprint(major)}, files...)...)
+			if got != string(want) {
+				t.Errorf("all files at once:\n got %q\nwant %q", got, want)
+			}
 		})
 	}
 }
