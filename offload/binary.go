@@ -1,5 +1,7 @@
 package offload
 
+import "github.com/goffload/goffload/internal/strtab"
+
 // The OffloadBinary container (spec §1). All fields are little-endian, as every
 // LLVM host that has been run writes them.
 
@@ -70,7 +72,6 @@ type Layout struct {
 	ImageOffset  uint64 // first byte of the image, a multiple of 8
 	ImageSize    uint64
 	Size         uint64 // whole binary, padded to 8
-	stringTable  stringTable
 }
 
 func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
@@ -82,15 +83,15 @@ func (im *Image) Layout(imageSize uint64) Layout {
 	return l
 }
 
-func (im *Image) layout(imageSize uint64) (Layout, stringTable) {
+func (im *Image) layout(imageSize uint64) (Layout, strtab.Table) {
 	strs := make([]string, 0, 2*len(im.Strings))
 	for _, kv := range im.Strings {
 		strs = append(strs, kv.Key, kv.Value)
 	}
-	st := buildStringTable(strs)
+	st := strtab.Build(strs)
 	l := Layout{StringOffset: HeaderSize + ImageEntrySize, ImageSize: imageSize}
 	l.StringTable = l.StringOffset + StringEntrySize*uint64(len(im.Strings))
-	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.data)), Alignment)
+	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.Data)), Alignment)
 	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
 	return l, st
 }

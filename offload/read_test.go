@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/goffload/goffload/internal/strtab"
 )
 
 // readerValidation is what llvm-objdump --offloading of LLVM 19 and 22 does with
@@ -203,9 +205,9 @@ func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
 		}
 		nstr += len(im.Strings)
 	}
-	st := buildStringTable(strs)
+	st := strtab.Build(strs)
 	strTab := uint64(HeaderSize + ImageEntrySize*len(ims) + StringEntrySizeV2*nstr)
-	dataOff := alignUp(strTab+uint64(len(st.data)), Alignment)
+	dataOff := alignUp(strTab+uint64(len(st.Data)), Alignment)
 	total := dataOff
 	for _, d := range data {
 		total += uint64(len(d))
@@ -231,12 +233,12 @@ func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
 	}
 	for _, im := range ims {
 		for _, kv := range im.Strings {
-			b = le.AppendUint64(b, strTab+st.off[kv.Key])
-			b = le.AppendUint64(b, strTab+st.off[kv.Value])
+			b = le.AppendUint64(b, strTab+st.Offset(kv.Key))
+			b = le.AppendUint64(b, strTab+st.Offset(kv.Value))
 			b = le.AppendUint64(b, uint64(len(kv.Value)))
 		}
 	}
-	b = append(b, st.data...)
+	b = append(b, st.Data...)
 	b = append(b, make([]byte, dataOff-uint64(len(b)))...)
 	for _, d := range data {
 		b = append(b, d...)

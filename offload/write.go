@@ -5,13 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload/internal/strtab"
 )
 
 var le = binary.LittleEndian
 
 // appendMeta appends everything of a version-1 binary before its image: header,
 // entry, string entries, string table and padding (spec §1.5).
-func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *stringTable) ([]byte, error) {
+func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) ([]byte, error) {
 	code, ok := r.OffloadKindCode(im.OffloadKind)
 	if !ok {
 		return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
@@ -29,10 +31,10 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *stringTable) ([
 	b = le.AppendUint64(b, l.ImageOffset)
 	b = le.AppendUint64(b, l.ImageSize)
 	for _, kv := range im.Strings {
-		b = le.AppendUint64(b, l.StringTable+st.off[kv.Key])
-		b = le.AppendUint64(b, l.StringTable+st.off[kv.Value])
+		b = le.AppendUint64(b, l.StringTable+st.Offset(kv.Key))
+		b = le.AppendUint64(b, l.StringTable+st.Offset(kv.Value))
 	}
-	b = append(b, st.data...)
+	b = append(b, st.Data...)
 	for uint64(len(b))%Alignment != 0 {
 		b = append(b, 0)
 	}

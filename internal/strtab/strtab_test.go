@@ -1,4 +1,4 @@
-package offload
+package strtab
 
 import "testing"
 
@@ -13,15 +13,15 @@ func TestStringTable(t *testing.T) {
 		{[]string{"arch", "ch", "h", "a", "a"}, "\x00arch\x00a\x00"},
 		{nil, "\x00"},
 	} {
-		st := buildStringTable(c.in)
-		if string(st.data) != c.want {
-			t.Errorf("%q: table %q, want %q", c.in, st.data, c.want)
+		st := Build(c.in)
+		if string(st.Data) != c.want {
+			t.Errorf("%q: table %q, want %q", c.in, st.Data, c.want)
 		}
 		for _, s := range c.in {
-			off := st.off[s]
+			off := st.Offset(s)
 			end := off + uint64(len(s))
-			if end >= uint64(len(st.data)) || string(st.data[off:end]) != s || st.data[end] != 0 {
-				t.Errorf("%q: offset %d of %q is wrong in %q", c.in, off, s, st.data)
+			if end >= uint64(len(st.Data)) || string(st.Data[off:end]) != s || st.Data[end] != 0 {
+				t.Errorf("%q: offset %d of %q is wrong in %q", c.in, off, s, st.Data)
 			}
 		}
 	}
