@@ -1,0 +1,319 @@
+package elfobj
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrFormat is the class of errors for input that is not a well-formed ELF64
+// file.
+var ErrFormat = errors.New("malformed ELF")
+
+// FormatError reports malformed input and where it is.
+type FormatError struct {
+	Off int64  // byte offset in the file, or -1 when not known
+	Msg string // what is wrong
+}
+
+func (e *FormatError) Error() string {
+	if e.Off < 0 {
+		return "elf: " + e.Msg
+	}
+	return fmt.Sprintf("elf: %s (at byte %#x)", e.Msg, e.Off)
+}
+
+func (e *FormatError) Unwrap() error { return ErrFormat }
+
+func formatErr(off int64, format string, args ...any) error {
+	return &FormatError{Off: off, Msg: fmt.Sprintf(format, args...)}
+}
+
+// File is an ELF64 file (ET_REL, ET_EXEC or ET_DYN) read from an io.ReaderAt.
+// Section contents are read only when asked for.
+type File struct {
+	elf.FileHeader
+	// Sections are indexed by section header index; Sections[0] is the null
+	// section.
+	Sections []*FileSection
+	// ShStrNdx is the index of the section-name string table.
+	ShStrNdx int
+
+	ef    *elf.File
+	r     io.ReaderAt
+	size  int64
+	order binary.ByteOrder
+}
+
+// FileSection is one section header of a File.
+type FileSection struct {
+	elf.SectionHeader
+	Index int
+	f     *File
+}
+
+// Open returns a reader of the section's bytes as stored in the file
+// (compressed sections are not decompressed). SHT_NOBITS sections read as
+// empty.
+func (s *FileSection) Open() *io.SectionReader {
+	if s.Type == elf.SHT_NOBITS {
+		return io.NewSectionReader(s.f.r, 0, 0)
+	}
+	return io.NewSectionReader(s.f.r, int64(s.Offset), int64(s.FileSize))
+}
+
+// Data returns the section's bytes as stored in the file.
+func (s *FileSection) Data() ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	b := make([]byte, s.FileSize) // checked against the file size when read
+	if _, err := io.ReadFull(s.Open(), b); err != nil {
+		return nil, fmt.Errorf("section %q: %w", s.Name, err)
+	}
+	return b, nil
+}
+
+// FileSymbol is one entry of a symbol table with its true index (0 is the
+// null symbol, which debug/elf leaves out).
+type FileSymbol struct {
+	Index   int
+	Name    string
+	Info    byte
+	Other   byte
+	Section elf.SectionIndex
+	Value   uint64
+	Size    uint64
+}
+
+// Type returns the symbol's type.
+func (s *FileSymbol) Type() elf.SymType { return elf.ST_TYPE(s.Info) }
+
+// Bind returns the symbol's binding.
+func (s *FileSymbol) Bind() elf.SymBind { return elf.ST_BIND(s.Info) }
+
+// FileReloc is one relocation with its symbol resolved.
+type FileReloc struct {
+	Offset    uint64
+	Type      uint32
+	SymIndex  uint32
+	Symbol    *FileSymbol // nil for symbol index 0
+	Addend    int64
+	HasAddend bool // false for SHT_REL: the addend is in the relocated bytes
+}
+
+// Read reads the ELF headers of the size bytes of r. Every panic of
+// debug/elf on malformed input becomes an error, and every size is checked
+// against the input before anything is allocated for it.
+func Read(r io.ReaderAt, size int64) (f *File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, err = nil, formatErr(-1, "malformed file: %v", p)
+		}
+	}()
+	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	if ef.Class != elf.ELFCLASS64 {
+		return nil, formatErr(4, "class %v: only ELF64 is read", ef.Class)
+	}
+	f = &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder}
+	f.Sections = make([]*FileSection, len(ef.Sections))
+	for i, s := range ef.Sections {
+		fs := &FileSection{SectionHeader: s.SectionHeader, Index: i, f: f}
+		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
+			return nil, formatErr(-1, "section %d %q: %d bytes at %#x past the end of the file (%d bytes)", i, s.Name, s.FileSize, s.Offset, size)
+		}
+		f.Sections[i] = fs
+	}
+	if len(f.Sections) == 0 {
+		f.Sections = []*FileSection{{Index: 0, f: f}}
+	}
+	f.ShStrNdx, err = shstrndx(r, size, f)
+	return f, err
+}
+
+// shstrndx reads e_shstrndx, which debug/elf does not keep.
+func shstrndx(r io.ReaderAt, size int64, f *File) (int, error) {
+	var b [2]byte
+	if size < 64 {
+		return 0, formatErr(0, "file of %d bytes is shorter than its ELF header", size)
+	}
+	if _, err := r.ReadAt(b[:], 62); err != nil {
+		return 0, err
+	}
+	n := int(f.order.Uint16(b[:]))
+	if n == int(elf.SHN_XINDEX) {
+		return 0, formatErr(62, "extended section-name index (SHN_XINDEX) is not supported")
+	}
+	if n >= len(f.Sections) {
+		return 0, formatErr(62, "section-name table index %d of %d sections", n, len(f.Sections))
+	}
+	return n, nil
+}
+
+// Section returns the first section named name, or nil.
+func (f *File) Section(name string) *FileSection {
+	for _, s := range f.Sections[1:] {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// SectionsByType returns the sections of type t in index order.
+func (f *File) SectionsByType(t elf.SectionType) []*FileSection {
+	var out []*FileSection
+	for _, s := range f.Sections[1:] {
+		if s.Type == t {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// section returns section i, checked.
+func (f *File) section(i uint32, what string) (*FileSection, error) {
+	if i == 0 || int(i) >= len(f.Sections) {
+		return nil, formatErr(-1, "%s: section index %d of %d", what, i, len(f.Sections))
+	}
+	return f.Sections[i], nil
+}
+
+// Symbols returns the symbol table (SHT_SYMTAB) with the null symbol at index 0,
+// or nil if there is none.
+func (f *File) Symbols() ([]FileSymbol, error) {
+	tabs := f.SectionsByType(elf.SHT_SYMTAB)
+	if len(tabs) == 0 {
+		return nil, nil
+	}
+	return f.symbolsOf(tabs[0])
+}
+
+// DynamicSymbols returns the dynamic symbol table (SHT_DYNSYM) with the null
+// symbol at index 0, or nil if there is none.
+func (f *File) DynamicSymbols() ([]FileSymbol, error) {
+	tabs := f.SectionsByType(elf.SHT_DYNSYM)
+	if len(tabs) == 0 {
+		return nil, nil
+	}
+	return f.symbolsOf(tabs[0])
+}
+
+func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
+	if tab.FileSize%symSize != 0 {
+		return nil, formatErr(int64(tab.Offset), "symbol table %q: size %d is not a multiple of %d", tab.Name, tab.FileSize, symSize)
+	}
+	strs, err := f.section(tab.Link, "symbol table "+tab.Name)
+	if err != nil {
+		return nil, err
+	}
+	names, err := strs.Data()
+	if err != nil {
+		return nil, err
+	}
+	data, err := tab.Data()
+	if err != nil {
+		return nil, err
+	}
+	syms := make([]FileSymbol, len(data)/symSize)
+	for i := range syms {
+		b := data[i*symSize:]
+		name, err := cString(names, f.order.Uint32(b))
+		if err != nil {
+			return nil, formatErr(int64(tab.Offset)+int64(i*symSize), "symbol %d: %v", i, err)
+		}
+		syms[i] = FileSymbol{
+			Index: i, Name: name, Info: b[4], Other: b[5],
+			Section: elf.SectionIndex(f.order.Uint16(b[6:])),
+			Value:   f.order.Uint64(b[8:]), Size: f.order.Uint64(b[16:]),
+		}
+	}
+	return syms, nil
+}
+
+// cString returns the NUL-terminated string at off of a string table.
+func cString(tab []byte, off uint32) (string, error) {
+	if int64(off) >= int64(len(tab)) {
+		if off == 0 {
+			return "", nil
+		}
+		return "", fmt.Errorf("name offset %d past the string table's %d bytes", off, len(tab))
+	}
+	for i := int(off); i < len(tab); i++ {
+		if tab[i] == 0 {
+			return string(tab[off:i]), nil
+		}
+	}
+	return "", fmt.Errorf("name at %d is not NUL-terminated", off)
+}
+
+// Relocations returns the relocations of the SHT_RELA or SHT_REL section rs,
+// each resolved against the symbol table rs links to.
+func (f *File) Relocations(rs *FileSection) ([]FileReloc, error) {
+	var ent uint64
+	switch rs.Type {
+	case elf.SHT_RELA:
+		ent = relaSize
+	case elf.SHT_REL:
+		ent = relSize
+	default:
+		return nil, fmt.Errorf("section %q of type %v holds no relocations", rs.Name, rs.Type)
+	}
+	if rs.FileSize%ent != 0 {
+		return nil, formatErr(int64(rs.Offset), "relocation section %q: size %d is not a multiple of %d", rs.Name, rs.FileSize, ent)
+	}
+	var syms []FileSymbol
+	if rs.Link != 0 {
+		tab, err := f.section(rs.Link, "relocation section "+rs.Name)
+		if err != nil {
+			return nil, err
+		}
+		if syms, err = f.symbolsOf(tab); err != nil {
+			return nil, err
+		}
+	}
+	data, err := rs.Data()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FileReloc, len(data)/int(ent))
+	for i := range out {
+		b := data[uint64(i)*ent:]
+		info := f.order.Uint64(b[8:])
+		r := FileReloc{Offset: f.order.Uint64(b), Type: uint32(info), SymIndex: uint32(info >> 32), HasAddend: ent == relaSize}
+		if r.HasAddend {
+			r.Addend = int64(f.order.Uint64(b[16:]))
+		}
+		if r.SymIndex != 0 {
+			if int(r.SymIndex) >= len(syms) {
+				return nil, formatErr(int64(rs.Offset)+int64(uint64(i)*ent), "relocation %d of %q: symbol %d of %d", i, rs.Name, r.SymIndex, len(syms))
+			}
+			r.Symbol = &syms[r.SymIndex]
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// DynamicRelocations returns the relocations that the dynamic loader applies:
+// those of every allocated SHT_RELA or SHT_REL section of an executable or
+// shared object (.rela.dyn, .rela.plt), resolved against the dynamic symbols.
+func (f *File) DynamicRelocations() ([]FileReloc, error) {
+	var out []FileReloc
+	for _, s := range f.Sections[1:] {
+		if (s.Type != elf.SHT_RELA && s.Type != elf.SHT_REL) || s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		rs, err := f.Relocations(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	return out, nil
+}

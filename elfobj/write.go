@@ -1,0 +1,521 @@
+package elfobj
+
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/goffload/goffload/internal/strtab"
+)
+
+// ErrInconsistent is the class of errors for an Object that cannot be written
+// as given: a relocation outside its section, a symbol in a section that is not
+// in the object, an alignment that is not a power of two, and the like.
+var ErrInconsistent = errors.New("inconsistent object")
+
+const (
+	ehdrSize = 64
+	shdrSize = 64
+	symSize  = 24
+	relaSize = 24
+	relSize  = 16
+
+	shfInfoLink elf.SectionFlag = 0x40
+)
+
+type byteOrder interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// out is one section header of the file being written.
+type out struct {
+	s     *Section
+	gen   bool // the writer makes the contents: data
+	data  []byte
+	size  uint64
+	off   uint64
+	link  uint32
+	info  uint32
+	flags elf.SectionFlag
+	align uint64
+	ent   uint64
+}
+
+// plan is everything the writer decides before writing a byte.
+type plan struct {
+	o        *Object
+	order    byteOrder
+	secs     []*out // file order; section index = position + 1
+	index    map[*Section]uint32
+	syms     []*Symbol // null symbol excluded; locals first
+	symIndex map[*Symbol]uint32
+	symtab   *Section
+	symstr   *Section
+	shstr    *Section
+	shoff    uint64
+	names    map[*Section]strtab.Table
+}
+
+func inconsistent(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInconsistent, fmt.Sprintf(format, args...))
+}
+
+// Write writes o to w as an ELF64 relocatable object. Sections given by a
+// Reader are copied straight to w once, with memory that does not depend on
+// their size. The same Object gives the same bytes. Write does not modify o.
+func Write(w io.Writer, o *Object) (int64, error) {
+	p, err := newPlan(o)
+	if err != nil {
+		return 0, err
+	}
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	if err := p.write(bw); err != nil {
+		return cw.n, err
+	}
+	err = bw.Flush()
+	return cw.n, err
+}
+
+func newPlan(o *Object) (*plan, error) {
+	p := &plan{o: o, index: map[*Section]uint32{}, symIndex: map[*Symbol]uint32{}, names: map[*Section]strtab.Table{}}
+	switch o.Data {
+	case elf.ELFDATA2LSB:
+		p.order = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		p.order = binary.BigEndian
+	default:
+		return nil, inconsistent("byte order %v", o.Data)
+	}
+	if err := p.placeSections(); err != nil {
+		return nil, err
+	}
+	if err := p.orderSymbols(); err != nil {
+		return nil, err
+	}
+	if err := p.fillGenerated(); err != nil {
+		return nil, err
+	}
+	return p, p.layout()
+}
+
+// placeSections builds the final section list: the object's sections, a
+// relocation section after each section with relocations that has none, and
+// the symbol and name tables when the object has none.
+func (p *plan) placeSections() error {
+	hasRel := map[*Section]bool{}
+	for _, s := range p.o.Sections {
+		if s == nil {
+			return inconsistent("nil section")
+		}
+		if s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL {
+			if s.Target == nil {
+				return inconsistent("relocation section %q has no target", s.Name)
+			}
+			if hasRel[s.Target] {
+				return inconsistent("section %q has two relocation sections", s.Target.Name)
+			}
+			hasRel[s.Target] = true
+		}
+		if s.Type == elf.SHT_SYMTAB {
+			if p.symtab != nil {
+				return inconsistent("two symbol tables")
+			}
+			p.symtab = s
+		}
+	}
+	add := func(s *Section) {
+		p.index[s] = uint32(len(p.secs) + 1)
+		p.secs = append(p.secs, &out{s: s})
+	}
+	for _, s := range p.o.Sections {
+		if _, dup := p.index[s]; dup {
+			return inconsistent("section %q listed twice", s.Name)
+		}
+		add(s)
+		if len(s.Relocs) > 0 && !hasRel[s] {
+			add(&Section{Name: ".rela" + s.Name, Type: elf.SHT_RELA, Flags: shfInfoLink, Addralign: 8, Entsize: relaSize, Target: s})
+		}
+	}
+	if p.symtab == nil {
+		p.symtab = &Section{Name: ".symtab", Type: elf.SHT_SYMTAB, Addralign: 8, Entsize: symSize}
+		add(p.symtab)
+	}
+	p.symstr = p.symtab.Link
+	if p.symstr == nil {
+		p.symstr = &Section{Name: ".strtab", Type: elf.SHT_STRTAB, Addralign: 1}
+		add(p.symstr)
+	}
+	p.shstr = p.o.SectionNames
+	if p.shstr == nil {
+		p.shstr = &Section{Name: ".shstrtab", Type: elf.SHT_STRTAB, Addralign: 1}
+		add(p.shstr)
+	}
+	for _, s := range []*Section{p.symstr, p.shstr} {
+		if _, ok := p.index[s]; !ok {
+			return inconsistent("string table %q is not in the object", s.Name)
+		}
+	}
+	if len(p.secs) >= int(elf.SHN_LORESERVE) {
+		return inconsistent("%d sections: more than ELF section indices hold without SHT_SYMTAB_SHNDX", len(p.secs))
+	}
+	return nil
+}
+
+// orderSymbols puts the local symbols first, keeping the order of each kind.
+func (p *plan) orderSymbols() error {
+	for _, local := range []bool{true, false} {
+		for _, s := range p.o.Symbols {
+			if s == nil {
+				return inconsistent("nil symbol")
+			}
+			if s.IsLocal() != local {
+				continue
+			}
+			if _, dup := p.symIndex[s]; dup {
+				return inconsistent("symbol %q listed twice", s.Name)
+			}
+			if s.Section != nil {
+				if _, ok := p.index[s.Section]; !ok {
+					return inconsistent("symbol %q is in section %q, which is not in the object", s.Name, s.Section.Name)
+				}
+			}
+			p.syms = append(p.syms, s)
+			p.symIndex[s] = uint32(len(p.syms))
+		}
+	}
+	return nil
+}
+
+func (p *plan) symRef(s *Symbol, where string) (uint32, error) {
+	if s == nil {
+		return 0, nil
+	}
+	i, ok := p.symIndex[s]
+	if !ok {
+		return 0, inconsistent("%s: symbol %q is not in the symbol table", where, s.Name)
+	}
+	return i, nil
+}
+
+// fillGenerated makes the contents and the link and info fields of every
+// section whose contents the writer owns.
+func (p *plan) fillGenerated() error {
+	symtabIdx := p.index[p.symtab]
+	for _, os := range p.secs {
+		s := os.s
+		os.flags, os.align, os.ent, os.info = s.Flags, s.Addralign, s.Entsize, s.Info
+		if s.Link != nil {
+			li, ok := p.index[s.Link]
+			if !ok {
+				return inconsistent("section %q links to %q, which is not in the object", s.Name, s.Link.Name)
+			}
+			os.link = li
+		}
+		var err error
+		os.gen = true
+		switch {
+		case s == p.symtab:
+			os.data, err = p.symtabData()
+			os.link, os.info, os.ent = p.index[p.symstr], p.firstGlobal(), symSize
+		case s == p.symstr || s == p.shstr:
+			os.data = p.stringTable(s).Data
+		case s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL:
+			ti, ok := p.index[s.Target]
+			if !ok {
+				return inconsistent("relocation section %q applies to %q, which is not in the object", s.Name, s.Target.Name)
+			}
+			os.data, err = p.relocData(s)
+			os.link, os.info = symtabIdx, ti
+			os.ent = relaSize
+			if s.Type == elf.SHT_REL {
+				os.ent = relSize
+			}
+		case s.Type == elf.SHT_GROUP:
+			os.data, os.info, err = p.groupData(s)
+			os.link = symtabIdx
+		case s.Type == SHT_LLVM_ADDRSIG:
+			os.data, err = p.addrsigData(s)
+			os.link = symtabIdx
+		default:
+			os.gen = false
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *plan) firstGlobal() uint32 {
+	n := uint32(1)
+	for _, s := range p.syms {
+		if s.IsLocal() {
+			n++
+		}
+	}
+	return n
+}
+
+// stringTable returns the table of the names that s holds: symbol names,
+// section names, or both when one section holds both.
+func (p *plan) stringTable(s *Section) strtab.Table {
+	if t, ok := p.names[s]; ok {
+		return t
+	}
+	var strs []string
+	if s == p.symstr {
+		for _, sym := range p.syms {
+			strs = append(strs, sym.Name)
+		}
+	}
+	if s == p.shstr {
+		for _, os := range p.secs {
+			strs = append(strs, os.s.Name)
+		}
+	}
+	t := strtab.Build(strs)
+	p.names[s] = t
+	return t
+}
+
+func (p *plan) symtabData() ([]byte, error) {
+	names := p.stringTable(p.symstr)
+	b := make([]byte, symSize, symSize*(len(p.syms)+1))
+	for _, s := range p.syms {
+		shndx := uint32(s.Index)
+		if s.Section != nil {
+			shndx = p.index[s.Section]
+		}
+		name := names.Offset(s.Name)
+		if name > 0xffffffff {
+			return nil, inconsistent("symbol names exceed 4 GiB")
+		}
+		b = p.order.AppendUint32(b, uint32(name))
+		b = append(b, byte(s.Bind)<<4|byte(s.Type)&0xf, byte(s.Visibility)&3|s.Other&^3)
+		b = p.order.AppendUint16(b, uint16(shndx))
+		b = p.order.AppendUint64(b, s.Value)
+		b = p.order.AppendUint64(b, s.Size)
+	}
+	return b, nil
+}
+
+func (p *plan) relocData(rs *Section) ([]byte, error) {
+	t := rs.Target
+	size := uint64(t.ContentSize())
+	if t.Type == elf.SHT_NOBITS && len(t.Relocs) > 0 {
+		return nil, inconsistent("relocations in SHT_NOBITS section %q", t.Name)
+	}
+	ent := relaSize
+	if rs.Type == elf.SHT_REL {
+		ent = relSize
+	}
+	b := make([]byte, 0, ent*len(t.Relocs))
+	for i, r := range t.Relocs {
+		where := fmt.Sprintf("relocation %d of %q", i, t.Name)
+		code, err := relocCode(p.o.Machine, r.Type)
+		if err != nil {
+			return nil, inconsistent("%s: %v", where, err)
+		}
+		w := relocWidth(p.o.Machine, code)
+		if r.Offset >= size || w > size-r.Offset {
+			return nil, inconsistent("%s at %#x (%d bytes) is outside the section's %d bytes", where, r.Offset, w, size)
+		}
+		sym, err := p.symRef(r.Symbol, where)
+		if err != nil {
+			return nil, err
+		}
+		b = p.order.AppendUint64(b, r.Offset)
+		b = p.order.AppendUint64(b, uint64(sym)<<32|uint64(code))
+		if rs.Type == elf.SHT_RELA {
+			b = p.order.AppendUint64(b, uint64(r.Addend))
+		} else if r.Addend != 0 {
+			return nil, inconsistent("%s: addend %d in a SHT_REL section", where, r.Addend)
+		}
+	}
+	return b, nil
+}
+
+func (p *plan) groupData(s *Section) ([]byte, uint32, error) {
+	g := s.Group
+	if g == nil {
+		return nil, 0, inconsistent("group section %q has no Group", s.Name)
+	}
+	sig, err := p.symRef(g.Signature, "group "+s.Name)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := p.order.AppendUint32(nil, g.Flags)
+	for _, m := range g.Members {
+		mi, ok := p.index[m]
+		if !ok {
+			return nil, 0, inconsistent("group %q: member is not in the object", s.Name)
+		}
+		if m.Flags&elf.SHF_GROUP == 0 {
+			return nil, 0, inconsistent("group %q: member %q lacks SHF_GROUP", s.Name, m.Name)
+		}
+		b = p.order.AppendUint32(b, mi)
+	}
+	return b, sig, nil
+}
+
+func (p *plan) addrsigData(s *Section) ([]byte, error) {
+	var b []byte
+	for _, sym := range s.Addrsig {
+		i, err := p.symRef(sym, "address-significance table")
+		if err != nil {
+			return nil, err
+		}
+		b = binary.AppendUvarint(b, uint64(i))
+	}
+	return b, nil
+}
+
+// layout places the contents after the ELF header and the section header
+// table after them.
+func (p *plan) layout() error {
+	off := uint64(ehdrSize)
+	for _, os := range p.secs {
+		if os.align > 1 && bits.OnesCount64(os.align) != 1 {
+			return inconsistent("section %q: alignment %d is not a power of two", os.s.Name, os.align)
+		}
+		os.size = uint64(os.s.ContentSize())
+		if os.gen {
+			os.size = uint64(len(os.data))
+		} else if os.s.Data == nil && os.s.Reader == nil && os.s.Size != 0 && os.s.Type != elf.SHT_NOBITS {
+			return inconsistent("section %q: size %d but no contents", os.s.Name, os.s.Size)
+		}
+		if os.s.Size < 0 {
+			return inconsistent("section %q: negative size", os.s.Name)
+		}
+		if os.align > 1 {
+			off = (off + os.align - 1) &^ (os.align - 1)
+		}
+		os.off = off
+		if os.s.Type != elf.SHT_NOBITS {
+			off += os.size
+		}
+	}
+	p.shoff = (off + 7) &^ 7
+	return nil
+}
+
+func (p *plan) write(w *bufio.Writer) error {
+	if _, err := w.Write(p.ehdr()); err != nil {
+		return err
+	}
+	pos := uint64(ehdrSize)
+	for _, os := range p.secs {
+		if os.s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		if err := pad(w, os.off-pos); err != nil {
+			return err
+		}
+		if err := p.writeContents(w, os); err != nil {
+			return fmt.Errorf("section %q: %w", os.s.Name, err)
+		}
+		pos = os.off + os.size
+	}
+	if err := pad(w, p.shoff-pos); err != nil {
+		return err
+	}
+	_, err := w.Write(p.shdrs())
+	return err
+}
+
+func (p *plan) writeContents(w *bufio.Writer, os *out) error {
+	switch {
+	case os.gen:
+		_, err := w.Write(os.data)
+		return err
+	case os.s.Data != nil:
+		_, err := w.Write(os.s.Data)
+		return err
+	case os.s.Reader != nil:
+		// Flush first so that a file-to-file copy can bypass the buffer.
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		n, err := io.CopyN(w, readerAtStart(os.s.Reader), os.s.Size)
+		if err == io.EOF {
+			return fmt.Errorf("contents: got %d of %d bytes: %w", n, os.s.Size, io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+	return nil
+}
+
+var zeros [4096]byte
+
+func pad(w io.Writer, n uint64) error {
+	for n > 0 {
+		k := min(n, uint64(len(zeros)))
+		if _, err := w.Write(zeros[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
+
+func (p *plan) ehdr() []byte {
+	o := p.o
+	b := []byte{0x7f, 'E', 'L', 'F', byte(elf.ELFCLASS64), byte(o.Data), byte(elf.EV_CURRENT), byte(o.OSABI), o.ABIVersion}
+	b = append(b, make([]byte, 16-len(b))...)
+	b = p.order.AppendUint16(b, uint16(elf.ET_REL))
+	b = p.order.AppendUint16(b, uint16(o.Machine))
+	b = p.order.AppendUint32(b, uint32(elf.EV_CURRENT))
+	b = p.order.AppendUint64(b, 0) // e_entry
+	b = p.order.AppendUint64(b, 0) // e_phoff
+	b = p.order.AppendUint64(b, p.shoff)
+	b = p.order.AppendUint32(b, o.Flags)
+	b = p.order.AppendUint16(b, ehdrSize)
+	b = p.order.AppendUint16(b, 0) // e_phentsize
+	b = p.order.AppendUint16(b, 0) // e_phnum
+	b = p.order.AppendUint16(b, shdrSize)
+	b = p.order.AppendUint16(b, uint16(len(p.secs)+1))
+	return p.order.AppendUint16(b, uint16(p.index[p.shstr]))
+}
+
+func (p *plan) shdrs() []byte {
+	names := p.stringTable(p.shstr)
+	b := make([]byte, shdrSize, shdrSize*(len(p.secs)+1))
+	for _, os := range p.secs {
+		s := os.s
+		b = p.order.AppendUint32(b, uint32(names.Offset(s.Name)))
+		b = p.order.AppendUint32(b, uint32(s.Type))
+		b = p.order.AppendUint64(b, uint64(os.flags))
+		b = p.order.AppendUint64(b, s.Addr)
+		b = p.order.AppendUint64(b, os.off)
+		b = p.order.AppendUint64(b, os.size)
+		b = p.order.AppendUint32(b, os.link)
+		b = p.order.AppendUint32(b, os.info)
+		b = p.order.AppendUint64(b, os.align)
+		b = p.order.AppendUint64(b, os.ent)
+	}
+	return b
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ReadFrom lets a file-to-file copy reach the destination's ReadFrom.
+func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.w, r)
+	c.n += n
+	return n, err
+}
