@@ -1,0 +1,287 @@
+package elfobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+func readFile(t *testing.T, path string) (*File, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f, data
+}
+
+// TestSymbolsKeepTrueIndices: the null symbol is at 0 and every symbol at the
+// index relocations use; debug/elf agrees one index lower.
+func TestSymbolsKeepTrueIndices(t *testing.T) {
+	f, data := readFile(t, hostObject("22"))
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(syms) != len(want)+1 || syms[0] != (FileSymbol{}) {
+		t.Fatalf("%d symbols, debug/elf has %d without the null one", len(syms), len(want))
+	}
+	for i, w := range want {
+		s := syms[i+1]
+		if s.Index != i+1 || s.Name != w.Name || s.Info != w.Info || s.Other != w.Other || s.Section != w.Section || s.Value != w.Value || s.Size != w.Size {
+			t.Errorf("symbol %d: %+v, debug/elf %+v", i+1, s, w)
+		}
+	}
+}
+
+type relocLine struct {
+	offset uint64
+	typ    string
+	sym    string
+	addend int64
+}
+
+// readelfRelocs parses `llvm-readelf -r --wide`: relocation section name to
+// its relocations.
+func readelfRelocs(t *testing.T, readelf, file string) map[string][]relocLine {
+	t.Helper()
+	out, err := exec.Command(readelf, "-r", "--wide", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m := map[string][]relocLine{}
+	var cur string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Relocation section '"); ok {
+			cur = rest[:strings.IndexByte(rest, '\'')]
+			m[cur] = []relocLine{}
+			continue
+		}
+		fs := strings.Fields(line)
+		if cur == "" || len(fs) < 3 || fs[0] == "Offset" {
+			continue
+		}
+		off, err1 := strconv.ParseUint(fs[0], 16, 64)
+		info, err2 := strconv.ParseUint(fs[1], 16, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		r := relocLine{offset: off, typ: fs[2]}
+		rest := fs[3:]
+		if info>>32 != 0 && len(rest) >= 2 {
+			r.sym, _, _ = strings.Cut(rest[1], "@")
+			rest = rest[2:]
+		}
+		sign := int64(1)
+		if len(rest) == 2 && rest[0] == "-" {
+			sign = -1
+		}
+		if len(rest) > 0 {
+			v, _ := strconv.ParseUint(rest[len(rest)-1], 16, 64)
+			r.addend = sign * int64(v)
+		}
+		m[cur] = append(m[cur], r)
+	}
+	return m
+}
+
+// readelfTypeNames are LLVM's names of types that debug/elf spells otherwise.
+var readelfTypeNames = map[string]string{"R_X86_64_JMP_SLOT": "R_X86_64_JUMP_SLOT"}
+
+func checkRelocs(t *testing.T, f *File, name string, got []FileReloc, want []relocLine) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d relocations, llvm-readelf shows %d", name, len(got), len(want))
+	}
+	for i, r := range got {
+		sym := ""
+		if r.Symbol != nil {
+			sym = r.Symbol.Name
+			if r.Symbol.Type() == elf.STT_SECTION && int(r.Symbol.Section) < len(f.Sections) {
+				sym = f.Sections[r.Symbol.Section].Name
+			}
+		}
+		typ := RelocTypeOf(f.Machine, r.Type).String()
+		if alias, ok := readelfTypeNames[typ]; ok {
+			typ = alias
+		}
+		if w := want[i]; r.Offset != w.offset || typ != w.typ || sym != w.sym || r.Addend != w.addend {
+			t.Errorf("%s %d: %#x %s %q %+d; llvm-readelf: %#x %s %q %+d", name, i, r.Offset, typ, sym, r.Addend, w.offset, w.typ, w.sym, w.addend)
+		}
+	}
+}
+
+// TestRelocationsAsReadelf compares the relocations of LLVM-made objects,
+// resolved to symbols, with llvm-readelf -r.
+func TestRelocationsAsReadelf(t *testing.T) {
+	readelf := tooltest.Tool(t, "llvm-readelf", 19)
+	for _, path := range []string{hostObject("15"), hostObject("22"),
+		filepath.Join("..", "offload", "testdata", "llvm", "wrapper", "openmp-wrapper-llvm19.o")} {
+		f, _ := readFile(t, path)
+		want := readelfRelocs(t, readelf, path)
+		n := 0
+		for _, s := range f.SectionsByType(elf.SHT_RELA) {
+			got, err := f.Relocations(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkRelocs(t, f, filepath.Base(path)+":"+s.Name, got, want[s.Name])
+			n++
+		}
+		if n != len(want) || n == 0 {
+			t.Errorf("%s: %d relocation sections, llvm-readelf shows %d", path, n, len(want))
+		}
+	}
+}
+
+// TestDynamicRelocationsAsReadelf links a PIE and a shared object and compares
+// their dynamic relocations with llvm-readelf -r.
+func TestDynamicRelocationsAsReadelf(t *testing.T) {
+	readelf := tooltest.Tool(t, "llvm-readelf", 19)
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tooltest.Missing(t, "cc not found")
+	}
+	dir := t.TempDir()
+	src := filepath.Join("testdata", "dyn", "dyn.c")
+	for _, c := range []struct {
+		name string
+		args []string
+		typ  elf.Type
+	}{{"pie", []string{"-pie", "-fPIE"}, elf.ET_DYN}, {"nopie", []string{"-no-pie", "-fno-PIE"}, elf.ET_EXEC}, {"so", []string{"-shared", "-fPIC"}, elf.ET_DYN}} {
+		out := filepath.Join(dir, c.name)
+		if msg, err := exec.Command(cc, append(c.args, src, "-o", out)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		f, _ := readFile(t, out)
+		if f.Type != c.typ {
+			t.Errorf("%s: type %v", c.name, f.Type)
+		}
+		got, err := f.DynamicRelocations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := readelfRelocs(t, readelf, out)
+		var all []relocLine
+		for _, s := range f.Sections[1:] {
+			if s.Flags&elf.SHF_ALLOC != 0 {
+				all = append(all, want[s.Name]...)
+			}
+		}
+		if len(got) == 0 {
+			t.Errorf("%s: no dynamic relocations", c.name)
+		}
+		checkRelocs(t, f, c.name, got, all)
+		if syms, err := f.DynamicSymbols(); err != nil || len(syms) < 2 || syms[0] != (FileSymbol{}) {
+			t.Errorf("%s: dynamic symbols %d, %v", c.name, len(syms), err)
+		}
+	}
+}
+
+// TestReadMalformed cuts and corrupts an object: every result is an object or
+// an error, never a panic, and a section past the end is an ErrFormat error.
+func TestReadMalformed(t *testing.T) {
+	_, data := readFile(t, hostObject("19"))
+	for n := 0; n < len(data); n += 7 {
+		if f, err := Read(bytes.NewReader(data[:n]), int64(n)); err == nil {
+			exercise(f)
+		}
+	}
+	shoff := int(le64(data[0x28:]))
+	bad := bytes.Clone(data)
+	// Section 1's sh_size: far past the end.
+	copy(bad[shoff+64+32:], []byte{0, 0, 0, 0, 0, 0, 0, 0x10})
+	if _, err := Read(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, ErrFormat) {
+		t.Errorf("section past the end: %v, want ErrFormat", err)
+	}
+}
+
+func le64(b []byte) uint64 {
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// exercise calls every reader of f and, for a relocatable object, loads it
+// and writes it back; it returns the first error, or a *writeBackError when
+// an object that was written cannot be read again.
+func exercise(f *File) error {
+	if _, err := f.Symbols(); err != nil {
+		return err
+	}
+	if _, err := f.DynamicSymbols(); err != nil {
+		return err
+	}
+	for _, s := range f.Sections[1:] {
+		if s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL {
+			if _, err := f.Relocations(s); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Type != elf.ET_REL {
+		return nil
+	}
+	o, err := f.Object()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if _, err := Write(&buf, o); err != nil {
+		return err
+	}
+	g, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err == nil {
+		_, err = g.Object()
+	}
+	if err != nil {
+		return &writeBackError{err}
+	}
+	return nil
+}
+
+type writeBackError struct{ err error }
+
+func (e *writeBackError) Error() string { return "reading back what was written: " + e.err.Error() }
+
+// FuzzRead: any input gives a file or an error, never a panic, and whatever
+// the writer writes from a loaded object reads back.
+func FuzzRead(f *testing.F) {
+	for _, glob := range []string{"../offload/testdata/llvm/host-objects/*.o", "../offload/testdata/llvm/wrapper/*.o"} {
+		files, _ := filepath.Glob(glob)
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		var wb *writeBackError
+		if err := exercise(file); errors.As(err, &wb) {
+			t.Fatal(err)
+		}
+	})
+}
