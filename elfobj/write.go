@@ -25,6 +25,12 @@ const (
 	relSize  = 16
 
 	shfInfoLink elf.SectionFlag = 0x40
+
+	// maxFileAlign bounds the alignment of contents in the file. A
+	// relocatable file needs none (its sections are placed by the linker by
+	// sh_addralign, which is kept); aligning up to 64 KiB, every page size,
+	// serves tools that map the file, without megabytes of padding.
+	maxFileAlign = 64 << 10
 )
 
 type byteOrder interface {
@@ -393,8 +399,8 @@ func (p *plan) layout() error {
 		if os.s.Size < 0 {
 			return inconsistent("section %q: negative size", os.s.Name)
 		}
-		if os.align > 1 {
-			off = (off + os.align - 1) &^ (os.align - 1)
+		if a := min(os.align, maxFileAlign); a > 1 {
+			off = (off + a - 1) &^ (a - 1)
 		}
 		os.off = off
 		if os.s.Type != elf.SHT_NOBITS {

@@ -1,0 +1,46 @@
+package ar
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// chunk bounds what readAt allocates ahead of the data it has read.
+const chunk = 1 << 20
+
+// readAt reads n bytes at off. It allocates at most chunk bytes more than the
+// reader has returned, so that a size the caller was told (Open's size
+// argument, a member size within it) cannot make it allocate memory for data
+// that is not there. A short read is an ErrTruncated FormatError.
+func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
+	if n < 0 {
+		return nil, formatErr(off, ErrFormat, "negative length %d", n)
+	}
+	var buf []byte
+	for int64(len(buf)) < n {
+		c := min(n-int64(len(buf)), chunk)
+		start := len(buf)
+		buf = slices.Grow(buf, int(c))[:start+int(c)]
+		if err := readFull(r, buf[start:], off+int64(start)); err != nil {
+			return nil, err
+		}
+	}
+	if buf == nil {
+		buf = []byte{}
+	}
+	return buf, nil
+}
+
+// readFull fills p from off; io.ReaderAt may return io.EOF with a full read.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return formatErr(off, ErrTruncated, "read of %d bytes got %d", len(p), n)
+	}
+	return fmt.Errorf("ar: reading %d bytes at byte %#x: %w", len(p), off, err)
+}

@@ -1,0 +1,342 @@
+package ar
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Archive is an opened archive. Its methods read the underlying
+// [io.ReaderAt] only when asked for data; they are safe for concurrent use
+// when the reader is.
+type Archive struct {
+	r       io.ReaderAt
+	size    int64
+	kind    Kind
+	members []Member
+	index   indexMember // the first symbol index, if any
+	names   []byte      // the "//" member's data while Open reads the headers
+}
+
+// indexMember locates the symbol index member.
+type indexMember struct {
+	format IndexFormat
+	off    int64 // header
+	data   int64
+	size   int64
+}
+
+// gnuSpecial are the members with GNU/COFF names that are not members, and
+// the index each holds. They are stored even in thin archives.
+var gnuSpecial = map[string]IndexFormat{
+	"/":             IndexSysV,   // also the COFF first and second linker members
+	"/SYM64/":       IndexSysV64, // GNU and llvm-ar past 4 GiB (or SYM64_THRESHOLD)
+	"//":            NoIndex,     // long names
+	"/<ECSYMBOLS>/": NoIndex,     // COFF ARM64EC symbol map, not read
+}
+
+// bsdSpecial are the BSD symbol index names. LLVM writes them as "#1/12"
+// names padded with NULs, BSD ranlib as space-padded short names.
+var bsdSpecial = map[string]IndexFormat{
+	"__.SYMDEF":           IndexBSD,
+	"__.SYMDEF SORTED":    IndexBSD,
+	"__.SYMDEF_64":        IndexBSD64,
+	"__.SYMDEF_64 SORTED": IndexBSD64,
+}
+
+// Open reads the magic and every member header of the archive of size bytes
+// in r, and the long-name table, but no member data.
+func Open(r io.ReaderAt, size int64) (*Archive, error) {
+	if size < int64(len(Magic)) {
+		return nil, formatErr(0, ErrTruncated, "%d bytes, shorter than the archive magic", size)
+	}
+	var head [len(Magic)]byte
+	if err := readFull(r, head[:], 0); err != nil {
+		return nil, err
+	}
+	a := &Archive{r: r, size: size}
+	switch string(head[:]) {
+	case Magic:
+	case ThinMagic:
+		a.kind = Thin
+	case bigMagic:
+		return nil, formatErr(0, ErrUnsupported, "AIX big archive")
+	default:
+		return nil, formatErr(0, ErrFormat, "bad magic %q", head[:])
+	}
+	var naming, indexNaming Kind // the first regular member's, the index's
+	for off := int64(len(Magic)); off < size; {
+		m, next, err := a.header(off)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case m.special && m.index != NoIndex && a.index.format == NoIndex:
+			a.index = indexMember{format: m.index, off: off, data: m.DataOffset, size: m.Size}
+			indexNaming = m.naming
+		case m.special:
+		default:
+			if naming == 0 {
+				naming = m.naming
+			}
+			a.members = append(a.members, m.Member)
+		}
+		off = next
+	}
+	a.names = nil // only the headers refer to it
+	if a.kind == 0 {
+		a.kind = GNU
+		if naming == BSD || naming == 0 && indexNaming == BSD {
+			a.kind = BSD
+		}
+	}
+	return a, nil
+}
+
+// headerFields are the numbers of a member header, in the order of
+// header's assignment. lib.exe leaves some of them blank.
+var headerFields = [...]struct {
+	at, end int
+	base    int64
+	blank   bool
+	what    string
+}{
+	{16, 28, 10, true, "date"},
+	{28, 34, 10, true, "uid"},
+	{34, 40, 10, true, "gid"},
+	{40, 48, 8, true, "mode"},
+	{48, 58, 10, false, "size"},
+}
+
+// header is a parsed member header.
+type header struct {
+	Member
+	special bool        // the symbol index or long-name table, not a member
+	index   IndexFormat // the index it holds, if special
+	naming  Kind        // GNU or BSD, by the name's decoration
+}
+
+// header reads the member header at off and returns it with the offset of
+// the next header.
+func (a *Archive) header(off int64) (h header, next int64, err error) {
+	if left := a.size - off; left < HeaderSize {
+		return h, 0, formatErr(off, ErrTruncated, "%d bytes left for a %d-byte member header", left, HeaderSize)
+	}
+	var b [HeaderSize]byte
+	if err := readFull(a.r, b[:], off); err != nil {
+		return h, 0, err
+	}
+	if string(b[58:60]) != fmag {
+		return h, 0, formatErr(off+58, ErrFormat, "bad member header terminator %q", b[58:60])
+	}
+	var v [len(headerFields)]int64
+	for i, f := range headerFields {
+		var ok bool
+		if v[i], ok = parseField(b[f.at:f.end], f.base, f.blank); !ok {
+			return h, 0, formatErr(off+int64(f.at), ErrFormat, "bad %s field %q in member header", f.what, b[f.at:f.end])
+		}
+	}
+	h.Date, h.UID, h.GID, h.Mode, h.Size = v[0], int(v[1]), int(v[2]), uint32(v[3]), v[4]
+	h.Offset, h.DataOffset = off, off+HeaderSize
+	if err := a.name(&h, b[:16]); err != nil {
+		return h, 0, err
+	}
+	if a.kind == Thin && !h.special {
+		h.Thin, h.DataOffset = true, 0
+		return h, off + HeaderSize, nil
+	}
+	if left := a.size - (off + HeaderSize); h.Size > left {
+		return h, 0, formatErr(off+48, ErrTruncated, "member size %d exceeds the %d bytes left in the archive", h.Size, left)
+	}
+	if err := a.bsdName(&h, b[:16]); err != nil {
+		return h, 0, err
+	}
+	if h.special && h.index == NoIndex && h.Name == "//" {
+		if a.names != nil {
+			return h, 0, formatErr(off, ErrFormat, "second long-name member \"//\"")
+		}
+		if a.names, err = readAt(a.r, h.DataOffset, h.Size); err != nil {
+			return h, 0, err
+		}
+	}
+	end := h.DataOffset + h.Size
+	if end < a.size {
+		end += end & 1 // the padding byte may be missing at the end
+	}
+	return h, end, nil
+}
+
+// name decodes the name field of h, except a BSD "#1/" name, which needs the
+// member's size checked first (bsdName).
+func (a *Archive) name(h *header, field []byte) error {
+	s := strings.TrimRight(string(field), " ")
+	if f, ok := gnuSpecial[s]; ok {
+		h.Name, h.special, h.index, h.naming = s, true, f, GNU
+		return nil
+	}
+	switch {
+	case strings.HasPrefix(s, "#1/"):
+		h.naming = BSD
+		if a.kind == Thin {
+			return formatErr(h.Offset, ErrFormat, "BSD name %q in a thin archive", s)
+		}
+		return nil // bsdName
+	case len(s) > 1 && s[0] == '/' && isDigit(s[1]):
+		h.naming = GNU
+		// The reference ends at the next '/', as in LLVM: binutils writes
+		// "/38            /" in thin archives for names of 15 bytes, whose
+		// short form's '/' it leaves in the last byte.
+		ref, _, _ := strings.Cut(string(field[1:]), "/")
+		return a.longName(h, strings.TrimRight(ref, " "))
+	case strings.HasSuffix(s, "/"):
+		h.Name, h.naming = s[:len(s)-1], GNU
+	default:
+		h.Name, h.naming = s, BSD
+		if f, ok := bsdSpecial[s]; ok && a.kind != Thin {
+			h.special, h.index = true, f
+		}
+	}
+	if h.Name == "" {
+		return formatErr(h.Offset, ErrFormat, "empty member name %q", field)
+	}
+	return nil
+}
+
+// longName resolves a GNU "/<offset>" name (in thin archives also
+// "/<offset>:<member offset>") in the "//" member; s is what follows the '/'.
+func (a *Archive) longName(h *header, s string) error {
+	ref, nested, hasNested := strings.Cut(s, ":")
+	n, ok := parseDigits(ref)
+	if !ok || hasNested && a.kind != Thin {
+		return formatErr(h.Offset, ErrFormat, "bad long name reference \"/%s\"", s)
+	}
+	if hasNested {
+		if h.NestedOffset, ok = parseDigits(nested); !ok || h.NestedOffset < int64(len(Magic)) {
+			return formatErr(h.Offset, ErrFormat, "bad nested member offset in long name reference \"/%s\"", s)
+		}
+	}
+	if a.names == nil {
+		return formatErr(h.Offset, ErrFormat, "long name reference \"/%s\" but no \"//\" member before it", s)
+	}
+	if n >= int64(len(a.names)) {
+		return formatErr(h.Offset, ErrFormat, "long name offset %d past the end of the %d-byte \"//\" member", n, len(a.names))
+	}
+	rest := a.names[n:]
+	// GNU ends a long name with "/\n", COFF (lib.exe, llvm-ar) with a NUL.
+	i := bytes.IndexAny(rest, "\n\x00")
+	switch {
+	case i < 0:
+		return formatErr(h.Offset, ErrFormat, "long name at offset %d of \"//\" is not terminated", n)
+	case rest[i] == '\n' && (i == 0 || rest[i-1] != '/'):
+		return formatErr(h.Offset, ErrFormat, "long name at offset %d of \"//\" does not end with \"/\\n\"", n)
+	case rest[i] == '\n':
+		i--
+	}
+	if i == 0 {
+		return formatErr(h.Offset, ErrFormat, "empty long name at offset %d of \"//\"", n)
+	}
+	h.Name = string(rest[:i])
+	return nil
+}
+
+// bsdName reads a BSD "#1/<length>" name from the start of the member data,
+// which then begins after it. LLVM pads the name with NULs so that the data
+// is 8-byte aligned.
+func (a *Archive) bsdName(h *header, field []byte) error {
+	s := strings.TrimRight(string(field), " ")
+	if !strings.HasPrefix(s, "#1/") {
+		return nil
+	}
+	n, ok := parseDigits(s[3:])
+	if !ok {
+		return formatErr(h.Offset, ErrFormat, "bad BSD name length in %q", s)
+	}
+	if n > h.Size {
+		return formatErr(h.Offset, ErrFormat, "BSD name length %d exceeds the member size %d", n, h.Size)
+	}
+	b, err := readAt(a.r, h.DataOffset, n)
+	if err != nil {
+		return err
+	}
+	h.Name = string(bytes.TrimRight(b, "\x00"))
+	if h.Name == "" {
+		return formatErr(h.Offset, ErrFormat, "empty BSD member name %q", s)
+	}
+	h.DataOffset += n
+	h.Size -= n
+	if f, ok := bsdSpecial[h.Name]; ok {
+		h.special, h.index = true, f
+	}
+	return nil
+}
+
+// parseField parses a header number: digits of base, then only spaces. An
+// all-space field is 0 if blank is set.
+func parseField(f []byte, base int64, blank bool) (int64, bool) {
+	s := strings.TrimRight(string(f), " ")
+	if s == "" {
+		return 0, blank
+	}
+	var v int64
+	for _, c := range []byte(s) {
+		d := int64(c) - '0'
+		if d < 0 || d >= base || v > (math.MaxInt64-d)/base {
+			return 0, false
+		}
+		v = v*base + d
+	}
+	return v, true
+}
+
+// parseDigits parses a non-empty decimal number with nothing around it.
+func parseDigits(s string) (int64, bool) {
+	return parseField([]byte(s), 10, false)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// Kind returns the archive's layout: Thin by its magic, otherwise GNU or BSD
+// by how its first member's name is written (an archive with no members
+// and no index is GNU). llvm-ar --format=bsd writes a GNU "/SYM64/" index
+// before BSD names past 4 GiB; such an archive is BSD.
+func (a *Archive) Kind() Kind { return a.kind }
+
+// Index returns the layout of the archive's symbol index, NoIndex if it has
+// none.
+func (a *Archive) Index() IndexFormat { return a.index.format }
+
+// Members returns the archive's members in order, without the symbol index
+// and the long-name table. The slice is the caller's.
+func (a *Archive) Members() []Member {
+	return append([]Member(nil), a.members...)
+}
+
+// member returns the index of the member whose header is at off.
+func (a *Archive) member(off int64) (int, bool) {
+	i := sort.Search(len(a.members), func(i int) bool { return a.members[i].Offset >= off })
+	return i, i < len(a.members) && a.members[i].Offset == off
+}
+
+// lookup checks that m is one of a's members.
+func (a *Archive) lookup(m Member) error {
+	if i, ok := a.member(m.Offset); !ok || a.members[i] != m {
+		return fmt.Errorf("ar: member %q at byte %#x: %w", m.Name, m.Offset, ErrNotMember)
+	}
+	return nil
+}
+
+// Open returns the data of m, which must be one of the values Members
+// returned, as a section of the archive's reader: nothing is read or copied.
+// A member of a thin archive gives ErrThin; see OpenThin.
+func (a *Archive) Open(m Member) (*io.SectionReader, error) {
+	if err := a.lookup(m); err != nil {
+		return nil, err
+	}
+	if m.Thin {
+		return nil, fmt.Errorf("ar: member %q at byte %#x: %w", m.Name, m.Offset, ErrThin)
+	}
+	return io.NewSectionReader(a.r, m.DataOffset, m.Size), nil
+}
