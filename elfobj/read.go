@@ -1,6 +1,7 @@
 package elfobj
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -45,6 +46,9 @@ type File struct {
 	r     io.ReaderAt
 	size  int64
 	order binary.ByteOrder
+	// symtabs caches decoded symbol tables by section index: relocation
+	// sections share one, and decoding it for each would be quadratic.
+	symtabs map[int][]FileSymbol
 }
 
 // FileSection is one section header of a File.
@@ -113,6 +117,9 @@ func Read(r io.ReaderAt, size int64) (f *File, err error) {
 			f, err = nil, formatErr(-1, "malformed file: %v", p)
 		}
 	}()
+	if err := checkHeader(r, size); err != nil {
+		return nil, err
+	}
 	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
@@ -120,7 +127,7 @@ func Read(r io.ReaderAt, size int64) (f *File, err error) {
 	if ef.Class != elf.ELFCLASS64 {
 		return nil, formatErr(4, "class %v: only ELF64 is read", ef.Class)
 	}
-	f = &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder}
+	f = &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, symtabs: map[int][]FileSymbol{}}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
 		fs := &FileSection{SectionHeader: s.SectionHeader, Index: i, f: f}
@@ -134,6 +141,70 @@ func Read(r io.ReaderAt, size int64) (f *File, err error) {
 	}
 	f.ShStrNdx, err = shstrndx(r, size, f)
 	return f, err
+}
+
+// checkHeader checks the ELF64 header's table sizes against the input before
+// debug/elf allocates anything for them: the program and section header
+// tables must have the ELF64 entry sizes and lie inside the input.
+func checkHeader(r io.ReaderAt, size int64) error {
+	var h [64]byte
+	if size < int64(len(h)) {
+		return formatErr(0, "file of %d bytes is shorter than an ELF64 header", size)
+	}
+	if _, err := r.ReadAt(h[:], 0); err != nil {
+		return err
+	}
+	if string(h[:4]) != "\x7fELF" {
+		return formatErr(0, "bad magic %q", h[:4])
+	}
+	if elf.Class(h[4]) != elf.ELFCLASS64 {
+		return formatErr(4, "class %v: only ELF64 is read", elf.Class(h[4]))
+	}
+	var order binary.ByteOrder
+	switch elf.Data(h[5]) {
+	case elf.ELFDATA2LSB:
+		order = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		order = binary.BigEndian
+	default:
+		return formatErr(5, "byte order %v", elf.Data(h[5]))
+	}
+	tables := []struct {
+		what          string
+		off           uint64
+		entsize, want uint64
+		num           uint64
+		at            int64
+	}{
+		{"program header", order.Uint64(h[32:]), uint64(order.Uint16(h[54:])), 56, uint64(order.Uint16(h[56:])), 32},
+		{"section header", order.Uint64(h[40:]), uint64(order.Uint16(h[58:])), shdrSize, uint64(order.Uint16(h[60:])), 40},
+	}
+	for i, t := range tables {
+		if i == 1 && t.num == 0 && t.off != 0 {
+			// e_shnum 0: the count is in section 0's sh_size.
+			var b [8]byte
+			if t.off > uint64(size) || uint64(size)-t.off < shdrSize {
+				return formatErr(t.at, "section header table at %#x past the end of the file", t.off)
+			}
+			if _, err := r.ReadAt(b[:], int64(t.off)+32); err != nil {
+				return err
+			}
+			t.num = order.Uint64(b[:])
+			if t.num > uint64(size)/shdrSize {
+				return formatErr(int64(t.off)+32, "%d section headers in a file of %d bytes", t.num, size)
+			}
+		}
+		if t.num == 0 {
+			continue
+		}
+		if t.entsize != t.want {
+			return formatErr(t.at, "%s entry size %d, want %d", t.what, t.entsize, t.want)
+		}
+		if t.off > uint64(size) || t.num*t.entsize > uint64(size)-t.off {
+			return formatErr(t.at, "%s table of %d entries at %#x past the end of the file (%d bytes)", t.what, t.num, t.off, size)
+		}
+	}
+	return nil
 }
 
 // shstrndx reads e_shstrndx, which debug/elf does not keep.
@@ -185,7 +256,8 @@ func (f *File) section(i uint32, what string) (*FileSection, error) {
 }
 
 // Symbols returns the symbol table (SHT_SYMTAB) with the null symbol at index 0,
-// or nil if there is none.
+// or nil if there is none. The slice is shared by later calls: do not modify
+// it.
 func (f *File) Symbols() ([]FileSymbol, error) {
 	tabs := f.SectionsByType(elf.SHT_SYMTAB)
 	if len(tabs) == 0 {
@@ -204,7 +276,12 @@ func (f *File) DynamicSymbols() ([]FileSymbol, error) {
 	return f.symbolsOf(tabs[0])
 }
 
+// symbolsOf decodes the symbol table tab once; the slice is shared, and must
+// not be modified.
 func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
+	if syms, ok := f.symtabs[tab.Index]; ok {
+		return syms, nil
+	}
 	if tab.FileSize%symSize != 0 {
 		return nil, formatErr(int64(tab.Offset), "symbol table %q: size %d is not a multiple of %d", tab.Name, tab.FileSize, symSize)
 	}
@@ -233,6 +310,7 @@ func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
 			Value:   f.order.Uint64(b[8:]), Size: f.order.Uint64(b[16:]),
 		}
 	}
+	f.symtabs[tab.Index] = syms
 	return syms, nil
 }
 
@@ -244,10 +322,8 @@ func cString(tab []byte, off uint32) (string, error) {
 		}
 		return "", fmt.Errorf("name offset %d past the string table's %d bytes", off, len(tab))
 	}
-	for i := int(off); i < len(tab); i++ {
-		if tab[i] == 0 {
-			return string(tab[off:i]), nil
-		}
+	if i := bytes.IndexByte(tab[off:], 0); i >= 0 {
+		return string(tab[off : int(off)+i]), nil
 	}
 	return "", fmt.Errorf("name at %d is not NUL-terminated", off)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"strings"
 
 	"github.com/goffload/goffload/internal/strtab"
 )
@@ -140,6 +141,9 @@ func (p *plan) placeSections() error {
 		p.secs = append(p.secs, &out{s: s})
 	}
 	for _, s := range p.o.Sections {
+		if strings.IndexByte(s.Name, 0) >= 0 {
+			return inconsistent("section name %q holds a NUL byte", s.Name)
+		}
 		if _, dup := p.index[s]; dup {
 			return inconsistent("section %q listed twice", s.Name)
 		}
@@ -185,6 +189,9 @@ func (p *plan) orderSymbols() error {
 			}
 			if _, dup := p.symIndex[s]; dup {
 				return inconsistent("symbol %q listed twice", s.Name)
+			}
+			if strings.IndexByte(s.Name, 0) >= 0 {
+				return inconsistent("symbol name %q holds a NUL byte", s.Name)
 			}
 			if s.Section != nil {
 				if _, ok := p.index[s.Section]; !ok {
@@ -244,7 +251,7 @@ func (p *plan) fillGenerated() error {
 			}
 		case s.Type == elf.SHT_GROUP:
 			os.data, os.info, err = p.groupData(s)
-			os.link = symtabIdx
+			os.link, os.ent = symtabIdx, 4
 		case s.Type == SHT_LLVM_ADDRSIG:
 			os.data, err = p.addrsigData(s)
 			os.link = symtabIdx
@@ -329,7 +336,7 @@ func (p *plan) relocData(rs *Section) ([]byte, error) {
 			return nil, inconsistent("%s: %v", where, err)
 		}
 		w := relocWidth(p.o.Machine, code)
-		if r.Offset >= size || w > size-r.Offset {
+		if r.Offset > size || w > size-r.Offset {
 			return nil, inconsistent("%s at %#x (%d bytes) is outside the section's %d bytes", where, r.Offset, w, size)
 		}
 		sym, err := p.symRef(r.Symbol, where)
@@ -352,6 +359,9 @@ func (p *plan) groupData(s *Section) ([]byte, uint32, error) {
 	if g == nil {
 		return nil, 0, inconsistent("group section %q has no Group", s.Name)
 	}
+	if g.Signature == nil {
+		return nil, 0, inconsistent("group section %q has no signature symbol", s.Name)
+	}
 	sig, err := p.symRef(g.Signature, "group "+s.Name)
 	if err != nil {
 		return nil, 0, err
@@ -364,6 +374,9 @@ func (p *plan) groupData(s *Section) ([]byte, uint32, error) {
 		}
 		if m.Flags&elf.SHF_GROUP == 0 {
 			return nil, 0, inconsistent("group %q: member %q lacks SHF_GROUP", s.Name, m.Name)
+		}
+		if mi < p.index[s] {
+			return nil, 0, inconsistent("group %q: member %q comes before the group", s.Name, m.Name)
 		}
 		b = p.order.AppendUint32(b, mi)
 	}

@@ -1,0 +1,68 @@
+package elfobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"testing"
+)
+
+func writeBytes(t *testing.T, o *Object) ([]byte, error) {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := Write(&buf, o)
+	return buf.Bytes(), err
+}
+
+func TestWriteRejectsNULInNames(t *testing.T) {
+	for _, o := range []*Object{
+		{Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64, Symbols: []*Symbol{{Name: "nul\x00inside", Bind: elf.STB_GLOBAL}}},
+		{Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64, Sections: []*Section{{Name: ".te\x00xt", Type: elf.SHT_PROGBITS}}},
+	} {
+		if _, err := writeBytes(t, o); !errors.Is(err, ErrInconsistent) {
+			t.Errorf("got %v, want ErrInconsistent", err)
+		}
+	}
+}
+
+// TestZeroWidthRelocationAtEnd: `.reloc ., R_X86_64_NONE, bar` in an empty
+// section, as assemblers write it.
+func TestZeroWidthRelocationAtEnd(t *testing.T) {
+	bar := &Symbol{Name: "bar", Bind: elf.STB_GLOBAL}
+	empty := &Section{Name: ".empty", Type: elf.SHT_PROGBITS, Relocs: []Reloc{{Offset: 0, Type: elf.R_X86_64_NONE, Symbol: bar}}}
+	o := &Object{Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64, Sections: []*Section{empty}, Symbols: []*Symbol{bar}}
+	if _, err := writeBytes(t, o); err != nil {
+		t.Fatal(err)
+	}
+	empty.Relocs[0].Type = elf.R_X86_64_8
+	if _, err := writeBytes(t, o); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("a 1-byte relocation in an empty section: %v, want ErrInconsistent", err)
+	}
+}
+
+func TestGroupRules(t *testing.T) {
+	text := &Section{Name: ".text.f", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR | elf.SHF_GROUP, Data: []byte{0xc3}}
+	sig := &Symbol{Name: "f", Type: elf.STT_FUNC, Bind: elf.STB_WEAK, Section: text, Size: 1}
+	group := &Section{Name: ".group", Type: elf.SHT_GROUP, Addralign: 4, Group: &Group{Signature: sig, Flags: GRP_COMDAT, Members: []*Section{text}}}
+	o := &Object{Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64, Sections: []*Section{group, text}, Symbols: []*Symbol{sig}}
+	data, err := writeBytes(t, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := f.Section(".group"); g.Entsize != 4 || g.Size != 8 {
+		t.Errorf("group entsize %d size %d, want 4 and 8", g.Entsize, g.Size)
+	}
+	o.Sections = []*Section{text, group}
+	if _, err := writeBytes(t, o); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("group after its member: %v, want ErrInconsistent", err)
+	}
+	o.Sections = []*Section{group, text}
+	group.Group.Signature = nil
+	if _, err := writeBytes(t, o); !errors.Is(err, ErrInconsistent) {
+		t.Errorf("group without signature: %v, want ErrInconsistent", err)
+	}
+}
