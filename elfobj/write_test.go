@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"io"
+	"runtime"
 	"testing"
 )
 
@@ -64,5 +66,33 @@ func TestGroupRules(t *testing.T) {
 	group.Group.Signature = nil
 	if _, err := writeBytes(t, o); !errors.Is(err, ErrInconsistent) {
 		t.Errorf("group without signature: %v, want ErrInconsistent", err)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestWriteStreamsLargeSection writes a 1 GiB section from a reader: the
+// memory allocated does not grow with it.
+func TestWriteStreamsLargeSection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1 GiB")
+	}
+	const size = 1 << 30
+	big := &Section{Name: ".llvm.offloading", Type: SHT_LLVM_OFFLOADING, Flags: SHF_EXCLUDE, Addralign: 8, Reader: io.LimitReader(zeroReader{}, size), Size: size}
+	o := &Object{Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64, Sections: []*Section{big}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	n, err := Write(io.Discard, o)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < size {
+		t.Errorf("wrote %d bytes", n)
+	}
+	if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
+		t.Errorf("allocated %d bytes to stream a %d-byte section", grown, size)
 	}
 }
