@@ -96,3 +96,21 @@ func TestWriteStreamsLargeSection(t *testing.T) {
 		t.Errorf("allocated %d bytes to stream a %d-byte section", grown, size)
 	}
 }
+
+func TestForTriple(t *testing.T) {
+	for triple, want := range map[string]Object{
+		"x86_64-unknown-linux-gnu":      {Data: elf.ELFDATA2LSB, Machine: elf.EM_X86_64},
+		"aarch64-linux-gnu":             {Data: elf.ELFDATA2LSB, Machine: elf.EM_AARCH64},
+		"powerpc64le-unknown-linux-gnu": {Data: elf.ELFDATA2LSB, Machine: elf.EM_PPC64, Flags: 2},
+		"powerpc64-unknown-linux-gnu":   {Data: elf.ELFDATA2MSB, Machine: elf.EM_PPC64},
+		"riscv64-unknown-linux-gnu":     {Data: elf.ELFDATA2LSB, Machine: elf.EM_RISCV, Flags: 5},
+	} {
+		o, err := ForTriple(triple)
+		if err != nil || o.Data != want.Data || o.Machine != want.Machine || o.Flags != want.Flags {
+			t.Errorf("ForTriple(%q) = %+v, %v", triple, o, err)
+		}
+	}
+	if _, err := ForTriple("nvptx64-nvidia-cuda"); err == nil {
+		t.Error("ForTriple(nvptx64) succeeded")
+	}
+}

@@ -1,0 +1,397 @@
+package entries
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+var releasesWithClang = []int{15, 16, 19, 22}
+
+func release(t testing.TB, major int) *offload.Release {
+	t.Helper()
+	r, err := offload.LookupRelease(major)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// compile runs clang of release major on src with args and returns the object.
+func compile(t *testing.T, major int, src, out string, args ...string) string {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	cmd := exec.Command(clang, append(append([]string{}, args...), "-c", src, "-o", out)...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", clang, err, msg)
+	}
+	return out
+}
+
+// openMPFlags are the flags that compile the OpenMP sources with clang major.
+func openMPFlags(major int) []string {
+	args := []string{"-O0", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu"}
+	if major == 15 {
+		return append(args, "-fopenmp-version=51")
+	}
+	return append(args, "-fopenmp-version=52", "-DUSE_ENTER")
+}
+
+// hipFlags compile a HIP source for the host with the new driver.
+var hipFlags = []string{"-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "--offload-new-driver"}
+
+// testObject is an object with entries, the clang release that made it, and
+// its host triple.
+type testObject struct {
+	major  int
+	triple string
+}
+
+// crossHosts are the other host machines, compiled for an amdgcn target
+// without the device side (clang has no riscv64 OpenMP offload target).
+var crossHosts = []string{"aarch64-linux-gnu", "powerpc64le-linux-gnu", "riscv64-linux-gnu"}
+
+// testObjects compiles the test sources with the clang of every release that
+// is installed, for x86-64 and the other host machines, and lists them with
+// the fixture objects of the shared reference, which need no tool.
+func testObjects(t *testing.T) map[string]testObject {
+	t.Helper()
+	dir := t.TempDir()
+	const x86 = "x86_64-unknown-linux-gnu"
+	objs := map[string]testObject{}
+	for _, major := range []int{15, 16, 19, 22} {
+		objs[filepath.Join("..", "offload", "testdata", "llvm", "host-objects", fmt.Sprintf("openmp-x86-llvm%d.o", major))] = testObject{major, x86}
+	}
+	for _, major := range releasesWithClang {
+		for _, src := range []string{"omp_plain.c", "omp_usm.c"} {
+			out := filepath.Join(dir, fmt.Sprintf("%s-%d.o", strings.TrimSuffix(src, ".c"), major))
+			objs[compile(t, major, filepath.Join("testdata", src), out, openMPFlags(major)...)] = testObject{major, x86}
+			for _, host := range crossHosts {
+				out := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.o", strings.TrimSuffix(src, ".c"), host, major))
+				args := append(openMPFlags(major)[:2:2], "-target", host, "-fopenmp-targets=amdgcn-amd-amdhsa", "--offload-host-only")
+				args = append(args, openMPFlags(major)[3:]...)
+				objs[compile(t, major, filepath.Join("testdata", src), out, args...)] = testObject{major, host}
+			}
+		}
+		if major >= 19 {
+			out := filepath.Join(dir, fmt.Sprintf("hip-%d.o", major))
+			objs[compile(t, major, filepath.Join("testdata", "k.hip"), out, hipFlags...)] = testObject{major, x86}
+		}
+	}
+	return objs
+}
+
+func readFile(t *testing.T, path string) *elfobj.File {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func readEntries(t *testing.T, path string, r *offload.Release) []Entry {
+	t.Helper()
+	ents, err := Read(readFile(t, path), r)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return ents
+}
+
+// readelfView is what llvm-readelf -r -x -p shows of an entries section.
+type readelfView struct {
+	data    []byte
+	relocs  map[uint64][2]string // offset: symbol, addend (hex, signed)
+	strings map[string]map[uint64]string
+}
+
+var (
+	hexLine   = regexp.MustCompile(`^0x[0-9a-f]+ ((?:[0-9a-f]{2,8} ?)+)`)
+	relocLine = regexp.MustCompile(`^([0-9a-f]{16})\s+[0-9a-f]{16}\s+\S+\s+[0-9a-f]{16}\s+(\S+)\s+([+-])\s+([0-9a-f]+)$`)
+	strLine   = regexp.MustCompile(`^\[\s*([0-9a-f]+)\]\s(.*)$`)
+)
+
+func readelf(t *testing.T, tool string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(tool, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s", tool, args, err, out)
+	}
+	return string(out)
+}
+
+func viewSection(t *testing.T, tool, path, section string) readelfView {
+	t.Helper()
+	v := readelfView{relocs: map[uint64][2]string{}, strings: map[string]map[uint64]string{}}
+	for _, line := range strings.Split(readelf(t, tool, "-x", section, path), "\n") {
+		if m := hexLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			for _, g := range strings.Fields(m[1]) {
+				b, _ := hex.DecodeString(g)
+				v.data = append(v.data, b...)
+			}
+		}
+	}
+	in := false
+	for _, line := range strings.Split(readelf(t, tool, "-r", "--wide", path), "\n") {
+		if strings.HasPrefix(line, "Relocation section ") {
+			in = strings.Contains(line, "'.rela"+section+"'")
+			continue
+		}
+		if m := relocLine.FindStringSubmatch(strings.TrimSpace(line)); in && m != nil {
+			off, _ := strconv.ParseUint(m[1], 16, 64)
+			v.relocs[off] = [2]string{m[2], m[3] + m[4]}
+		}
+	}
+	return v
+}
+
+// stringAt returns the string at off of section sec as llvm-readelf -p shows it.
+func (v *readelfView) stringAt(t *testing.T, tool, path, sec string, off uint64) string {
+	t.Helper()
+	strs, ok := v.strings[sec]
+	if !ok {
+		strs = map[uint64]string{}
+		for _, line := range strings.Split(readelf(t, tool, "-p", sec, path), "\n") {
+			if m := strLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+				o, _ := strconv.ParseUint(m[1], 16, 64)
+				strs[o] = m[2]
+			}
+		}
+		v.strings[sec] = strs
+	}
+	if s, ok := strs[off]; ok {
+		return s
+	}
+	for o, s := range strs { // a string that shares the tail of another
+		if off > o && off < o+uint64(len(s)) {
+			return s[off-o:]
+		}
+	}
+	return ""
+}
+
+// TestReadMatchesReadelf: every entry read from objects that clang 15, 16, 19
+// and 22 make (and from the fixture objects) equals what llvm-readelf shows of
+// its section bytes, relocations and strings.
+func TestReadMatchesReadelf(t *testing.T) {
+	tool := tooltest.Tool(t, "llvm-readelf", 19)
+	for path, obj := range testObjects(t) {
+		r := release(t, obj.major)
+		ents := readEntries(t, path, r)
+		if len(ents) == 0 {
+			t.Errorf("%s: no entries", path)
+		}
+		views := map[string]*readelfView{}
+		for _, e := range ents {
+			v, ok := views[e.Section]
+			if !ok {
+				vv := viewSection(t, tool, path, e.Section)
+				v, views[e.Section] = &vv, &vv
+			}
+			checkAgainstReadelf(t, tool, path, r, v, e)
+		}
+	}
+}
+
+func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v *readelfView, e Entry) {
+	t.Helper()
+	where := fmt.Sprintf("%s %s[%d]", filepath.Base(path), e.Section, e.Index)
+	size := e.Layout.Size()
+	b := v.data[e.Index*size : (e.Index+1)*size]
+	le := binary.LittleEndian
+	var wantSize, wantData uint64
+	var wantFlags uint32
+	wantKind, _ := offload.EntrySectionKind(e.Section)
+	if e.Layout == offload.EntryV1 {
+		wantKind = r.OffloadKindOf(le.Uint16(b[10:]))
+		wantFlags, wantSize, wantData = le.Uint32(b[12:]), le.Uint64(b[32:]), le.Uint64(b[40:])
+	} else {
+		wantSize, wantFlags, wantData = le.Uint64(b[16:]), le.Uint32(b[24:]), uint64(le.Uint32(b[28:]))
+	}
+	if e.Kind != wantKind || e.Size != wantSize || e.Flags != wantFlags || e.Data != wantData {
+		t.Errorf("%s: kind %v size %d flags %#x data %d; readelf: %v %d %#x %d", where, e.Kind, e.Size, e.Flags, e.Data, wantKind, wantSize, wantFlags, wantData)
+	}
+	base := uint64(e.Index * size)
+	addr, ok := v.relocs[base+uint64(e.Layout.AddrOffset())]
+	want := offload.SymbolRef{}
+	if ok {
+		n, _ := strconv.ParseInt(addr[1], 16, 64)
+		want = offload.SymbolRef{Symbol: addr[0], Addend: n}
+	}
+	if e.Address != want {
+		t.Errorf("%s: address %v; readelf %v", where, e.Address, want)
+	}
+	name, ok := v.relocs[base+uint64(e.Layout.NameOffset())]
+	if !ok {
+		t.Fatalf("%s: readelf shows no name relocation", where)
+	}
+	off, _ := strconv.ParseUint(strings.TrimPrefix(name[1], "+"), 16, 64)
+	sec := name[0]
+	if strings.HasPrefix(sec, r.EntryNameSymbol) {
+		// Relocated against the string's own symbol (riscv64): find it
+		// with debug/elf.
+		sec, off = symbolPlace(t, path, sec, off)
+	}
+	if s := v.stringAt(t, tool, path, sec, off); s != e.Name {
+		t.Errorf("%s: name %q; readelf %q at %s+%#x", where, e.Name, s, name[0], off)
+	}
+}
+
+// symbolPlace returns the section and offset of symbol name plus off, as
+// debug/elf reads them.
+func symbolPlace(t *testing.T, path, name string, off uint64) (string, uint64) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name == name && int(s.Section) < len(f.Sections) {
+			return f.Sections[s.Section].Name, s.Value + off
+		}
+	}
+	t.Fatalf("%s: no symbol %s", path, name)
+	return "", 0
+}
+
+// symbolView is what the comparison keeps of a symbol.
+type symbolView struct {
+	name       string
+	bind       elf.SymBind
+	vis        elf.SymVis
+	size, val  uint64
+	typ        elf.SymType
+	sectionNam string
+}
+
+// TestWriteMatchesClang writes the entries read from clang-N's objects with
+// release N and compares the entries sections, their relocations and the
+// entry symbols with clang's.
+func TestWriteMatchesClang(t *testing.T) {
+	for path, obj := range testObjects(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			r := release(t, obj.major)
+			ents := readEntries(t, path, r)
+			o, err := elfobj.ForTriple(obj.triple)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain := make([]offload.Entry, len(ents))
+			for i, e := range ents {
+				plain[i] = e.Entry
+			}
+			if err := Write(o, r, plain); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if _, err := elfobj.Write(&buf, o); err != nil {
+				t.Fatal(err)
+			}
+			ours, err := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareTables(t, readFile(t, path), ours, r)
+		})
+	}
+}
+
+func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {
+	t.Helper()
+	for _, sec := range []string{r.OpenMPEntries, r.CUDAEntries, r.HIPEntries} {
+		cs, os := clang.Section(sec), ours.Section(sec)
+		if cs == nil && os == nil {
+			continue
+		}
+		if cs == nil || os == nil {
+			t.Errorf("section %s: in clang's object %v, in ours %v", sec, cs != nil, os != nil)
+			continue
+		}
+		cd, _ := cs.Data()
+		od, _ := os.Data()
+		if !bytes.Equal(cd, od) || cs.Flags != os.Flags || cs.Addralign != os.Addralign || cs.Entsize != os.Entsize {
+			t.Errorf("section %s: flags %v/%v align %d/%d entsize %d/%d bytes equal %v", sec, cs.Flags, os.Flags, cs.Addralign, os.Addralign, cs.Entsize, os.Entsize, bytes.Equal(cd, od))
+		}
+		cr, or := relocsView(t, clang, cs, r.EntryNameSymbol), relocsView(t, ours, os, r.EntryNameSymbol)
+		if fmt.Sprint(cr) != fmt.Sprint(or) {
+			t.Errorf("section %s relocations:\nclang %v\nours  %v", sec, cr, or)
+		}
+	}
+	cs, os := entrySymbols(t, clang, r), entrySymbols(t, ours, r)
+	if fmt.Sprint(cs) != fmt.Sprint(os) {
+		t.Errorf("entry symbols:\nclang %v\nours  %v", cs, os)
+	}
+}
+
+// relocsView lists the relocations of sec as offset, type, and either the
+// symbol and addend, or the string a section symbol plus addend points to.
+func relocsView(t *testing.T, f *elfobj.File, sec *elfobj.FileSection, nameSym string) []string {
+	t.Helper()
+	var out []string
+	for _, rs := range f.SectionsByType(elf.SHT_RELA) {
+		if int(rs.Info) != sec.Index {
+			continue
+		}
+		rels, err := f.Relocations(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rels {
+			target := fmt.Sprintf("%s%+d", r.Symbol.Name, r.Addend)
+			// A name pointer: compare the string, whether through the
+			// section symbol or the string's own (numbered) symbol.
+			if r.Symbol.Type() == elf.STT_SECTION || strings.HasPrefix(r.Symbol.Name, nameSym) {
+				data, _ := f.Sections[r.Symbol.Section].Data()
+				s := data[r.Symbol.Value+uint64(r.Addend):]
+				kind := "section"
+				if r.Symbol.Type() != elf.STT_SECTION {
+					kind = "symbol"
+				}
+				target = fmt.Sprintf("%s string %q", kind, s[:bytes.IndexByte(s, 0)])
+			}
+			out = append(out, fmt.Sprintf("%#x %v %s", r.Offset, elfobj.RelocTypeOf(f.Machine, r.Type), target))
+		}
+	}
+	return out
+}
+
+func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView {
+	t.Helper()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []symbolView
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, r.EntrySymbolPrefix) || strings.HasSuffix(s.Name, ".region_id") {
+			out = append(out, symbolView{s.Name, s.Bind(), elf.SymVis(s.Other & 3), s.Size, s.Value, s.Type(), f.Sections[s.Section].Name})
+		}
+	}
+	// The order in the symbol table means nothing here.
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}

@@ -1,0 +1,256 @@
+package entries
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
+)
+
+// ErrFormat marks an entries section that cannot be read.
+var ErrFormat = errors.New("malformed offload entries")
+
+// Entry is an offload entry read from a file.
+type Entry struct {
+	offload.Entry
+	Section string              // the entries section it is in
+	Layout  offload.EntryLayout // detected from the section's name
+	Index   int                 // its position in the section
+	Raw     offload.RawEntry    // its fields as stored
+}
+
+// Read returns every offload entry of f, section by section in file order.
+// In a relocatable object the pointers are resolved through the RELA
+// relocations to a symbol (a section symbol is named by its section) and an
+// addend; in an executable or shared object through the dynamic relocations
+// (relative ones, and absolute ones against a symbol) or, without one, the
+// stored address, named by the symbol defined there. The name is the string
+// the name pointer points to. The layout is detected from the section's name
+// (the legacy sections, llvm_offload_entries, and both with the suffix of a
+// relocatable link); release r numbers the kinds of 56-byte entries.
+func Read(f *elfobj.File, r *offload.Release) ([]Entry, error) {
+	rs, err := newResolver(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	for _, s := range f.Sections[1:] {
+		layout, ok := offload.DetectEntryLayout(s.Name)
+		if !ok || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		ents, err := rs.section(s, layout, r)
+		if err != nil {
+			return out, fmt.Errorf("entries: section %q: %w", s.Name, err)
+		}
+		out = append(out, ents...)
+	}
+	return out, nil
+}
+
+// resolver turns pointer fields into symbols and strings.
+type resolver struct {
+	f      *elfobj.File
+	mc     machine
+	order  binary.ByteOrder
+	syms   []elfobj.FileSymbol
+	byAddr map[uint64]*elfobj.FileSymbol // linked files: the symbol named at an address
+	dyn    map[uint64]elfobj.FileReloc   // linked files: dynamic relocations by address
+	data   map[int][]byte
+}
+
+func newResolver(f *elfobj.File) (*resolver, error) {
+	mc, err := machineOf(f.Machine)
+	if err != nil {
+		return nil, err
+	}
+	rs := &resolver{f: f, mc: mc, order: binary.LittleEndian, data: map[int][]byte{}}
+	if f.Data == elf.ELFDATA2MSB {
+		rs.order = binary.BigEndian
+	}
+	if rs.syms, err = f.Symbols(); err != nil {
+		return nil, err
+	}
+	if f.Type == elf.ET_REL {
+		return rs, nil
+	}
+	if len(rs.syms) == 0 {
+		if rs.syms, err = f.DynamicSymbols(); err != nil {
+			return nil, err
+		}
+	}
+	rs.byAddr = map[uint64]*elfobj.FileSymbol{}
+	for i := range rs.syms {
+		s := &rs.syms[i]
+		if s.Section == elf.SHN_UNDEF || s.Type() == elf.STT_SECTION || s.Type() == elf.STT_FILE || s.Name == "" {
+			continue
+		}
+		if old, ok := rs.byAddr[s.Value]; !ok || rank(s) < rank(old) {
+			rs.byAddr[s.Value] = s
+		}
+	}
+	dyn, err := f.DynamicRelocations()
+	if err != nil {
+		return nil, err
+	}
+	rs.dyn = make(map[uint64]elfobj.FileReloc, len(dyn))
+	for _, r := range dyn {
+		rs.dyn[r.Offset] = r
+	}
+	return rs, nil
+}
+
+// rank orders the symbols at one address: global, weak, then local.
+func rank(s *elfobj.FileSymbol) int {
+	switch s.Bind() {
+	case elf.STB_GLOBAL:
+		return 0
+	case elf.STB_WEAK:
+		return 1
+	}
+	return 2
+}
+
+func (rs *resolver) sectionData(i int) ([]byte, error) {
+	if d, ok := rs.data[i]; ok {
+		return d, nil
+	}
+	d, err := rs.f.Sections[i].Data()
+	rs.data[i] = d
+	return d, err
+}
+
+// section reads the entries of s.
+func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *offload.Release) ([]Entry, error) {
+	data, err := rs.sectionData(s.Index)
+	if err != nil {
+		return nil, err
+	}
+	raws, err := layout.DecodeAll(rs.order, data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	kind, _ := offload.EntrySectionKind(s.Name)
+	var relocs map[uint64]elfobj.FileReloc
+	if rs.f.Type == elf.ET_REL {
+		if relocs, err = rs.relocsOf(s); err != nil {
+			return nil, err
+		}
+	}
+	size := uint64(layout.Size())
+	out := make([]Entry, len(raws))
+	for i, raw := range raws {
+		base := uint64(i) * size
+		e := Entry{Entry: offload.EntryFromRaw(r, layout, kind, raw), Section: s.Name, Layout: layout, Index: i, Raw: raw}
+		var name location
+		e.Address, _ = rs.pointer(s, relocs, base+uint64(layout.AddrOffset()), raw.Addr)
+		_, name = rs.pointer(s, relocs, base+uint64(layout.NameOffset()), raw.Name)
+		if e.Name, err = rs.cString(name); err != nil {
+			return nil, fmt.Errorf("entry %d: name: %w", i, err)
+		}
+		if auxOff, ok := layout.AuxOffset(); ok {
+			e.Aux, _ = rs.pointer(s, relocs, base+uint64(auxOff), raw.Aux)
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+// relocsOf returns the relocations that apply to s, by offset.
+func (rs *resolver) relocsOf(s *elfobj.FileSection) (map[uint64]elfobj.FileReloc, error) {
+	m := map[uint64]elfobj.FileReloc{}
+	for _, rsec := range rs.f.Sections[1:] {
+		if (rsec.Type != elf.SHT_RELA && rsec.Type != elf.SHT_REL) || int(rsec.Info) != s.Index {
+			continue
+		}
+		rels, err := rs.f.Relocations(rsec)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rels {
+			m[r.Offset] = r
+		}
+	}
+	return m, nil
+}
+
+// location is where a pointer points: a section and an offset in it (for a
+// relocatable object), or an address (for a linked file).
+type location struct {
+	section int // 0: unknown
+	offset  uint64
+	addr    uint64
+	linked  bool
+}
+
+// pointer resolves the pointer field at off of section s, whose stored value
+// is stored.
+func (rs *resolver) pointer(s *elfobj.FileSection, relocs map[uint64]elfobj.FileReloc, off, stored uint64) (offload.SymbolRef, location) {
+	if rs.f.Type == elf.ET_REL {
+		r, ok := relocs[off]
+		if !ok || r.Symbol == nil {
+			return offload.SymbolRef{Addend: int64(stored) + r.Addend}, location{}
+		}
+		ref := offload.SymbolRef{Symbol: r.Symbol.Name, Addend: r.Addend}
+		if r.Symbol.Type() == elf.STT_SECTION && int(r.Symbol.Section) < len(rs.f.Sections) {
+			ref.Symbol = rs.f.Sections[r.Symbol.Section].Name
+		}
+		loc := location{}
+		if sec := int(r.Symbol.Section); sec > 0 && sec < len(rs.f.Sections) {
+			loc = location{section: sec, offset: r.Symbol.Value + uint64(r.Addend)}
+		}
+		return ref, loc
+	}
+	addr := stored
+	if r, ok := rs.dyn[s.Addr+off]; ok {
+		switch {
+		case contains(rs.mc.dynRelative, r.Type):
+			addr = uint64(r.Addend)
+		case contains(rs.mc.dynAbsolute, r.Type) && r.Symbol != nil:
+			if r.Symbol.Section == elf.SHN_UNDEF {
+				return offload.SymbolRef{Symbol: r.Symbol.Name, Addend: r.Addend}, location{}
+			}
+			addr = r.Symbol.Value + uint64(r.Addend)
+		}
+	}
+	if addr == 0 {
+		return offload.SymbolRef{}, location{}
+	}
+	if sym, ok := rs.byAddr[addr]; ok {
+		return offload.SymbolRef{Symbol: sym.Name}, location{addr: addr, linked: true}
+	}
+	return offload.SymbolRef{Addend: int64(addr)}, location{addr: addr, linked: true}
+}
+
+// cString reads the NUL-terminated string at loc.
+func (rs *resolver) cString(loc location) (string, error) {
+	sec, off := loc.section, loc.offset
+	if loc.linked {
+		sec = 0
+		for _, s := range rs.f.Sections[1:] {
+			if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && loc.addr >= s.Addr && loc.addr-s.Addr < s.Size {
+				sec, off = s.Index, loc.addr-s.Addr
+				break
+			}
+		}
+	}
+	if sec == 0 {
+		return "", fmt.Errorf("%w: the name pointer points nowhere", ErrFormat)
+	}
+	data, err := rs.sectionData(sec)
+	if err != nil {
+		return "", err
+	}
+	if off >= uint64(len(data)) {
+		return "", fmt.Errorf("%w: name at %#x past the end of section %q", ErrFormat, off, rs.f.Sections[sec].Name)
+	}
+	end := bytes.IndexByte(data[off:], 0)
+	if end < 0 {
+		return "", fmt.Errorf("%w: name at %#x of section %q is not NUL-terminated", ErrFormat, off, rs.f.Sections[sec].Name)
+	}
+	return string(data[off : off+uint64(end)]), nil
+}
