@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
+	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -14,7 +14,7 @@ func runList(args []string, stdout io.Writer) error {
 	var llvm string
 	var asJSON bool
 	fs := newFlags("list", &llvm)
-	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file (per member of an archive)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -27,14 +27,34 @@ func runList(args []string, stdout io.Writer) error {
 	}
 	opt := &offload.ReadOptions{Release: rel}
 	for _, name := range fs.Args() {
-		bins, err := readFile(name, opt)
+		if err := listFile(stdout, name, opt, asJSON); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) error {
+	ins, done, err := openInputs(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer done()
+	for _, in := range ins {
+		bins, err := in.binaries(opt)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", in.name, err)
+		}
+		var ents []entries.Entry
+		if in.elf != nil {
+			if ents, err = entries.Read(in.elf, opt.Release); err != nil {
+				return fmt.Errorf("%s: %w", in.name, err)
+			}
 		}
 		if asJSON {
-			err = printJSON(stdout, name, bins)
+			err = printJSON(w, in.name, bins, ents)
 		} else {
-			err = printText(stdout, bins)
+			err = printText(w, in, bins, ents)
 		}
 		if err != nil {
 			return err
@@ -43,49 +63,59 @@ func runList(args []string, stdout io.Writer) error {
 	return nil
 }
 
-func readFile(name string, opt *offload.ReadOptions) ([]*offload.Binary, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+// printText prints what llvm-objdump --offloading prints (the file's format
+// line for an ELF file, then the images numbered from 0), then the entries.
+func printText(w io.Writer, in input, bins []located, ents []entries.Entry) error {
+	var sb strings.Builder
+	if in.elf != nil {
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.name, fileFormat(in.elf))
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() == 0 {
-		// As llvm-objdump: an empty file is no OffloadBinary.
-		return nil, fmt.Errorf("empty file: %w", offload.ErrInvalid)
-	}
-	var magic [8]byte
-	n, _ := f.ReadAt(magic[:], 0)
-	if m := string(magic[:n]); strings.HasPrefix(m, "\x7fELF") || strings.HasPrefix(m, "!<arch>\n") {
-		return nil, fmt.Errorf("an object or archive: list reads raw OffloadBinary files only, for now")
-	}
-	return offload.ReadAll(f, st.Size(), opt)
-}
-
-// printText prints what llvm-objdump --offloading prints for a raw OffloadBinary
-// file: the images numbered from 0, with no file header.
-func printText(w io.Writer, bins []*offload.Binary) error {
 	i := 0
 	for _, b := range bins {
 		for _, im := range b.Images {
-			_, err := fmt.Fprintf(w, "\nOFFLOADING IMAGE [%d]:\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n", i,
+			fmt.Fprintf(&sb, "\nOFFLOADING IMAGE [%d]:\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n", i,
 				"kind", im.Kind, "arch", im.Arch(), "triple", im.Triple(), "producer", im.OffloadKind)
-			if err != nil {
-				return err
-			}
 			i++
 		}
 	}
-	return nil
+	section := ""
+	for _, e := range ents {
+		if e.Section != section {
+			section = e.Section
+			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", section, e.Layout)
+		}
+		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), e.Address, e.Size, flagsString(e.Entry), e.Data)
+		if !e.Aux.IsNull() {
+			fmt.Fprintf(&sb, " aux=%s", e.Aux)
+		}
+		sb.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+func quoteName(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\"") {
+		return fmt.Sprintf("%q", s)
+	}
+	return s
+}
+
+// flagsString names the flags of an entry by its kind.
+func flagsString(e offload.Entry) string {
+	switch e.Kind {
+	case offload.OffloadOpenMP:
+		return offload.OpenMPFlags(e.Flags).String()
+	case offload.OffloadCUDA, offload.OffloadHIP:
+		return offload.GPUFlags(e.Flags).String()
+	}
+	return fmt.Sprintf("%#x", e.Flags)
 }
 
 type jsonFile struct {
 	File    string      `json:"file"`
 	Images  []jsonImage `json:"images"`
-	Entries []any       `json:"entries"`
+	Entries []jsonEntry `json:"entries"`
 }
 
 type jsonImage struct {
@@ -103,8 +133,21 @@ type jsonImage struct {
 	ImageSize   uint64            `json:"image_size"`
 }
 
-func printJSON(w io.Writer, name string, bins []*offload.Binary) error {
-	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []any{}}
+type jsonEntry struct {
+	Section string `json:"section"`
+	Format  string `json:"format"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+	Symbol  string `json:"symbol"`
+	Addend  int64  `json:"addend"`
+	Size    uint64 `json:"size"`
+	Flags   uint32 `json:"flags"`
+	Data    uint64 `json:"data"`
+	Aux     string `json:"aux"`
+}
+
+func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry) error {
+	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}}
 	for _, b := range bins {
 		for _, im := range b.Images {
 			strs := make(map[string]string, len(im.Strings))
@@ -112,12 +155,20 @@ func printJSON(w io.Writer, name string, bins []*offload.Binary) error {
 				strs[kv.Key] = kv.Value
 			}
 			out.Images = append(out.Images, jsonImage{
-				Index: len(out.Images), Offset: b.Offset, Size: b.Size, Version: b.Version,
+				Index: len(out.Images), Offset: b.base + b.Offset, Size: b.Size, Version: b.Version,
 				ImageKind: im.Kind.String(), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
 				Triple: im.Triple(), Arch: im.Arch(), Strings: strs,
 				ImageOffset: im.ImageOffset, ImageSize: im.ImageSize,
 			})
 		}
+	}
+	for _, e := range ents {
+		je := jsonEntry{Section: e.Section, Format: e.Layout.String(), Kind: e.Kind.String(), Name: e.Name,
+			Symbol: e.Address.Symbol, Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Data: e.Data}
+		if !e.Aux.IsNull() {
+			je.Aux = e.Aux.String()
+		}
+		out.Entries = append(out.Entries, je)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

@@ -5,10 +5,17 @@
 //
 //	goffload package -o OUT [--llvm N] --image file=F,triple=T[,arch=A][,kind=K][,key=V]...
 //	goffload list [--json] [--llvm N] FILE...
+//	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
+//	goffload check [--llvm N] FILE...
 //
 // `package` writes what clang-offload-packager of LLVM release N writes for the
-// same arguments, byte for byte. `list` prints the OffloadBinaries in each file
-// as `llvm-objdump --offloading` does, or as JSON.
+// same arguments, byte for byte. `list` prints the OffloadBinaries of raw
+// binaries, objects, archives, executables and shared objects as
+// `llvm-objdump --offloading` does, then their offload entries; or JSON.
+// `entries` writes an object holding the offload entries of SPEC.json as
+// clang of release N emits them for host triple T. `check` reports every
+// entry of a linked program or fat object whose name is not a symbol of the
+// device images it carries, and exits 1 if there is one.
 //
 // Every subcommand takes --llvm N (15 to 22, default 22): the release whose
 // format to write and whose numbering to read offload kinds by. The exit status
@@ -33,7 +40,9 @@ type command struct {
 
 var commands = []command{
 	{"package", "-o OUT [--llvm N] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does", runPackage},
-	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does", runList},
+	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
+	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
+	{"check", "[--llvm N] FILE...", "report entries whose name no device image of the file defines", runCheck},
 }
 
 func main() {
@@ -63,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, errUsage):
 			return 1
+		case errors.As(err, new(errMissing)):
+			return 1 // check printed what is missing
 		}
 		fmt.Fprintf(stderr, "goffload %s: %v\n", c.name, oneLine(err))
 		return 1

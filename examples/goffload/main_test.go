@@ -176,3 +176,114 @@ func TestPackageMatchesPackagerCLI(t *testing.T) {
 		})
 	}
 }
+
+// withoutEntries drops the entry tables that list prints after the images.
+func withoutEntries(s string) string {
+	var out []string
+	skip := false
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(line, "OFFLOADING ENTRIES"):
+			skip = true
+			if n := len(out); n > 0 && out[n-1] == "" {
+				out = out[:n-1]
+			}
+			continue
+		case skip && strings.HasPrefix(line, "  ["):
+			continue
+		}
+		skip = false
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestListObjectsMatchesObjdump lists objects and an archive of them: the
+// images are what llvm-objdump --offloading prints, the entries follow.
+func TestListObjectsMatchesObjdump(t *testing.T) {
+	dir := t.TempDir()
+	var objs []string
+	for _, n := range []int{15, 16, 19, 22} {
+		objs = append(objs, testdata("host-objects", fmt.Sprintf("openmp-x86-llvm%d.o", n)))
+	}
+	arPath, err := exec.LookPath("ar")
+	if err != nil {
+		tooltest.Missing(t, "ar not found")
+	}
+	lib := filepath.Join(dir, "libhost.a")
+	if msg, err := exec.Command(arPath, append([]string{"rcs", lib}, objs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	for _, major := range []int{19, 22} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			objdump := tooltest.Tool(t, "llvm-objdump", major)
+			for _, f := range append(objs, lib) {
+				want, err := exec.Command(objdump, "--offloading", f).Output()
+				if err != nil {
+					t.Fatalf("%s: %v", f, err)
+				}
+				got, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), f)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", f, code, stderr)
+				}
+				if withoutEntries(got) != string(want) {
+					t.Errorf("%s:\n got %q\nwant %q", f, withoutEntries(got), want)
+				}
+				if !strings.Contains(got, "OFFLOADING ENTRIES [") {
+					t.Errorf("%s: no entries listed:\n%s", f, got)
+				}
+			}
+		})
+	}
+}
+
+// TestEntriesSpecThenListAndCheck writes entries from a spec, lists them, and
+// checks the object, which carries no device image.
+func TestEntriesSpecThenListAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "spec.json")
+	const specJSON = `[
+  {"kind": "openmp", "name": "__omp_offloading_10_20_kern_l5", "symbol": ".__omp_offloading_10_20_kern_l5.region_id"},
+  {"kind": "openmp", "name": "gvar", "symbol": "gvar", "size": 4},
+  {"kind": "openmp", "name": "lvar_decl_tgt_ref_ptr", "symbol": "lvar_decl_tgt_ref_ptr", "size": 8, "flags": "link"},
+  {"kind": "hip", "name": "mvar", "symbol": "mvar.managed", "size": 4, "flags": "managed", "data": 4, "aux": "mvar"}
+]`
+	if err := os.WriteFile(spec, []byte(specJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "entries.o")
+	if _, stderr, code := goffload(t, "entries", "--spec", spec, "--triple", "x86_64-unknown-linux-gnu", "-o", out); code != 0 {
+		t.Fatalf("entries: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := goffload(t, "list", "--json", out)
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, stderr)
+	}
+	var got jsonFile
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []jsonEntry{
+		{"llvm_offload_entries", "v1", "openmp", "__omp_offloading_10_20_kern_l5", ".__omp_offloading_10_20_kern_l5.region_id", 0, 0, 0, 0, ""},
+		{"llvm_offload_entries", "v1", "openmp", "gvar", "gvar", 0, 4, 0, 0, ""},
+		{"llvm_offload_entries", "v1", "openmp", "lvar_decl_tgt_ref_ptr", "lvar_decl_tgt_ref_ptr", 0, 8, 1, 0, ""},
+		{"llvm_offload_entries", "v1", "hip", "mvar", "mvar.managed", 0, 4, 1, 4, "mvar"},
+	}
+	if fmt.Sprint(got.Entries) != fmt.Sprint(want) {
+		t.Errorf("entries\n got %+v\nwant %+v", got.Entries, want)
+	}
+	if readelf := tooltest.Find("llvm-readelf", 19); readelf != "" {
+		msg, err := exec.Command(readelf, "--all", out).CombinedOutput()
+		if err != nil || strings.Contains(strings.ToLower(string(msg)), "warning") {
+			t.Errorf("llvm-readelf --all: %v\n%s", err, msg)
+		}
+	}
+	stdout, _, code = goffload(t, "check", out)
+	if code != 1 || !strings.Contains(stdout, "carries no openmp device image") {
+		t.Errorf("check: exit %d\n%s", code, stdout)
+	}
+	stdout, stderr, code = goffload(t, "check", testdata("host-objects", "openmp-x86-llvm19.o"))
+	if code != 0 || !strings.Contains(stdout, "every entry has its symbol") {
+		t.Errorf("check of clang's object: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
