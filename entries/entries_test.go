@@ -395,3 +395,24 @@ func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
+
+func ExampleWrite() {
+	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	r, _ := offload.LookupRelease(19)
+	req, _ := RequiresEntry(r, offload.RequiresUnifiedSharedMemory)
+	if err := Write(o, r, []offload.Entry{KernelEntry("__omp_offloading_10_20_main_l5"), req}); err != nil {
+		panic(err)
+	}
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		panic(err)
+	}
+	f, _ := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	ents, _ := Read(f, r)
+	for _, e := range ents {
+		fmt.Printf("%s[%d] %q -> %v flags=%v data=%d\n", e.Section, e.Index, e.Name, e.Address, offload.OpenMPFlags(e.Flags), e.Data)
+	}
+	// Output:
+	// omp_offloading_entries[0] "__omp_offloading_10_20_main_l5" -> .__omp_offloading_10_20_main_l5.region_id flags=0 data=0
+	// omp_offloading_entries[1] "" -> null flags=requires data=8
+}
