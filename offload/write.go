@@ -47,30 +47,11 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) (
 // depend on size. It returns the number of bytes written, Layout(size).Size on
 // success.
 func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64) (int64, error) {
-	if size < 0 {
-		return 0, fmt.Errorf("image size %d: %w", size, ErrEncoding)
-	}
-	l, st := im.layout(uint64(size))
-	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l, &st)
+	rd, _, err := BinaryReader(r, im, data, size)
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(meta)
-	written := int64(n)
-	if err != nil {
-		return written, err
-	}
-	m, err := io.CopyN(w, data, size)
-	written += m
-	if err == io.EOF {
-		return written, fmt.Errorf("image: got %d of %d bytes: %w", m, size, io.ErrUnexpectedEOF)
-	}
-	if err != nil {
-		return written, err
-	}
-	var pad [Alignment]byte
-	n, err = w.Write(pad[:l.Size-l.ImageOffset-l.ImageSize])
-	return written + int64(n), err
+	return io.Copy(w, rd)
 }
 
 // MarshalBinary returns the version-1 OffloadBinary of im holding data, as
@@ -82,4 +63,44 @@ func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// BinaryReader returns a reader of the version-1 OffloadBinary that
+// WriteBinary would write, and its layout: the image is read from data only
+// as the returned reader is read, so a binary can be streamed into an object
+// without being held in memory.
+func BinaryReader(r *Release, im *Image, data io.Reader, size int64) (io.Reader, Layout, error) {
+	if size < 0 {
+		return nil, Layout{}, fmt.Errorf("image size %d: %w", size, ErrEncoding)
+	}
+	l, st := im.layout(uint64(size))
+	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l, &st)
+	if err != nil {
+		return nil, Layout{}, err
+	}
+	pad := make([]byte, l.Size-l.ImageOffset-l.ImageSize)
+	return io.MultiReader(bytes.NewReader(meta), &exactReader{r: data, n: size}, bytes.NewReader(pad)), l, nil
+}
+
+// exactReader reads exactly n bytes from r: fewer is io.ErrUnexpectedEOF.
+type exactReader struct {
+	r io.Reader
+	n int64
+}
+
+func (e *exactReader) Read(p []byte) (int, error) {
+	if e.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > e.n {
+		p = p[:e.n]
+	}
+	n, err := e.r.Read(p)
+	e.n -= int64(n)
+	if err == io.EOF && e.n > 0 {
+		err = io.ErrUnexpectedEOF
+	} else if err == io.EOF {
+		err = nil
+	}
+	return n, err
 }

@@ -1,6 +1,8 @@
 package offload
 
 import (
+	"bytes"
+	"errors"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -39,5 +41,26 @@ func TestWriteBinaryStreamsLargeImage(t *testing.T) {
 	}
 	if grown := after.TotalAlloc - before.TotalAlloc; grown > 1<<20 {
 		t.Errorf("allocated %d bytes to stream a %d-byte image", grown, int64(size))
+	}
+}
+
+func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
+	data := []byte("0123456789abc")
+	want, err := MarshalBinary(Default(), &im, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, l, err := BinaryReader(Default(), &im, bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(got, want) || l.Size != uint64(len(want)) {
+		t.Fatalf("BinaryReader: %d bytes (layout %d), %v; WriteBinary %d bytes", len(got), l.Size, err, len(want))
+	}
+	r, _, _ = BinaryReader(Default(), &im, bytes.NewReader(data[:5]), int64(len(data)))
+	if _, err := io.ReadAll(r); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short data: %v", err)
 	}
 }
