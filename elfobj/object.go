@@ -2,6 +2,7 @@ package elfobj
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -193,4 +194,13 @@ func (o *Object) Symbol(name string) *Symbol {
 		}
 	}
 	return nil
+}
+
+// ByteOrder returns the byte order of o's Data (little-endian unless
+// ELFDATA2MSB).
+func (o *Object) ByteOrder() binary.ByteOrder {
+	if o.Data == elf.ELFDATA2MSB {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
 }

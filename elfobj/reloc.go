@@ -56,3 +56,19 @@ var relocWidths = map[elf.Machine]map[uint32]uint64{
 		uint32(elf.R_RISCV_RVC_BRANCH): 2, uint32(elf.R_RISCV_RVC_JUMP): 2,
 	},
 }
+
+// Abs64 returns machine m's relocation of a 64-bit absolute pointer in data
+// (R_X86_64_64, R_AARCH64_ABS64, R_PPC64_ADDR64, R_RISCV_64), or nil.
+func Abs64(m elf.Machine) RelocType {
+	switch m {
+	case elf.EM_X86_64:
+		return elf.R_X86_64_64
+	case elf.EM_AARCH64:
+		return elf.R_AARCH64_ABS64
+	case elf.EM_PPC64:
+		return elf.R_PPC64_ADDR64
+	case elf.EM_RISCV:
+		return elf.R_RISCV_64
+	}
+	return nil
+}

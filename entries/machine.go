@@ -3,14 +3,10 @@ package entries
 import (
 	"debug/elf"
 	"fmt"
-
-	"github.com/goffload/goffload/elfobj"
 )
 
 // machine holds what the entry tables need to know of a host machine.
 type machine struct {
-	// abs64 is the relocation of a 64-bit pointer in data.
-	abs64 elfobj.RelocType
 	// dynRelative are the dynamic relocations that store load address plus
 	// addend; dynAbsolute those that store symbol plus addend.
 	dynRelative []uint32
@@ -28,25 +24,21 @@ type machine struct {
 
 var machines = map[elf.Machine]machine{
 	elf.EM_X86_64: {
-		abs64:          elf.R_X86_64_64,
 		dynRelative:    []uint32{uint32(elf.R_X86_64_RELATIVE)},
 		dynAbsolute:    []uint32{uint32(elf.R_X86_64_64), uint32(elf.R_X86_64_GLOB_DAT)},
 		minGlobalAlign: 1,
 	},
 	elf.EM_AARCH64: {
-		abs64:          elf.R_AARCH64_ABS64,
 		dynRelative:    []uint32{uint32(elf.R_AARCH64_RELATIVE)},
 		dynAbsolute:    []uint32{uint32(elf.R_AARCH64_ABS64), uint32(elf.R_AARCH64_GLOB_DAT)},
 		minGlobalAlign: 4,
 	},
 	elf.EM_PPC64: {
-		abs64:          elf.R_PPC64_ADDR64,
 		dynRelative:    []uint32{uint32(elf.R_PPC64_RELATIVE)},
 		dynAbsolute:    []uint32{uint32(elf.R_PPC64_ADDR64), uint32(elf.R_PPC64_GLOB_DAT)},
 		minGlobalAlign: 1,
 	},
 	elf.EM_RISCV: {
-		abs64:          elf.R_RISCV_64,
 		dynRelative:    []uint32{uint32(elf.R_RISCV_RELATIVE)},
 		dynAbsolute:    []uint32{uint32(elf.R_RISCV_64)},
 		minGlobalAlign: 1,

@@ -42,6 +42,7 @@ type writer struct {
 	o       *elfobj.Object
 	r       *offload.Release
 	mc      machine
+	abs64   elfobj.RelocType
 	order   binary.ByteOrder
 	names   map[string]*elfobj.Section // string sections by name
 	nameSym map[*elfobj.Section]*elfobj.Symbol
@@ -62,7 +63,7 @@ func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
 	if err != nil {
 		return err
 	}
-	w := &writer{o: o, r: r, mc: mc, names: map[string]*elfobj.Section{}, nameSym: map[*elfobj.Section]*elfobj.Symbol{}}
+	w := &writer{o: o, r: r, mc: mc, abs64: elfobj.Abs64(o.Machine), names: map[string]*elfobj.Section{}, nameSym: map[*elfobj.Section]*elfobj.Symbol{}}
 	if o.Data == elf.ELFDATA2MSB {
 		w.order = binary.BigEndian
 	} else {
@@ -115,7 +116,7 @@ func (w *writer) add(t *elfobj.Section, e offload.Entry) error {
 		}
 	}
 	strSec, strOff, strSym := w.nameString(e.Name)
-	nameRel := elfobj.Reloc{Offset: off + uint64(layout.NameOffset()), Type: w.mc.abs64, Symbol: w.sectionSymbol(strSec), Addend: int64(strOff)}
+	nameRel := elfobj.Reloc{Offset: off + uint64(layout.NameOffset()), Type: w.abs64, Symbol: w.sectionSymbol(strSec), Addend: int64(strOff)}
 	if w.mc.nameBySymbol {
 		nameRel.Symbol, nameRel.Addend = strSym, 0
 	}
@@ -137,7 +138,7 @@ func (w *writer) pointer(t *elfobj.Section, off uint64, ref offload.SymbolRef, r
 	if ref.Symbol != "" {
 		sym = w.symbol(ref.Symbol, region)
 	}
-	t.Relocs = append(t.Relocs, elfobj.Reloc{Offset: off, Type: w.mc.abs64, Symbol: sym, Addend: ref.Addend})
+	t.Relocs = append(t.Relocs, elfobj.Reloc{Offset: off, Type: w.abs64, Symbol: sym, Addend: ref.Addend})
 	return nil
 }
 
