@@ -3,3 +3,5 @@ module github.com/goffload/goffload
 go 1.22
 
 require github.com/google/go-cmp v0.7.0
+
+require golang.org/x/arch v0.12.0 // indirect

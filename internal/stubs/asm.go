@@ -1,0 +1,163 @@
+package stubs
+
+import (
+	"debug/elf"
+	"encoding/binary"
+
+	"github.com/goffload/goffload/elfobj"
+)
+
+// codegen is what changed between releases in the code that LLVM's code
+// generators emit for the wrapper module. One row per release; the rows of
+// 17, 18, 20 and 21 are inferred (measured marks the others).
+type codegen struct {
+	measured bool
+
+	// ppc64SaveLRFirst: the prologue stores LR (`std 0, 16(1)`) before
+	// `stdu` (LLVM 15); from 16 on it stores it after, at 48(1).
+	ppc64SaveLRFirst bool
+	// ppc64MergeGlobals: PPC runs GlobalMerge on Linux from LLVM 20
+	// (llvm-project PR #114850, "Replace PPCMergeStringPool with
+	// GlobalMerge for Linux", November 2024). device_images and the
+	// descriptor become one block ordered by size, addressed from its start.
+	ppc64MergeGlobals bool
+
+	// riscvBBLabels: the %pcrel_hi label is a basic-block label (.LBB0_1,
+	// LLVM 15) instead of .Lpcrel_hiN (16 on).
+	riscvBBLabels bool
+	// riscvTempLabels: riscv64 writes the `.L0 ` FDE labels and the `$x`
+	// mapping symbol (19 on; 15 and 16 write unnamed temporaries instead,
+	// for .eh_frame relocations, which are not Labels).
+	riscvTempLabels bool
+	// riscvEpilogueCFI: riscv64 describes the epilogue too (LLVM 20 on,
+	// PR #110810, October 2024).
+	riscvEpilogueCFI bool
+	// riscvISA is the arch attribute for empty features.
+	riscvISA string
+
+	// arm64MappingSuffix: AArch64 mapping symbols have a ".N" suffix
+	// (`$x.0`, LLVM 15 and 16).
+	arm64MappingSuffix bool
+}
+
+var codegens = map[int]codegen{
+	15: {measured: true, ppc64SaveLRFirst: true, riscvBBLabels: true, riscvISA: "rv64i2p0", arm64MappingSuffix: true},
+	16: {measured: true, riscvISA: "rv64i2p0", arm64MappingSuffix: true},
+	17: {riscvTempLabels: true, riscvISA: "rv64i2p1"},
+	18: {riscvTempLabels: true, riscvISA: "rv64i2p1"},
+	19: {measured: true, riscvTempLabels: true, riscvISA: "rv64i2p1"},
+	20: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
+	21: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
+	22: {measured: true, ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
+}
+
+// variant is one request: a release's code generator, the IR style and the
+// number of images.
+type variant struct {
+	codegen
+	atexit bool
+	images uint64
+}
+
+// arch is how one machine's code is laid out and written.
+type arch struct {
+	align uint64             // of the section and of each function
+	pad   func(n int) []byte // padding between functions
+	// setup fills in the Code fields that do not depend on the code.
+	setup func(c *Code, v variant)
+	// reg and unreg write the functions; unreg is the offset of unreg, for
+	// the reference that reg passes to atexit.
+	reg   func(e *emitter, v variant, unreg uint64)
+	unreg func(e *emitter, v variant)
+}
+
+// assemble lays out reg and unreg: reg is written once to learn its size
+// (no instruction's size depends on where unreg is), then again with unreg's
+// offset.
+func assemble(a arch, v variant) *Code {
+	c := &Code{Align: a.align, Measured: v.measured}
+	c.DescriptorOffset = 32 * v.images
+	a.setup(c, v)
+
+	probe := &emitter{code: &Code{}}
+	probe.begin(RegName)
+	a.reg(probe, v, 0)
+	unregOff := alignUp(uint64(len(probe.text)), a.align)
+
+	e := &emitter{code: c}
+	e.begin(RegName)
+	a.reg(e, v, unregOff)
+	e.end()
+	e.text = append(e.text, a.pad(int(unregOff)-len(e.text))...)
+	e.begin(UnregName)
+	a.unreg(e, v)
+	e.end()
+	c.Text = e.text
+	return c
+}
+
+func alignUp(n, a uint64) uint64 { return (n + a - 1) &^ (a - 1) }
+
+// emitter appends little-endian code to text and records, as it goes, the
+// relocations, labels and call-frame rules of the current function.
+type emitter struct {
+	code *Code
+	text []byte
+
+	fn    int    // index of the current function in code.Funcs
+	start uint64 // its first byte
+	cfiAt uint64 // where the last CFI rule applies
+	cfi   elfobj.CFI
+}
+
+func (e *emitter) pc() uint64 { return uint64(len(e.text)) }
+
+func (e *emitter) bytes(b ...byte) { e.text = append(e.text, b...) }
+
+func (e *emitter) word(w uint32) { e.text = binary.LittleEndian.AppendUint32(e.text, w) }
+
+// reloc records a relocation at offset off of the code.
+func (e *emitter) reloc(off uint64, typ elfobj.RelocType, t Target, addend int64) {
+	e.code.Relocs = append(e.code.Relocs, Reloc{Offset: off, Type: typ, Target: t, Addend: addend})
+}
+
+// labelReloc records a relocation at off against the label l.
+func (e *emitter) labelReloc(off uint64, typ elfobj.RelocType, l Label) {
+	e.code.Relocs = append(e.code.Relocs, Reloc{Offset: off, Type: typ, Target: LocalLabel, Label: l.Name, LabelOffset: l.Offset})
+}
+
+// label records a named label at the current position and returns it.
+func (e *emitter) label(name string) Label {
+	l := Label{Name: name, Offset: e.pc(), Func: e.fn}
+	e.code.Labels = append(e.code.Labels, l)
+	return l
+}
+
+// rule adds call-frame rules that apply from the current position on.
+func (e *emitter) rule(ops ...elfobj.CFIOp) {
+	if d := e.pc() - e.cfiAt; d > 0 {
+		e.cfi = append(e.cfi, elfobj.AdvanceLoc(d))
+	}
+	e.cfi = append(e.cfi, ops...)
+	e.cfiAt = e.pc()
+}
+
+func (e *emitter) begin(name string) {
+	e.fn = len(e.code.Funcs)
+	e.start, e.cfiAt, e.cfi = e.pc(), e.pc(), nil
+	e.code.Funcs = append(e.code.Funcs, Func{Name: name, Offset: e.pc()})
+}
+
+func (e *emitter) end() {
+	f := &e.code.Funcs[e.fn]
+	f.Size = e.pc() - e.start
+	f.CFI = e.cfi
+}
+
+// arches are the machines there is code for.
+var arches = map[elf.Machine]arch{
+	elf.EM_X86_64:  x86,
+	elf.EM_AARCH64: arm64,
+	elf.EM_PPC64:   ppc64,
+	elf.EM_RISCV:   riscv64,
+}

@@ -1,0 +1,141 @@
+package wrap
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+func release(t testing.TB, major int) *offload.Release {
+	t.Helper()
+	r, err := offload.LookupRelease(major)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// llvmWrappers returns the wrapper objects that clang-linker-wrapper of each
+// release made: the fixtures, and fresh ones from --save-temps where clang is
+// installed.
+func llvmWrappers(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, major := range []int{15, 16, 19, 22} {
+		out[filepath.Join("..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("openmp-wrapper-llvm%d.o", major))] = major
+	}
+	dir := t.TempDir()
+	for _, major := range []int{15, 16, 19, 22} {
+		clang := tooltest.Tool(t, "clang", major)
+		d := filepath.Join(dir, fmt.Sprint(major))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src, _ := filepath.Abs(filepath.Join("testdata", "t.c"))
+		main, _ := filepath.Abs(filepath.Join("testdata", "t_main.c"))
+		for _, args := range [][]string{
+			{"-O0", "-fopenmp", "-fopenmp-version=51", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", src, "-o", "t.o"},
+			{"-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "t.o", main, "-o", "a.out", "-L/usr/lib/llvm-19/lib", "-Wl,--save-temps"},
+		} {
+			cmd := exec.Command(clang, args...)
+			cmd.Dir = d
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s %q: %v\n%s", clang, args, err, msg)
+			}
+		}
+		found, _ := filepath.Glob(filepath.Join(d, "*wrapper.o"))
+		if len(found) != 1 {
+			t.Fatalf("clang-%d --save-temps left %q", major, found)
+		}
+		out[found[0]] = major
+	}
+	return out
+}
+
+// embeddedBinary returns the OffloadBinary that a wrapper object embeds.
+func embeddedBinary(t *testing.T, f *elfobj.File) []byte {
+	t.Helper()
+	secs := f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING)
+	if len(secs) != 1 {
+		t.Fatalf("%d offloading sections", len(secs))
+	}
+	data, err := secs[0].Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func writeObject(t *testing.T, o *elfobj.Object) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestOpenMPMatchesLinkerWrapper wraps the image of clang-linker-wrapper's own
+// wrapper object with the same release and compares the objects.
+func TestOpenMPMatchesLinkerWrapper(t *testing.T) {
+	for path, major := range llvmWrappers(t) {
+		t.Run(fmt.Sprintf("llvm%d/%s", major, filepath.Base(path)), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs := readObject(t, data)
+			bin := embeddedBinary(t, theirs)
+			b, err := FromBinary(bytes.NewReader(bin), int64(len(bin)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := OpenMP(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ours := readObject(t, writeObject(t, o))
+			compareViews(t, view(t, theirs), view(t, ours), nil)
+		})
+	}
+}
+
+// TestOpenMPStreamsImages wraps a 2 GiB image: memory does not grow with it.
+func TestOpenMPStreamsImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2 GiB")
+	}
+	const size = 2<<30 + 5
+	r := release(t, 19)
+	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.LimitReader(zeros{}, size), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := OpenMP(Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtimeStats
+	before.read()
+	n, err := elfobj.Write(io.Discard, o)
+	after.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < size {
+		t.Errorf("wrote %d bytes", n)
+	}
+	if grown := after.alloc - before.alloc; grown > 1<<20 {
+		t.Errorf("allocated %d bytes to wrap a %d-byte image", grown, int64(size))
+	}
+	_ = elf.EM_X86_64
+}
