@@ -7,6 +7,8 @@
 //	goffload list [--json] [--llvm N] FILE...
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
 //	goffload check [--llvm N] FILE...
+//	goffload wrap --kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...
+//	goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]
 //
 // `package` writes what clang-offload-packager of LLVM release N writes for the
 // same arguments, byte for byte. `list` prints the OffloadBinaries of raw
@@ -15,7 +17,11 @@
 // `entries` writes an object holding the offload entries of SPEC.json as
 // clang of release N emits them for host triple T. `check` reports every
 // entry of a linked program or fat object whose name is not a symbol of the
-// device images it carries, and exits 1 if there is one.
+// device images it carries, and exits 1 if there is one. `wrap` writes the
+// registration object of clang-linker-wrapper for OFFLOAD binaries; `link`
+// runs the whole OpenMP link: it extracts the device code of the inputs,
+// links it with the release's clang, packages and wraps it, and links the
+// host program with CC (or merges it with -r for a static library).
 //
 // Every subcommand takes --llvm N (15 to 22, default 22): the release whose
 // format to write and whose numbering to read offload kinds by. The exit status
@@ -43,6 +49,8 @@ var commands = []command{
 	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--llvm N] FILE...", "report entries whose name no device image of the file defines", runCheck},
+	{"wrap", "--kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...", "write the registration object that clang-linker-wrapper makes", runWrap},
+	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]", "link an OpenMP program as clang-linker-wrapper does", runLink},
 }
 
 func main() {

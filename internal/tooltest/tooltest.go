@@ -69,3 +69,57 @@ func Missing(t testing.TB, reason string) {
 	}
 	t.Skip(reason)
 }
+
+// OpenMPRuntime returns a folder holding libomp and the libomptarget of LLVM
+// release major (with its x86-64 host plugin, a library of its own up to LLVM
+// 16), under the names a program links and the runtime loads (libomp.so,
+// libomptarget.so, libomptarget.rtl.x86_64.so),
+// or ends the test as for a missing tool. The libraries are found in
+// /usr/lib/llvm-<major>/lib (Debian libomp-<major>-dev, libomp5-<major>) or
+// in $OFFLOAD_LLVM_<major>/usr/lib/llvm-<major>/lib (the libomp5-<major>
+// package unpacked with dpkg -x, since the -dev packages of two releases
+// conflict); the folder is made in the test's temporary folder, of links.
+func OpenMPRuntime(t testing.TB, major int) string {
+	t.Helper()
+	n := strconv.Itoa(major)
+	var roots []string
+	if root := os.Getenv("OFFLOAD_LLVM_" + n); root != "" {
+		roots = append(roots, filepath.Join(root, "usr", "lib", "llvm-"+n, "lib"))
+	}
+	roots = append(roots, "/usr/lib/llvm-"+n+"/lib")
+	for _, lib := range roots {
+		target := firstExisting(filepath.Join(lib, "libomptarget.so"), filepath.Join(lib, "libomptarget.so."+n))
+		plugin := firstExisting(filepath.Join(lib, "libomptarget.rtl.x86_64.so"), filepath.Join(lib, "libomptarget.rtl.x86_64.so."+n))
+		omp := firstExisting(filepath.Join(lib, "libomp.so.5"), filepath.Join(lib, "libomp.so"))
+		if target == "" || omp == "" {
+			continue
+		}
+		links := map[string]string{"libomptarget.so": target, "libomp.so": omp, "libomp.so.5": omp}
+		if plugin != "" { // from LLVM 17 the plugins are inside libomptarget
+			links["libomptarget.rtl.x86_64.so"] = plugin
+		}
+		// The versioned names that programs record (libomptarget.so.19.1).
+		versioned, _ := filepath.Glob(filepath.Join(lib, "libomptarget.so.*"))
+		for _, v := range versioned {
+			links[filepath.Base(v)] = v
+		}
+		dir := t.TempDir()
+		for name, to := range links {
+			if err := os.Symlink(to, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	Missing(t, fmt.Sprintf("libomptarget of LLVM %d with its x86-64 plugin not found in %v", major, roots))
+	return ""
+}
+
+func firstExisting(paths ...string) string {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}

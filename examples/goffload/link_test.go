@@ -1,0 +1,139 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// compileOpenMP compiles src with clang of release major for the x86-64
+// host-device target, -c.
+func compileOpenMP(t *testing.T, major int, src, out string) string {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src, "-o", out}
+	if major >= 18 {
+		args = append(args, "-fopenmp-version=52", "-DNEW_OPENMP")
+	} else {
+		args = append(args, "-fopenmp-version=51")
+	}
+	if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", clang, err, msg)
+	}
+	return out
+}
+
+// runProgram runs exe with the runtime in lib and LIBOMPTARGET_INFO=1 and
+// returns the program's standard output and how many kernels entered device 0.
+func runProgram(t *testing.T, exe, lib string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib, "LIBOMPTARGET_INFO=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s%s", exe, err, out, stderr.String())
+	}
+	return string(out), strings.Count(stderr.String(), "device 0 info: Entering OpenMP kernel")
+}
+
+// TestLinkRunsOffloadedProgram links objects of clang 15, 16 and 19 with
+// goffload link (clang only links the device code, cc the host program, no
+// clang-linker-wrapper) and runs them under the runtime of the same release:
+// the output is the clang-linked program's, and every kernel enters device 0.
+func TestLinkRunsOffloadedProgram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links and runs programs")
+	}
+	for _, major := range []int{15, 16, 19} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			lib := tooltest.OpenMPRuntime(t, major)
+			clang := tooltest.Tool(t, "clang", major)
+			dir := t.TempDir()
+			obj := compileOpenMP(t, major, filepath.Join("testdata", "prog.c"), filepath.Join(dir, "prog.o"))
+			ours := filepath.Join(dir, "ours")
+			if _, stderr, code := goffload(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", ours, obj); code != 0 {
+				t.Fatalf("goffload link: exit %d: %s", code, stderr)
+			}
+			if major == 16 {
+				// clang-16 links the device runtime even for the host device;
+				// only libomp-16-dev has it, and an empty one will do.
+				if err := os.WriteFile(filepath.Join(lib, "libomptarget.devicertl.a"), []byte("!<arch>\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			theirs := filepath.Join(dir, "theirs")
+			cmd := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", obj, "-o", theirs, "-L"+lib, "-Wl,-rpath,"+lib)
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("clang link: %v\n%s", err, msg)
+			}
+			got, kernels := runProgram(t, ours, lib)
+			want, _ := runProgram(t, theirs, lib)
+			if got != want || !strings.HasPrefix(got, "a=6 ") {
+				t.Errorf("goffload-linked program printed %q, clang-linked %q", got, want)
+			}
+			if kernels != 3 {
+				t.Errorf("%d kernels entered device 0, want 3", kernels)
+			}
+		})
+	}
+}
+
+func TestLinkDryRunRunsNothing(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "prog")
+	stdout, stderr, code := goffload(t, "link", "--dry-run", "--llvm", "19", "-o", out, testdata("host-objects", "openmp-x86-llvm19.o"), "-lm")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"clang-19 --target=x86_64-unknown-linux-gnu", "-shared", "# goffload: wrap 1 device image", "cc -o " + out, "-lomptarget", "-lm"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run does not print %q:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the dry run wrote %s", out)
+	}
+}
+
+// TestRelocatableLinkMakesStaticLibrary: `goffload link -r` merges an
+// offloading object with its wrapper into merged.o; in a static library, a
+// plain cc link of an application runs the library's kernel.
+func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links and runs programs")
+	}
+	lib := tooltest.OpenMPRuntime(t, 19)
+	arPath, err := exec.LookPath("ar")
+	if err != nil {
+		tooltest.Missing(t, "ar not found")
+	}
+	dir := t.TempDir()
+	obj := compileOpenMP(t, 19, filepath.Join("testdata", "foo.c"), filepath.Join(dir, "foo.o"))
+	merged := filepath.Join(dir, "merged.o")
+	if _, stderr, code := goffload(t, "link", "-r", "--llvm", "19", "-o", merged, obj); code != 0 {
+		t.Fatalf("goffload link -r: exit %d: %s", code, stderr)
+	}
+	stdout, _, code := goffload(t, "list", "--json", merged)
+	if code != 0 || !strings.Contains(stdout, `"section": "omp_offloading_entries_`) {
+		t.Errorf("merged.o: entries section not renamed:\n%s", stdout)
+	}
+	if msg, err := exec.Command(arPath, "rcs", filepath.Join(dir, "libfoo.a"), merged).CombinedOutput(); err != nil {
+		t.Fatalf("ar: %v\n%s", err, msg)
+	}
+	app := filepath.Join(dir, "app")
+	cmd := exec.Command("cc", filepath.Join("testdata", "app.c"), "-L"+dir, "-lfoo", "-L"+lib, "-lomptarget", "-Wl,-rpath,"+lib, "-o", app)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, msg)
+	}
+	got, kernels := runProgram(t, app, lib)
+	if got != "foo(1)=44\n" || kernels != 1 {
+		t.Errorf("app printed %q with %d kernels on device 0", got, kernels)
+	}
+}
