@@ -1,6 +1,30 @@
-// Package wrap will make the registration objects that clang-linker-wrapper
-// makes: device images in .llvm.offloading, the __tgt_device_image array and
-// __tgt_bin_desc, and the constructor that calls __tgt_register_lib, for
-// OpenMP, CUDA and HIP. Nothing is implemented yet; see the project's issue
-// tracker.
+// Package wrap makes the registration objects that clang-linker-wrapper makes
+// after device linking, so that a program links and runs with the offloading
+// runtime without any LLVM tool at link time.
+//
+// [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 22 on
+// x86-64, AArch64, ppc64le and riscv64 hosts (spec §3.1, §3.2): each binary
+// embedded whole in .llvm.offloading (SHF_ALLOC), a __tgt_device_image per
+// binary whose ImageStart and ImageEnd point where that release points them,
+// the __tgt_bin_desc, the release's __start_/__stop_ symbols and dummy of
+// the entries section, and the constructor in .text.startup that calls
+// __tgt_register_lib, registered through .init_array.1 and .fini_array.1 (15
+// to 18) or .init_array.101 with atexit (19 and later), with its .eh_frame.
+// On x86-64 the object is the same as clang-linker-wrapper's, section by
+// section and symbol by symbol; on the other hosts the same as llc's from the
+// same IR, except that the riscv64 object is double-float so that it links.
+// Images are streamed from their readers: a 2 GiB image is never held in
+// memory. With [Options.Relocatable] the images go to
+// .llvm.offloading.relocatable, for a relocatable link (LLVM 19+).
+//
+//	bin, _ := wrap.FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-pc-linux-gnu", ""), image, size)
+//	o, _ := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []wrap.Binary{bin})
+//	_, err := elfobj.Write(w, o)
+//
+// CUDA and HIP registration objects are not made yet.
+//
+// # Security
+//
+// [FromBinary] reads untrusted binaries with package offload's checked reader;
+// the rest of the package only writes what its arguments describe.
 package wrap

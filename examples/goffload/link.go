@@ -34,6 +34,9 @@ type linker struct {
 	dryRun      bool
 	stdout      io.Writer
 	tmp         string
+	prelinked   string // a device image linked in advance, instead of the device link (demo)
+	wrapOnly    bool   // stop after the registration object (demo without libomptarget)
+	wrapper     string // the registration object made
 }
 
 // target is one device target's images.
@@ -127,11 +130,15 @@ func (l *linker) run() error {
 		bins = append(bins, b)
 	}
 	wrapper := filepath.Join(l.tmp, filepath.Base(l.out)+".openmp.image.wrapper.o")
+	l.wrapper = wrapper
 	fmt.Fprintf(l.stdout, "# goffload: wrap %d device image(s) for %s (%v) into %s\n", len(targets), l.hostTriple, l.rel, wrapper)
 	if !l.dryRun && len(targets) > 0 {
 		if err := writeWrapper(wrapper, wrap.Options{Release: l.rel, Triple: l.hostTriple, Relocatable: l.relocatable}, bins); err != nil {
 			return err
 		}
+	}
+	if l.wrapOnly {
+		return nil
 	}
 	objs := l.inputs
 	if len(targets) > 0 {
@@ -224,6 +231,10 @@ func copyTo(path string, r io.Reader) error {
 // deviceLink links the images of one target into the shared object that the
 // runtime loads, as clang-linker-wrapper does for a CPU target.
 func (l *linker) deviceLink(t *target) error {
+	if l.prelinked != "" {
+		t.linked = l.prelinked
+		return nil
+	}
 	t.linked = filepath.Join(l.tmp, fmt.Sprintf("%s.%s.%s.img", filepath.Base(l.out), t.triple, t.arch))
 	args := []string{"--target=" + t.triple}
 	if t.arch != "" && t.arch != "generic" {

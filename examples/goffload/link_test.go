@@ -137,3 +137,36 @@ func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
 		t.Errorf("app printed %q with %d kernels on device 0", got, kernels)
 	}
 }
+
+// TestDemoRunsOffloadedKernel runs the README's main job.
+func TestDemoRunsOffloadedKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links and runs a program")
+	}
+	tooltest.Tool(t, "clang", 19)
+	lib := tooltest.OpenMPRuntime(t, 19)
+	stdout, stderr, code := goffload(t, "demo", "--libdir", lib)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"vadd on the OpenMP device: sum = 1048576 (want 1048576)", "device 0 info: Entering OpenMP kernel"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo does not print %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// TestDemoWithoutLLVM: with no clang-19 on $PATH and no libomptarget, the
+// demo uses the image linked in advance and lists the registration object.
+func TestDemoWithoutLLVM(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	stdout, stderr, code := goffload(t, "demo", "--libdir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"clang-19 is not installed", "OFFLOADING IMAGE [0]:\nkind            elf\narch            \ntriple          x86_64-pc-linux-gnu\nproducer        openmp"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo does not print %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -3,6 +3,7 @@
 //
 // Usage:
 //
+//	goffload demo [--libdir D]
 //	goffload package -o OUT [--llvm N] --image file=F,triple=T[,arch=A][,kind=K][,key=V]...
 //	goffload list [--json] [--llvm N] FILE...
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
@@ -45,6 +46,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"demo", "[--libdir D]", "run the OpenMP link flow on the built-in example, and the program where libomptarget 19 is installed", runDemo},
 	{"package", "-o OUT [--llvm N] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does", runPackage},
 	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},

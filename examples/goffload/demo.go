@@ -1,0 +1,81 @@
+package main
+
+import (
+	_ "embed"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/goffload/goffload/offload"
+)
+
+// The built-in example: an OpenMP program compiled by clang-19, and its
+// device image as goffload link would link it (see sample/vadd.c).
+var (
+	//go:embed sample/vadd-llvm19.o
+	sampleObject []byte
+	//go:embed sample/vadd-device-llvm19.so
+	sampleDeviceImage []byte
+)
+
+// runDemo runs the OpenMP link flow on the built-in example: with clang-19 it
+// links the device code itself, else it uses the image linked in advance; it
+// wraps the image and, where libomptarget 19 is installed, links the program
+// with cc and runs it.
+func runDemo(args []string, stdout io.Writer) error {
+	var llvm string
+	fs := newFlags("demo", &llvm)
+	libdir := fs.String("libdir", "/usr/lib/llvm-19/lib", "the `dir` of libomp and libomptarget 19")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	rel, err := offload.LookupRelease(19)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "goffload-demo")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	obj := filepath.Join(tmp, "vadd.o")
+	if err := os.WriteFile(obj, sampleObject, 0o644); err != nil {
+		return err
+	}
+	l := &linker{rel: rel, cc: "cc", libdir: *libdir, hostTriple: "x86_64-unknown-linux-gnu", out: filepath.Join(tmp, "vadd"),
+		inputs: []string{obj}, stdout: stdout, tmp: tmp}
+	if l.clang, err = exec.LookPath("clang-19"); err != nil {
+		l.prelinked = filepath.Join(tmp, "vadd-device.so")
+		if err := os.WriteFile(l.prelinked, sampleDeviceImage, 0o755); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "# goffload: clang-19 is not installed: the device image linked in advance stands in for the device link")
+	}
+	if _, err := os.Stat(filepath.Join(*libdir, "libomptarget.so")); err != nil {
+		l.wrapOnly = true
+		fmt.Fprintf(stdout, "# goffload: libomptarget 19 is not in %s (Debian: libomp-19-dev): the registration object is made, the program is not linked\n", *libdir)
+	}
+	if err := l.run(); err != nil {
+		return err
+	}
+	if l.wrapOnly {
+		return listFile(stdout, l.wrapper, &offload.ReadOptions{Release: rel}, false)
+	}
+	cmd := exec.Command(l.out)
+	cmd.Env = append(os.Environ(), "LIBOMPTARGET_INFO=1")
+	var info strings.Builder
+	cmd.Stdout, cmd.Stderr = stdout, &info
+	fmt.Fprintln(stdout, "# goffload: run the program with LIBOMPTARGET_INFO=1")
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s", l.out, err, info.String())
+	}
+	for _, line := range strings.Split(info.String(), "\n") {
+		if strings.Contains(line, "Entering OpenMP kernel") {
+			fmt.Fprintln(stdout, line)
+		}
+	}
+	return nil
+}
