@@ -170,3 +170,25 @@ func TestDemoWithoutLLVM(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapCommand wraps two binaries and lists the object: both images are
+// there, in the order given.
+func TestWrapCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "wrapper.o")
+	multi := testdata("packager", "multi-llvm19.bin")
+	if _, stderr, code := goffload(t, "wrap", "--kind", "openmp", "--llvm", "19", "--triple", "aarch64-linux-gnu", "-o", out, multi); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := goffload(t, "list", "--llvm", "19", out)
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"file format elf64-littleaarch64", "OFFLOADING IMAGE [0]:\nkind            <none>\narch            sm_70", "OFFLOADING IMAGE [1]:\nkind            elf\narch            gfx90a"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("list does not print %q:\n%s", want, stdout)
+		}
+	}
+	if _, _, code := goffload(t, "wrap", "--kind", "cuda", "-o", out, multi); code != 1 {
+		t.Errorf("--kind cuda: exit %d, want 1", code)
+	}
+}
