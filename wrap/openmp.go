@@ -80,9 +80,13 @@ const (
 // __start_/__stop_ symbols and dummy, and the constructor that registers the
 // descriptor with __tgt_register_lib (and unregisters it at exit), with the
 // machine code, symbols and .eh_frame that LLVM's code generator gives them on
-// that host. One thing differs on purpose: on riscv64 LLVM writes a soft-float
-// object (e_flags 0) that no Linux linker accepts next to a double-float
-// libc; this one has the flags of the triple (RVC, double-float).
+// that host. Two things differ on purpose: on riscv64 LLVM writes a
+// soft-float object (e_flags 0) that no Linux linker accepts next to a
+// double-float libc, and this one has the flags of the triple (RVC,
+// double-float); and LLVM 15 and 16 describe the riscv64 frames with
+// relocation pairs (R_RISCV_ADD32/SUB32, SET6/SUB6) between unnamed symbols,
+// where this .eh_frame holds the values they resolve to, which is the same
+// since the code is not relaxed.
 func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
@@ -133,13 +137,21 @@ type builder struct {
 	funcs                                              []*elfobj.Symbol
 	labels                                             map[string]*elfobj.Symbol // by name@offset
 	mapping                                            map[*elfobj.Section]bool
+	// mappingNumber is the number of the next data mapping symbol when the
+	// code generator numbers them through the object ($x.0, $d.1, $d.2, ...:
+	// AArch64 in LLVM 15 and 16), or -1.
+	mappingNumber int
 }
 
 func (b *builder) style() {
 	b.sectionSymbols = b.o.Machine != elf.EM_RISCV
+	b.mappingNumber = -1
 	for _, l := range b.code.Labels {
-		if l.Name == "$x" || l.Name == "$x.0" {
+		switch l.Name {
+		case "$x":
 			b.dataMapping = true
+		case "$x.0":
+			b.dataMapping, b.mappingNumber = true, 1
 		}
 	}
 }
@@ -224,7 +236,12 @@ func (b *builder) section(sec *elfobj.Section) *elfobj.Symbol {
 func (b *builder) mapData(sec *elfobj.Section) {
 	if b.dataMapping && !b.mapping[sec] {
 		b.mapping[sec] = true
-		b.local("$d", elf.STT_NOTYPE, sec, 0, 0)
+		name := "$d"
+		if b.mappingNumber >= 0 {
+			name = fmt.Sprintf("$d.%d", b.mappingNumber)
+			b.mappingNumber++
+		}
+		b.local(name, elf.STT_NOTYPE, sec, 0, 0)
 	}
 }
 
@@ -267,9 +284,11 @@ func (b *builder) symbols(bins []Binary) {
 		}
 		b.imageSyms = append(b.imageSyms, b.local(name, elf.STT_OBJECT, b.images, off, uint64(bin.Size)))
 		off += uint64(bin.Size)
+		if i == 0 {
+			b.symImages = b.section(b.images)
+			b.mapData(b.images)
+		}
 	}
-	b.symImages = b.section(b.images)
-	b.mapData(b.images)
 	b.devImages = b.local(nameImages+b.opt.Suffix, elf.STT_OBJECT, b.dataRelRo, 0, descOff)
 	b.symData = b.section(b.dataRelRo)
 	b.mapData(b.dataRelRo)
