@@ -268,3 +268,8 @@ func (b *Binary) sized(off, n, at uint64) (string, error) {
 	}
 	return string(v), nil
 }
+
+// Reader returns a reader of the whole binary's bytes in its input.
+func (b *Binary) Reader() *io.SectionReader {
+	return io.NewSectionReader(b.ra, b.Offset, int64(b.Size))
+}

@@ -109,11 +109,21 @@ func archiveInputs(path string, r io.ReaderAt, size int64, closers *[]io.Closer)
 		if err != nil {
 			return nil, fmt.Errorf("member %q: %w", m.Name, err)
 		}
-		var head [4]byte
-		if n, _ := sr.ReadAt(head[:], 0); n < 4 || !bytes.Equal(head[:], elfMagic) {
+		var head [8]byte
+		n, _ := sr.ReadAt(head[:], 0)
+		name := fmt.Sprintf("%s(%s)", path, m.Name)
+		if ar.IsArchive(head[:n]) {
+			nested, err := archiveInputs(name, sr, sr.Size(), closers)
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, nested...)
+			continue
+		}
+		if n < 4 || !bytes.Equal(head[:4], elfMagic) {
 			continue // not an object: llvm-objdump lists nothing for it either
 		}
-		in, err := elfInput(fmt.Sprintf("%s(%s)", path, m.Name), sr, sr.Size())
+		in, err := elfInput(name, sr, sr.Size())
 		if err != nil {
 			return nil, fmt.Errorf("member %q: %w", m.Name, err)
 		}

@@ -8,6 +8,9 @@
 //	goffload list [--json] [--llvm N] FILE...
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
 //	goffload check [--llvm N] FILE...
+//	goffload embed [--into HOST.o] [--triple T] -o OUT BINARY...
+//	goffload extract [--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...
+//	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload wrap --kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...
 //	goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]
 //
@@ -51,6 +54,9 @@ var commands = []command{
 	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--llvm N] FILE...", "report entries whose name no device image of the file defines", runCheck},
+	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
+	{"extract", "[--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does", runExtract},
+	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"wrap", "--kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...", "write the registration object that clang-linker-wrapper makes", runWrap},
 	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]", "link an OpenMP program as clang-linker-wrapper does", runLink},
 }

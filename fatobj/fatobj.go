@@ -1,0 +1,223 @@
+// Package fatobj handles fat objects: host objects that carry device code as
+// OffloadBinaries in a `.llvm.offloading` section, the way `clang
+// -fembed-offload-object` makes them (spec §1.1). It embeds binaries into an
+// object (a new one, or one that any compiler made), selects binaries by
+// target as clang-offload-packager does, and drops the binaries of targets
+// from an object, which LLVM has no tool for (spec §6, §8).
+//
+// Objects are the editable [elfobj.Object]s of package elfobj; binaries
+// are streamed from their readers when the object is written.
+//
+// # Security
+//
+// Binaries are read with package offload's checked reader; a section that is
+// not a well-formed sequence of binaries gives an error, never a panic.
+package fatobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
+)
+
+// Section is the name of the section of device code in a host object.
+const Section = ".llvm.offloading"
+
+// Source is one OffloadBinary (or several, back to back) to embed: the Size
+// bytes of R, read when the object is written (as often as it is written).
+type Source struct {
+	R    io.ReaderAt
+	Size int64
+}
+
+// Embed adds the binaries to o as `clang -fembed-offload-object` does: in
+// the section `.llvm.offloading` of type SHT_LLVM_OFFLOADING with flag
+// SHF_EXCLUDE and alignment 8, after the binaries the section already holds.
+// Each source must be a whole number of binaries (their sizes are multiples
+// of 8).
+func Embed(o *elfobj.Object, srcs ...Source) error {
+	var parts concat
+	sec := o.Section(Section)
+	if sec != nil {
+		if sec.Type != elfobj.SHT_LLVM_OFFLOADING {
+			return fmt.Errorf("fatobj: %s is of type %v, not SHT_LLVM_OFFLOADING", Section, sec.Type)
+		}
+		ra, size, err := readerAt(sec)
+		if err != nil {
+			return err
+		}
+		parts.add(ra, 0, size)
+	}
+	for i, s := range srcs {
+		if s.Size%offload.Alignment != 0 {
+			return fmt.Errorf("fatobj: binary %d: %d bytes is not a multiple of %d", i, s.Size, offload.Alignment)
+		}
+		parts.add(s.R, 0, s.Size)
+	}
+	if sec == nil {
+		sec = &elfobj.Section{Name: Section, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: 8}
+		o.AddSection(sec, false)
+	}
+	sec.Data, sec.Reader, sec.Size = nil, parts.reader(), parts.size
+	return nil
+}
+
+// concat is the concatenation of parts of io.ReaderAts, readable at random,
+// so that an object holding it can be written more than once.
+type concat struct {
+	parts []part
+	size  int64
+}
+
+type part struct {
+	r        io.ReaderAt
+	off, len int64
+}
+
+func (c *concat) add(r io.ReaderAt, off, n int64) {
+	c.parts = append(c.parts, part{r, off, n})
+	c.size += n
+}
+
+func (c *concat) reader() *io.SectionReader { return io.NewSectionReader(c, 0, c.size) }
+
+func (c *concat) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for _, pt := range c.parts {
+		if len(p) == 0 {
+			break
+		}
+		if off >= pt.len {
+			off -= pt.len
+			continue
+		}
+		k := min(int64(len(p)), pt.len-off)
+		m, err := pt.r.ReadAt(p[:k], pt.off+off)
+		n += m
+		if m < int(k) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+		p, off = p[k:], 0
+	}
+	if len(p) > 0 {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Filter selects images as clang-offload-packager's --image does: every
+// key given must equal the image's string of that key; an empty Kind matches
+// any kind.
+type Filter struct {
+	Strings map[string]string // "triple", "arch", ...
+	Kind    string            // an offload kind name, matched by the release's numbering
+}
+
+// Match reports whether f selects im, read with release r.
+func (f Filter) Match(r *offload.Release, im *offload.BinaryImage) bool {
+	if f.Kind != "" && im.OffloadKind != r.OffloadKindByName(f.Kind) {
+		return false
+	}
+	for k, v := range f.Strings {
+		if got, _ := im.Lookup(k); got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// PackagerName is the name clang-offload-packager gives the index-th image
+// it extracts from input stem: "<stem>-<triple>-<arch>.<index>.<ext>", the
+// extension that of the image kind ("" for an unknown kind, which leaves a
+// trailing dot).
+func PackagerName(stem string, im *offload.Image, index int) string {
+	return stem + "-" + im.Triple() + "-" + im.Arch() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
+}
+
+// Target names a device target to keep: a triple and, if not empty, an arch.
+type Target struct{ Triple, Arch string }
+
+// ParseTarget parses "TRIPLE[:ARCH]" (an AMD arch may itself hold colons:
+// "amdgcn-amd-amdhsa:gfx90a:xnack+").
+func ParseTarget(s string) (Target, error) {
+	triple, arch, _ := strings.Cut(s, ":")
+	if triple == "" {
+		return Target{}, fmt.Errorf("fatobj: target %q: no triple", s)
+	}
+	return Target{triple, arch}, nil
+}
+
+func (t Target) keeps(im *offload.Image) bool {
+	return im.Triple() == t.Triple && (t.Arch == "" || im.Arch() == t.Arch)
+}
+
+// ErrNoOffloading: the object carries no device code.
+var ErrNoOffloading = errors.New("no device code")
+
+// Strip keeps in o only the binaries whose image is for one of the targets
+// (for a multi-image binary, when any image is), read with release r, and
+// removes .llvm.offloading when none is left. Everything else of the object
+// stays as it was. It returns how many binaries it kept and dropped.
+func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (kept, dropped int, err error) {
+	sec := o.Section(Section)
+	if sec == nil || sec.Type != elfobj.SHT_LLVM_OFFLOADING {
+		return 0, 0, ErrNoOffloading
+	}
+	ra, size, err := readerAt(sec)
+	if err != nil {
+		return 0, 0, err
+	}
+	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
+	if err != nil {
+		return 0, 0, fmt.Errorf("fatobj: %s: %w", Section, err)
+	}
+	var parts concat
+	for _, b := range bins {
+		if keepsAny(b, keep) {
+			parts.add(ra, b.Offset, int64(b.Size))
+			kept++
+		} else {
+			dropped++
+		}
+	}
+	if kept == 0 {
+		return 0, dropped, o.RemoveSection(sec)
+	}
+	sec.Data, sec.Reader, sec.Size = nil, parts.reader(), parts.size
+	return kept, dropped, nil
+}
+
+func keepsAny(b *offload.Binary, keep []Target) bool {
+	for i := range b.Images {
+		for _, t := range keep {
+			if t.keeps(&b.Images[i].Image) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readerAt returns the section's contents as an io.ReaderAt.
+func readerAt(s *elfobj.Section) (io.ReaderAt, int64, error) {
+	switch {
+	case s.Data != nil:
+		return bytes.NewReader(s.Data), int64(len(s.Data)), nil
+	case s.Type == elf.SHT_NOBITS:
+		return bytes.NewReader(nil), 0, nil
+	}
+	if sr, ok := s.Reader.(*io.SectionReader); ok {
+		return sr, sr.Size(), nil
+	}
+	return nil, 0, fmt.Errorf("fatobj: section %q is not readable at random", s.Name)
+}

@@ -1,0 +1,127 @@
+package fatobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
+)
+
+func binary(t *testing.T, triple, arch string) []byte {
+	t.Helper()
+	im := offload.LinkedImage(offload.OffloadOpenMP, triple, arch)
+	b, err := offload.MarshalBinary(offload.Default(), &im, []byte("image for "+triple+arch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func section(t *testing.T, o *elfobj.Object) []*offload.Binary {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(Section)
+	if s == nil {
+		return nil
+	}
+	if s.Type != elfobj.SHT_LLVM_OFFLOADING || s.Flags != elfobj.SHF_EXCLUDE || s.Addralign != 8 {
+		t.Errorf("section %v %v align %d", s.Type, s.Flags, s.Addralign)
+	}
+	sr := s.Open()
+	bins, err := offload.ReadAll(sr, sr.Size(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bins
+}
+
+func triples(bins []*offload.Binary) []string {
+	var out []string
+	for _, b := range bins {
+		out = append(out, b.Images[0].Triple()+":"+b.Images[0].Arch())
+	}
+	return out
+}
+
+func TestEmbedAppendsAndStripKeeps(t *testing.T) {
+	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	o.AddSection(&elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Data: []byte{0xc3}}, true)
+	x86, amd, nv := binary(t, "x86_64-pc-linux-gnu", ""), binary(t, "amdgcn-amd-amdhsa", "gfx90a"), binary(t, "nvptx64-nvidia-cuda", "sm_70")
+	if err := Embed(o, Source{bytes.NewReader(x86), int64(len(x86))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Embed(o, Source{bytes.NewReader(amd), int64(len(amd))}, Source{bytes.NewReader(nv), int64(len(nv))}); err != nil {
+		t.Fatal(err)
+	}
+	if got := triples(section(t, o)); len(got) != 3 || got[0] != "x86_64-pc-linux-gnu:" || got[2] != "nvptx64-nvidia-cuda:sm_70" {
+		t.Fatalf("embedded %v", got)
+	}
+	// Strip a loaded object, whose section streams from the file.
+	var buf bytes.Buffer
+	elfobj.Write(&buf, o)
+	f, _ := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	loaded, _ := f.Object()
+	kept, dropped, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}, {"nvptx64-nvidia-cuda", ""}})
+	if err != nil || kept != 2 || dropped != 1 {
+		t.Fatalf("kept %d dropped %d: %v", kept, dropped, err)
+	}
+	if got := triples(section(t, loaded)); len(got) != 2 || got[0] != "amdgcn-amd-amdhsa:gfx90a" {
+		t.Fatalf("after strip %v", got)
+	}
+	kept, dropped, err = Strip(loaded, offload.Default(), []Target{{"spirv64", ""}})
+	if err != nil || kept != 0 || dropped != 2 || loaded.Section(Section) != nil {
+		t.Fatalf("strip to nothing: kept %d dropped %d %v, section left %v", kept, dropped, err, loaded.Section(Section) != nil)
+	}
+	if _, _, err := Strip(loaded, offload.Default(), nil); err != ErrNoOffloading {
+		t.Errorf("strip without device code: %v", err)
+	}
+	if err := Embed(loaded, Source{bytes.NewReader(x86[:13]), 13}); err == nil {
+		t.Error("a source that is not a whole binary was embedded")
+	}
+}
+
+func TestFilterAndNames(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", "packager", "multi-llvm19.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := offload.LookupRelease(19)
+	bins, err := offload.ReadAllBytes(data, &offload.ReadOptions{Release: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f    Filter
+		want []bool
+	}{
+		{Filter{Kind: "hip"}, []bool{false, true}},
+		{Filter{Strings: map[string]string{"arch": "sm_70"}}, []bool{true, false}},
+		{Filter{Strings: map[string]string{"feature": "+ptx63", "zeta": "1"}}, []bool{true, false}},
+		{Filter{}, []bool{true, true}},
+	} {
+		for i, b := range bins {
+			if got := c.f.Match(r, &b.Images[0]); got != c.want[i] {
+				t.Errorf("%+v on image %d: %v", c.f, i, got)
+			}
+		}
+	}
+	if got := PackagerName("two", &bins[0].Images[0].Image, 3); got != "two-nvptx64-nvidia-cuda-sm_70.3." {
+		t.Errorf("PackagerName = %q", got)
+	}
+	if tg, err := ParseTarget("amdgcn-amd-amdhsa:gfx90a:xnack+"); err != nil || tg.Arch != "gfx90a:xnack+" {
+		t.Errorf("ParseTarget = %+v, %v", tg, err)
+	}
+	_ = io.EOF
+}

@@ -1,0 +1,84 @@
+package ar
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// TestWriteGNU writes an archive of objects that cc compiles, with a long
+// name and an odd-sized member, reads it back, and links a program with it.
+func TestWriteGNU(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tooltest.Missing(t, "cc not found")
+	}
+	arTool, err := exec.LookPath("ar")
+	if err != nil {
+		tooltest.Missing(t, "ar not found")
+	}
+	dir := t.TempDir()
+	srcs := map[string]string{
+		"one.c":                          "int one(void) { return 1; }\n",
+		"a_long_member_name_for_table.c": "int two(void) { return 2; }\nint three(void) { return 3; }\n",
+	}
+	var members []NewMember
+	for _, name := range []string{"one.c", "a_long_member_name_for_table.c"} {
+		src := filepath.Join(dir, name)
+		if err := os.WriteFile(src, []byte(srcs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		obj := strings.TrimSuffix(src, ".c") + ".o"
+		if msg, err := exec.Command(cc, "-c", src, "-o", obj).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		data, _ := os.ReadFile(obj)
+		syms := []string{"one"}
+		if name != "one.c" {
+			syms = []string{"two", "three"}
+		}
+		members = append(members, NewMember{Name: filepath.Base(obj), Mode: 0o644, R: bytes.NewReader(data), Size: int64(len(data)), Symbols: syms})
+	}
+	odd := []byte("odd")
+	members = append(members, NewMember{Name: "odd.txt", Mode: 0o644, R: bytes.NewReader(odd), Size: 3})
+	var buf bytes.Buffer
+	if err := WriteGNU(&buf, members); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := a.Symbols()
+	if err != nil || len(syms) != 3 || a.Index() != IndexSysV {
+		t.Fatalf("symbols %v, %v, index %v", syms, err, a.Index())
+	}
+	for _, s := range syms {
+		want := map[string]string{"one": "one.o", "two": "a_long_member_name_for_table.o", "three": "a_long_member_name_for_table.o"}[s.Name]
+		if got := a.Members()[s.Member].Name; got != want {
+			t.Errorf("symbol %s in %s, want %s", s.Name, got, want)
+		}
+	}
+	lib := filepath.Join(dir, "libx.a")
+	if err := os.WriteFile(lib, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := exec.Command(arTool, "t", lib).CombinedOutput()
+	if err != nil || string(list) != "one.o\na_long_member_name_for_table.o\nodd.txt\n" {
+		t.Errorf("ar t: %v\n%s", err, list)
+	}
+	main := filepath.Join(dir, "main.c")
+	os.WriteFile(main, []byte("int one(void), three(void);\nint main(void) { return one() + three() == 4 ? 0 : 1; }\n"), 0o644)
+	exe := filepath.Join(dir, "main")
+	if msg, err := exec.Command(cc, main, "-L"+dir, "-lx", "-o", exe).CombinedOutput(); err != nil {
+		t.Fatalf("link against the archive: %v\n%s", err, msg)
+	}
+	if err := exec.Command(exe).Run(); err != nil {
+		t.Errorf("program: %v", err)
+	}
+}
