@@ -1,0 +1,42 @@
+package entries
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
+)
+
+// FuzzRead: entries and device images read from any ELF file give entries or
+// an error, never a panic.
+func FuzzRead(f *testing.F) {
+	for _, glob := range []string{"../offload/testdata/llvm/host-objects/*.o", "../offload/testdata/llvm/wrapper/*.o"} {
+		files, _ := filepath.Glob(glob)
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		for _, r := range []*offload.Release{offload.Default(), mustLookup(19)} {
+			Read(file, r)
+			Check(file, r)
+		}
+	})
+}
+
+func mustLookup(n int) *offload.Release {
+	r, err := offload.LookupRelease(n)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
