@@ -2,12 +2,15 @@ package wrap
 
 import (
 	"bytes"
+	"crypto/md5"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
@@ -138,4 +141,20 @@ func TestOpenMPStreamsImages(t *testing.T) {
 		t.Errorf("allocated %d bytes to wrap a %d-byte image", grown, int64(size))
 	}
 	_ = elf.EM_X86_64
+}
+
+// TestRelocatableSuffix pins the suffix of the spec's example (§3.5): digest
+// 861c240c659aa5dd... gives _dda59a650c241c86.
+func TestRelocatableSuffix(t *testing.T) {
+	// The suffix is of the digest's first eight bytes, little-endian, without
+	// leading zeros; find data whose MD5 starts with a zero byte to check the
+	// padding rule as well.
+	for i := 0; i < 4096; i++ {
+		data := []byte(fmt.Sprint(i))
+		sum := md5.Sum(data)
+		want := "_" + strings.TrimLeft(fmt.Sprintf("%016x", binary.LittleEndian.Uint64(sum[:8])), "0")
+		if got := RelocatableSuffix(data); got != want {
+			t.Fatalf("%q: %s, want %s", data, got, want)
+		}
+	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/md5"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -267,7 +265,6 @@ func (l *linker) relocatableLink(objs []string) error {
 	if err != nil {
 		return err
 	}
-	suffix := relocatableSuffix(data)
 	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return err
@@ -276,32 +273,13 @@ func (l *linker) relocatableLink(objs []string) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
-		if s.Name == ".llvm.offloading" {
-			if err := o.RemoveSection(s); err != nil {
-				return err
-			}
-		}
-	}
-	for _, name := range l.rel.RelocatableRenames {
-		if s := o.Section(name); s != nil {
-			o.RenameSection(s, name+suffix)
-		}
-		o.RenameSymbols("__start_"+name, "__start_"+name+suffix)
-		o.RenameSymbols("__stop_"+name, "__stop_"+name+suffix)
+	if err := wrap.FinishRelocatable(o, l.rel, wrap.RelocatableSuffix(data)); err != nil {
+		return err
 	}
 	return atomicfile.Write(l.out, 0o644, func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
 		return err
 	})
-}
-
-// relocatableSuffix is "_" and the lower-case hex, without leading zeros, of
-// the first eight bytes of the MD5 of data read as a little-endian number
-// (spec §3.5).
-func relocatableSuffix(data []byte) string {
-	sum := md5.Sum(data)
-	return "_" + strconv.FormatUint(binary.LittleEndian.Uint64(sum[:8]), 16)
 }
 
 // command prints a command and, unless this is a dry run, runs it.

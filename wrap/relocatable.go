@@ -1,0 +1,47 @@
+package wrap
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
+)
+
+// RelocatableSuffix is the suffix LLVM gives the entries section of a
+// relocatable link's output (spec §3.5): "_" and the lower-case hex, without
+// leading zeros, of the first eight bytes of the MD5 of the merged object read
+// as a little-endian number.
+func RelocatableSuffix(merged []byte) string {
+	sum := md5.Sum(merged)
+	return "_" + strconv.FormatUint(binary.LittleEndian.Uint64(sum[:8]), 16)
+}
+
+// FinishRelocatable does to o, the output of `ld -r` over host objects and a
+// relocatable wrapper, what LLVM 19 and later do with llvm-objcopy (spec
+// §3.5): it removes the inputs' .llvm.offloading sections and renames the
+// release's entries sections and their __start_/__stop_ symbols with suffix,
+// so that this object's constructor registers only its own entries when it is
+// linked with others.
+func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) error {
+	if r.RelocatableSection == "" {
+		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, ErrUnsupported)
+	}
+	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
+		if s.Name == ".llvm.offloading" {
+			if err := o.RemoveSection(s); err != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range r.RelocatableRenames {
+		if s := o.Section(name); s != nil {
+			o.RenameSection(s, name+suffix)
+		}
+		o.RenameSymbols("__start_"+name, "__start_"+name+suffix)
+		o.RenameSymbols("__stop_"+name, "__stop_"+name+suffix)
+	}
+	return nil
+}
