@@ -14,8 +14,9 @@ import (
 // relocatable link's output (spec §3.5): "_" and the lower-case hex, without
 // leading zeros, of the first eight bytes of the MD5 of the merged object read
 // as a little-endian number.
-func RelocatableSuffix(merged []byte) string {
-	sum := md5.Sum(merged)
+func RelocatableSuffix(merged []byte) string { return digestSuffix(md5.Sum(merged)) }
+
+func digestSuffix(sum [md5.Size]byte) string {
 	return "_" + strconv.FormatUint(binary.LittleEndian.Uint64(sum[:8]), 16)
 }
 
