@@ -46,8 +46,7 @@ type target struct {
 }
 
 type deviceImage struct {
-	r    *io.SectionReader
-	kind offload.ImageKind
+	r *io.SectionReader
 }
 
 func runLink(args []string, stdout io.Writer) error {
@@ -201,7 +200,7 @@ func (l *linker) extract() ([]*target, func(), error) {
 						name += "." + ext
 					}
 					t.files = append(t.files, filepath.Join(l.tmp, name))
-					t.images = append(t.images, deviceImage{r, im.Kind})
+					t.images = append(t.images, deviceImage{r})
 				}
 			}
 		}
