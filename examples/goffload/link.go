@@ -41,12 +41,8 @@ type linker struct {
 type target struct {
 	triple, arch string
 	files        []string // extracted images, in input order
-	images       []deviceImage
+	images       []*io.SectionReader
 	linked       string // the linked image
-}
-
-type deviceImage struct {
-	r *io.SectionReader
 }
 
 func runLink(args []string, stdout io.Writer) error {
@@ -200,7 +196,7 @@ func (l *linker) extract() ([]*target, func(), error) {
 						name += "." + ext
 					}
 					t.files = append(t.files, filepath.Join(l.tmp, name))
-					t.images = append(t.images, deviceImage{r})
+					t.images = append(t.images, r)
 				}
 			}
 		}
@@ -208,7 +204,7 @@ func (l *linker) extract() ([]*target, func(), error) {
 	if !l.dryRun {
 		for _, t := range targets {
 			for i, f := range t.files {
-				if err := copyTo(f, t.images[i].r); err != nil {
+				if err := copyTo(f, t.images[i]); err != nil {
 					closeAll()
 					return nil, nil, err
 				}
