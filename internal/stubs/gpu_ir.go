@@ -1,0 +1,276 @@
+package stubs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// gpuIRStyle is the form of the wrapper module that clang-linker-wrapper
+// writes for CUDA and HIP (spec §3.3).
+type gpuIRStyle int
+
+const (
+	gpuIR17     gpuIRStyle = iota // 32-byte entries; switch on the whole flags word, RegisterVar(…, 0, size, 0, 0)
+	gpuIRLegacy                   // 18–20: 32-byte entries; flag bits; HIP registers surfaces and textures
+	gpuIRKind                     // 21, 22: 56-byte llvm_offload_entries, Kind check, managed variables
+)
+
+func gpuIRStyleOf(llvm int) gpuIRStyle {
+	switch {
+	case llvm <= 17:
+		return gpuIR17
+	case llvm <= 20:
+		return gpuIRLegacy
+	}
+	return gpuIRKind
+}
+
+// gpuImage is the fatbinary in the modules the tests compile: the fake one
+// of the clang-linker-wrapper fixtures (20 bytes, so that .nv_fatbin gets
+// the x86-64 alignment of globals larger than 16 bytes).
+const gpuImage = "FAKEFATBIN-fatbinary"
+
+// gpuIR is the CUDA or HIP wrapper module of LLVM release llvm as
+// clang-linker-wrapper writes it, with image as the fatbinary. For 19 and 22
+// it is the fixture module wrapper/{cuda,hip}-wrapper-llvm{19,22}.ll but for
+// the ModuleID, the target triple (llc is given one) and the image; for 17
+// it follows the source of clang-linker-wrapper's OffloadWrapper.cpp of that
+// release, for 18, 20 and 21 the spec's description (§3.3).
+func gpuIR(llvm int, kind GPUKind, image string) string {
+	style := gpuIRStyleOf(llvm)
+	p := kind.prefix()
+	sec := p + "_offloading_entries"
+	entry := "%struct.__tgt_offload_entry"
+	entryType := "{ ptr, ptr, i64, i32, i32 }"
+	switch style {
+	case gpuIR17:
+		entry = "%__tgt_offload_entry"
+	case gpuIRKind:
+		sec = "llvm_offload_entries"
+		entryType = "{ i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
+	}
+	fatbinSec, segment, magic := ".nv_fatbin", ".nvFatBinSegment", 1180844977
+	if kind == HIP {
+		fatbinSec, segment, magic = ".hip_fatbin", ".hipFatBinSegment", 1212764230
+	}
+	prio := 101
+	if llvm <= 18 {
+		prio = 1
+	}
+	r := strings.NewReplacer("$p", p, "$E", entry, "$S", sec)
+
+	var b strings.Builder
+	w := func(format string, args ...any) { b.WriteString(r.Replace(fmt.Sprintf(format, args...))) }
+	w("source_filename = \"offload.wrapper.module\"\n\n")
+	w("$E = type %s\n%%fatbin_wrapper = type { i32, i32, ptr, ptr }\n\n", entryType)
+	image = fmt.Sprintf("[%d x i8] c%q", len(image), image)
+	if style == gpuIR17 {
+		// LLVM 17 creates the image, the wrapper and a hidden dummy entry
+		// first, then the handle, then __start_/__stop_.
+		w("@.fatbin_image = internal constant %s, section %q\n", image, fatbinSec)
+		w("@.fatbin_wrapper = internal constant %%fatbin_wrapper { i32 %d, i32 1, ptr @.fatbin_image, ptr null }, section %q, align 8\n", magic, segment)
+		w("@__dummy.$p_offloading.entry = hidden constant [0 x $E] zeroinitializer, section \"$S\"\n")
+		w("@.$p.binary_handle = internal global ptr null\n")
+		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
+	} else {
+		align := ""
+		if style == gpuIRKind {
+			align = ", align 8"
+		}
+		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
+		w("@__dummy.$S = internal constant [0 x $E] zeroinitializer, section \"$S\"%s\n", align)
+		w("@llvm.compiler.used = appending global [1 x ptr] [ptr @__dummy.$S], section \"llvm.metadata\"\n")
+		w("@.fatbin_image = internal constant %s, section %q\n", image, fatbinSec)
+		w("@.fatbin_wrapper = internal constant %%fatbin_wrapper { i32 %d, i32 1, ptr @.fatbin_image, ptr null }, section %q, align 8\n", magic, segment)
+		w("@.$p.binary_handle = internal global ptr null\n")
+	}
+	w("@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 %d, ptr @.$p.fatbin_reg, ptr null }]\n\n", prio)
+
+	w("define internal void @.$p.fatbin_reg() section \".text.startup\" {\nentry:\n")
+	w("  %%0 = call ptr @__$pRegisterFatBinary(ptr @.fatbin_wrapper)\n")
+	w("  store ptr %%0, ptr @.$p.binary_handle, align 8\n")
+	w("  call void @.$p.globals_reg(ptr %%0)\n")
+	if kind == CUDA {
+		w("  call void @__cudaRegisterFatBinaryEnd(ptr %%0)\n")
+	}
+	w("  %%1 = call i32 @atexit(ptr @.$p.fatbin_unreg)\n  ret void\n}\n\n")
+	w("define internal void @.$p.fatbin_unreg() section \".text.startup\" {\nentry:\n")
+	w("  %%0 = load ptr, ptr @.$p.binary_handle, align 8\n")
+	w("  call void @__$pUnregisterFatBinary(ptr %%0)\n  ret void\n}\n\n")
+	w("declare ptr @__$pRegisterFatBinary(ptr)\n\n")
+	w("declare void @__cudaRegisterFatBinaryEnd(ptr)\n\n")
+	w("declare void @__$pUnregisterFatBinary(ptr)\n\n")
+	w("declare i32 @atexit(ptr)\n\n")
+	w("declare i32 @__$pRegisterFunction(ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr, ptr, ptr)\n\n")
+	w("declare void @__$pRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)\n\n")
+	if style == gpuIRKind {
+		w("declare void @__$pRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)\n\n")
+	}
+	if style != gpuIR17 {
+		w("declare void @__$pRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)\n\n")
+		w("declare void @__$pRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)\n\n")
+	}
+	b.WriteString(r.Replace(gpuGlobalsReg(style, kind)))
+	return b.String()
+}
+
+// gpuGlobalsReg is the body of .<p>.globals_reg in the module of style s.
+func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
+	var b strings.Builder
+	w := func(lines ...string) {
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	w("define internal void @.$p.globals_reg(ptr %0) section \".text.startup\" {",
+		"entry:",
+		"  %1 = icmp ne ptr @__start_$S, @__stop_$S",
+		"  br i1 %1, label %while.entry, label %while.end",
+		"")
+	surface, texture := "", ""
+	switch s {
+	case gpuIR17:
+		w("while.entry:",
+			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %8, %if.end ]",
+			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
+			"  %addr = load ptr, ptr %2, align 8",
+			"  %3 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 1",
+			"  %name = load ptr, ptr %3, align 8",
+			"  %4 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 2",
+			"  %size = load i64, ptr %4, align 4",
+			"  %5 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 3",
+			"  %flag = load i32, ptr %5, align 4",
+			"  %6 = icmp eq i64 %size, 0",
+			"  br i1 %6, label %if.then, label %if.else",
+			"",
+			"if.then:",
+			"  %7 = call i32 @__$pRegisterFunction(ptr %0, ptr %addr, ptr %name, ptr %name, i32 -1, ptr null, ptr null, ptr null, ptr null, ptr null)",
+			"  br label %if.end",
+			"",
+			"if.else:",
+			"  switch i32 %flag, label %if.end [",
+			"    i32 0, label %sw.global",
+			"    i32 1, label %sw.managed",
+			"    i32 2, label %sw.surface",
+			"    i32 3, label %sw.texture",
+			"  ]",
+			"",
+			"sw.global:",
+			"  call void @__$pRegisterVar(ptr %0, ptr %addr, ptr %name, ptr %name, i32 0, i64 %size, i32 0, i32 0)",
+			"  br label %if.end",
+			"")
+	case gpuIRLegacy:
+		w("while.entry:",
+			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %12, %if.end ]",
+			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
+			"  %addr = load ptr, ptr %2, align 8",
+			"  %3 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 1",
+			"  %name = load ptr, ptr %3, align 8",
+			"  %4 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 2",
+			"  %size = load i64, ptr %4, align 4",
+			"  %5 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 3",
+			"  %flags = load i32, ptr %5, align 4",
+			"  %6 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 4",
+			"  %textype = load i32, ptr %6, align 4",
+			"  %type = and i32 %flags, 7",
+			"  %7 = and i32 %flags, 8",
+			"  %extern = lshr i32 %7, 3",
+			"  %8 = and i32 %flags, 16",
+			"  %constant = lshr i32 %8, 4",
+			"  %9 = and i32 %flags, 32",
+			"  %normalized = lshr i32 %9, 5",
+			"  %10 = icmp eq i64 %size, 0",
+			"  br i1 %10, label %if.then, label %if.else",
+			"",
+			"if.then:",
+			"  %11 = call i32 @__$pRegisterFunction(ptr %0, ptr %addr, ptr %name, ptr %name, i32 -1, ptr null, ptr null, ptr null, ptr null, ptr null)",
+			"  br label %if.end",
+			"")
+		surface, texture = "%textype", "%textype"
+	case gpuIRKind:
+		w("while.entry:",
+			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %16, %if.end ]",
+			"  %2 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 4",
+			"  %addr = load ptr, ptr %2, align 8",
+			"  %3 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 8",
+			"  %aux_addr = load ptr, ptr %3, align 8",
+			"  %4 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 2",
+			"  %kind = load i16, ptr %4, align 2",
+			"  %5 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 5",
+			"  %name = load ptr, ptr %5, align 8",
+			"  %6 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 6",
+			"  %size = load i64, ptr %6, align 4",
+			"  %7 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 3",
+			"  %flags = load i32, ptr %7, align 4",
+			"  %8 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 7",
+			"  %data = load i64, ptr %8, align 4",
+			"  %9 = trunc i64 %data to i32",
+			"  %type = and i32 %flags, 7",
+			"  %10 = and i32 %flags, 8",
+			"  %extern = lshr i32 %10, 3",
+			"  %11 = and i32 %flags, 16",
+			"  %constant = lshr i32 %11, 4",
+			"  %12 = and i32 %flags, 32",
+			"  %normalized = lshr i32 %12, 5",
+			fmt.Sprintf("  %%13 = icmp eq i16 %%kind, %d", map[GPUKind]int{CUDA: 2, HIP: 4}[kind]),
+			"  br i1 %13, label %if.kind, label %if.end",
+			"",
+			"if.kind:",
+			"  %14 = icmp eq i64 %size, 0",
+			"  br i1 %14, label %if.then, label %if.else",
+			"",
+			"if.then:",
+			"  %15 = call i32 @__$pRegisterFunction(ptr %0, ptr %addr, ptr %name, ptr %name, i32 -1, ptr null, ptr null, ptr null, ptr null, ptr null)",
+			"  br label %if.end",
+			"")
+		surface, texture = "%9", "%9"
+	}
+	if s != gpuIR17 {
+		w("if.else:",
+			"  switch i32 %type, label %if.end [",
+			"    i32 0, label %sw.global",
+			"    i32 1, label %sw.managed",
+			"    i32 2, label %sw.surface",
+			"    i32 3, label %sw.texture",
+			"  ]",
+			"",
+			"sw.global:",
+			"  call void @__$pRegisterVar(ptr %0, ptr %addr, ptr %name, ptr %name, i32 %extern, i64 %size, i32 %constant, i32 0)",
+			"  br label %if.end",
+			"")
+	}
+	w("sw.managed:")
+	if s == gpuIRKind {
+		w("  call void @__$pRegisterManagedVar(ptr %0, ptr %aux_addr, ptr %addr, ptr %name, i64 %size, i32 %9)")
+	}
+	w("  br label %if.end", "", "sw.surface:")
+	if s != gpuIR17 && kind == HIP {
+		w("  call void @__$pRegisterSurface(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + surface + ", i32 %extern)")
+	}
+	w("  br label %if.end", "", "sw.texture:")
+	if s != gpuIR17 && kind == HIP {
+		w("  call void @__$pRegisterTexture(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + texture + ", i32 %normalized, i32 %extern)")
+	}
+	w("  br label %if.end", "", "if.end:")
+	switch s {
+	case gpuIR17:
+		w("  %8 = getelementptr inbounds $E, ptr %entry1, i64 1",
+			"  %9 = icmp eq ptr %8, @__stop_$S",
+			"  br i1 %9, label %while.end, label %while.entry")
+	case gpuIRLegacy:
+		w("  %12 = getelementptr inbounds $E, ptr %entry1, i64 1",
+			"  %13 = icmp eq ptr %12, @__stop_$S",
+			"  br i1 %13, label %while.end, label %while.entry")
+	case gpuIRKind:
+		w("  %16 = getelementptr inbounds $E, ptr %entry1, i64 1",
+			"  %17 = icmp eq ptr %16, @__stop_$S",
+			"  br i1 %17, label %while.end, label %while.entry")
+	}
+	w("", "while.end:", "  ret void", "}")
+	return b.String()
+}
+
+// GPUModuleIR is the CUDA or HIP wrapper module, as LLVM IR text, that
+// clang-linker-wrapper of release llvm compiles around the fatbinary image
+// (see gpuIR): what tests give llc to see the object LLVM makes.
+func GPUModuleIR(llvm int, kind GPUKind, image string) string { return gpuIR(llvm, kind, image) }

@@ -1,0 +1,79 @@
+package wrap
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/stubs"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+// TestGPUMatchesLinkerWrapper wraps the fatbin of clang-linker-wrapper's own
+// CUDA and HIP wrapper objects (LLVM 19 and 22, x86-64) with the same release
+// and compares the objects.
+func TestGPUMatchesLinkerWrapper(t *testing.T) {
+	for _, c := range []struct {
+		kind    offload.OffloadKind
+		name    string
+		section string
+	}{{offload.OffloadCUDA, "cuda", ".nv_fatbin"}, {offload.OffloadHIP, "hip", ".hip_fatbin"}} {
+		for _, major := range []int{19, 22} {
+			t.Run(fmt.Sprintf("%s/llvm%d", c.name, major), func(t *testing.T) {
+				data, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("%s-wrapper-llvm%d.o", c.name, major)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				theirs := readObject(t, data)
+				fb, err := theirs.Section(c.section).Data()
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, c.kind, Fatbin{bytes.NewReader(fb), int64(len(fb))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareViews(t, view(t, theirs), view(t, readObject(t, writeObject(t, o))), nil)
+			})
+		}
+	}
+}
+
+// TestGPUMatchesLLC compares the CUDA and HIP wrappers of LLVM 19 and 22 on
+// AArch64 (and x86-64) with what llc of the same release makes of the
+// wrapper module.
+func TestGPUMatchesLLC(t *testing.T) {
+	const image = "FAKEFATBIN-fatbinary"
+	for _, major := range []int{19, 22} {
+		llc := tooltest.Tool(t, "llc", major)
+		for _, triple := range []string{"aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"} {
+			for _, c := range []struct {
+				kind offload.OffloadKind
+				stub stubs.GPUKind
+			}{{offload.OffloadCUDA, stubs.CUDA}, {offload.OffloadHIP, stubs.HIP}} {
+				t.Run(fmt.Sprintf("%s/%v/llvm%d", triple, c.kind, major), func(t *testing.T) {
+					dir := t.TempDir()
+					ll := filepath.Join(dir, "w.ll")
+					if err := os.WriteFile(ll, []byte(stubs.GPUModuleIR(major, c.stub, image)), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					obj := filepath.Join(dir, "w.o")
+					if msg, err := exec.Command(llc, "-mtriple="+triple, "-relocation-model=pic", "-filetype=obj", ll, "-o", obj).CombinedOutput(); err != nil {
+						t.Fatalf("%v\n%s", err, msg)
+					}
+					data, _ := os.ReadFile(obj)
+					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, Fatbin{strings.NewReader(image), int64(len(image))})
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareViews(t, view(t, readObject(t, data)), view(t, readObject(t, writeObject(t, o))), nil)
+				})
+			}
+		}
+	}
+}
