@@ -1,0 +1,107 @@
+// Package bundle reads and writes clang offload bundles, the files that
+// clang-offload-bundler makes: the HIP fatbin that clang-linker-wrapper
+// embeds in .hip_fatbin (spec §3.3), and the bundles of the old offloading
+// driver. It speaks the bundles of LLVM 17 to 22, checked against
+// clang-offload-bundler 19 and 22.
+//
+// # Uncompressed bundles
+//
+// An uncompressed bundle is, all integers little-endian:
+//
+//	"__CLANG_OFFLOAD_BUNDLE__"  uint64 count
+//	count × { uint64 offset, uint64 size, uint64 ID length, ID }
+//	the entries' data, each at its offset
+//
+// [Write] lays the data out as the bundler does: in the order of -targets
+// (the bundler sorts nothing, the host entry goes where -targets puts it),
+// each entry at the next multiple of -bundle-align after the end of the
+// previous one or of the header, zero bytes in between and none after the
+// last. An empty host entry (HIP's /dev/null) still gets an offset, so a HIP
+// fatbin is the header, zeros up to 4096, and the device code objects. Write
+// streams each input once and its output is byte for byte the bundler's.
+// [Read] parses the header in place; [Bundle.Open] returns an entry's data
+// as an [*io.SectionReader] of the input.
+//
+// IDs are "<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]". From LLVM 17
+// (measured on 19 and 22) the bundler rewrites each -targets entry into that form before writing it
+// ("host-x86_64-unknown-linux" becomes "host-x86_64-unknown-linux--"), and
+// the bundler of LLVM 22 refuses three-field triples. [Release] gives, per release,
+// the IDs that clang-linker-wrapper's bundler call writes: a "hipv4" device
+// kind up to 18 and "hip" from 19, and the host
+// "host-x86_64-unknown-linux--" up to 19 and
+// "host-x86_64-unknown-linux-gnu-" from 20 (measured on 19 and 22; 17, 18,
+// 20 and 21 are inferred). [Release.WriteHIPFatbin] writes the wrapper's
+// fatbin.
+//
+// # Compressed bundles
+//
+// With -compress the bundler compresses the whole bundle and prefixes a
+// header, "CCOB" then uint16 version and uint16 method (0 zlib, 1 zstd),
+// followed by
+//
+//	version 1:  uint32 uncompressed size,                    uint64 hash  (LLVM 18, inferred)
+//	version 2:  uint32 file size, uint32 uncompressed size,  uint64 hash  (19.1.7; 20, 21 inferred)
+//	version 3:  uint64 file size, uint64 uncompressed size,  uint64 hash  (22; COMPRESSED_BUNDLE_FORMAT_VERSION=2 selects 2)
+//
+// where the hash is the first 8 bytes of the MD5 of the uncompressed bundle,
+// read little-endian; no LLVM checks it ([Hash] computes it). The bundlers
+// here are built with zstd and always use it, at level 3 unless
+// -compression-level or OFFLOAD_BUNDLER_COMPRESSION_LEVEL says otherwise;
+// zlib bundles are read as well (LLVM reads both). [Read] refuses a
+// compressed bundle with [ErrCompressed]. [ReadCompressed] reads its header
+// and [Compressed.Open] streams the uncompressed bundle, with a zstd decoder
+// of this package (RFC 8878) or compress/zlib; to read the entries in place,
+// decompress into a temporary file and [Read] that:
+//
+//	f, _ := os.Open("kernels.hipfb")
+//	st, _ := f.Stat()
+//	b, err := bundle.Read(f, st.Size())
+//	if errors.Is(err, bundle.ErrCompressed) {
+//		tmp, _ := os.CreateTemp("", "bundle")
+//		defer os.Remove(tmp.Name())
+//		n, err := bundle.Decompress(tmp, f, st.Size())
+//		...
+//		b, err = bundle.Read(tmp, n)
+//	}
+//	for i, e := range b.Entries {
+//		data := b.Open(i) // an *io.SectionReader
+//		...
+//	}
+//
+// # What is read
+//
+// [Read] accepts exactly the headers from which clang-offload-bundler 19 and
+// 22 extract every entry (checked by mutating bundles and comparing), with
+// two refusals where LLVM goes wrong: an entry whose offset plus size wraps
+// past 2^64 (LLVM copies from before its buffer) and a header that LLVM
+// reads only in part (it then crashes, or takes the file for a host object).
+// For compressed bundles it accepts what LLVM 22 accepts: versions 1 to 3,
+// fewer bytes than the declared uncompressed size but not more, the stream
+// running to the end of the input whatever the file size field says, zlib
+// data followed by other bytes, zstd frames (skippable ones too) with
+// nothing after them, and a zstd checksum that matches. The zstd decoder
+// follows RFC 8878 and decodes every frame as zstd 1.5.4 does; on damaged
+// data without a checksum, libzstd 1.5 (which LLVM links) still decodes some
+// streams that the RFC calls corrupt (a Huffman stream not used up exactly, a
+// sequence stream read past its start) into garbage that LLVM unbundles;
+// this package refuses them. Frames whose window exceeds
+// [Compressed.MaxWindow] are refused too; LLVM decompresses in one shot into
+// a buffer of the declared size and has no such limit.
+//
+// # Security
+//
+// The readers are meant for untrusted input. Every offset, size, count and
+// ID length is checked against the input's size before it is used, and
+// nothing is allocated from a declared length: IDs grow with the bytes
+// actually read, entries are never copied, and the declared uncompressed
+// size only bounds the output. Decompression memory is bounded by the zstd
+// frame's window (at most [Compressed.MaxWindow], default 128 MiB, and
+// allocated only as output arrives) plus at most 400 KiB, or zlib's 32 KiB
+// window. A small compressed input may still decompress to much output (up
+// to the declared uncompressed size, 4 GiB in version 2, which the caller
+// may check before reading). Bad input gives an error, a [*FormatError]
+// saying what is wrong at which byte and matching [ErrNotBundle],
+// [ErrCompressed], [ErrFormat], [ErrTruncated], [ErrUnsupported],
+// [ErrCorrupt] or [ErrTooLarge], never a panic. Read and the zstd decoder
+// are fuzzed (FuzzRead, FuzzZstd).
+package bundle

@@ -1,0 +1,108 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzRead feeds Read and ReadCompressed arbitrary input: a bundle or an
+// error, never a panic; every entry it reads lies inside the input, and
+// writing the entries again reads back the same.
+func FuzzRead(f *testing.F) {
+	for _, pat := range []string{"testdata/*.bundle", "testdata/*.ccob"} {
+		files, _ := filepath.Glob(pat)
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	h := entryHeader(200, 0, hostID, uint64(len(hostID)))
+	f.Add(craft(2, h, entryHeader(200, 5, devID, uint64(len(devID)))))
+	f.Add(craft(3, h, entryHeader(200, 5, devID, uint64(len(devID))), entryHeader(201, 3, devID, uint64(len(devID)))))
+	f.Add(headerOnly(2))
+	small := craft(1, entryHeader(200, 5, devID, uint64(len(devID))))
+	hash, _ := Hash(bytes.NewReader(small))
+	for _, v := range []uint16{1, 2, 3} {
+		f.Add(ccob(v, MethodZlib, zlibCompress(small), uint64(len(small)), hash))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRead(t, data, true)
+	})
+}
+
+func checkRead(t *testing.T, data []byte, decompress bool) {
+	b, err := Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("Read error %v is not a FormatError", err)
+		}
+		if errors.Is(err, ErrCompressed) && decompress {
+			checkCompressed(t, data)
+		}
+		return
+	}
+	ids := map[string]bool{}
+	var inputs []Input
+	for i, e := range b.Entries {
+		if e.Offset == 0 || e.Offset > uint64(len(data)) || e.Size > uint64(len(data))-e.Offset {
+			t.Fatalf("entry %d %+v outside the %d-byte input", i, e, len(data))
+		}
+		d, err := io.ReadAll(b.Open(i))
+		if err != nil || uint64(len(d)) != e.Size {
+			t.Fatalf("entry %d: read %d of %d bytes: %v", i, len(d), e.Size, err)
+		}
+		if j := b.Find(e.ID); j < i {
+			t.Fatalf("Find(%q) = %d, not the last of entry %d", e.ID, j, i)
+		}
+		if !ids[e.ID] {
+			ids[e.ID] = true
+			inputs = append(inputs, Input{ID: e.ID, R: bytes.NewReader(d), Size: int64(len(d))})
+		}
+	}
+	var out bytes.Buffer
+	if err := Write(&out, 1, inputs); err != nil {
+		t.Fatal(err)
+	}
+	again := mustRead(t, out.Bytes())
+	if len(again.Entries) != len(inputs) {
+		t.Fatalf("wrote %d entries, read %d", len(inputs), len(again.Entries))
+	}
+	for i, e := range again.Entries {
+		if e.ID != inputs[i].ID || e.Size != uint64(inputs[i].Size) {
+			t.Fatalf("entry %d read back as %+v", i, e)
+		}
+	}
+}
+
+func checkCompressed(t *testing.T, data []byte) {
+	c, err := ReadCompressed(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("ReadCompressed error %v is not a FormatError", err)
+		}
+		return
+	}
+	c.MaxWindow = 1 << 20
+	const limit = 16 << 20
+	out, err := io.ReadAll(io.LimitReader(c.Open(), limit))
+	if err != nil {
+		var fe *FormatError
+		if !errors.As(err, &fe) {
+			t.Fatalf("decompression error %v is not a FormatError", err)
+		}
+		return
+	}
+	if uint64(len(out)) > c.UncompressedSize {
+		t.Fatalf("decompressed %d bytes, more than the declared %d", len(out), c.UncompressedSize)
+	}
+	if len(out) < limit {
+		checkRead(t, out, false)
+	}
+}

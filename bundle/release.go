@@ -1,0 +1,104 @@
+package bundle
+
+import (
+	"fmt"
+	"io"
+)
+
+// HIPAlign is the -bundle-align that clang-linker-wrapper gives
+// clang-offload-bundler for a HIP fatbin (spec §3.3).
+const HIPAlign = 4096
+
+// Release holds what one LLVM release's clang-linker-wrapper asks of
+// clang-offload-bundler for a HIP fatbin, and what the bundler then writes.
+// (These facts belong with the rest of the release table, in the offload
+// package's Release; they are here until that table grows the columns.)
+type Release struct {
+	// Major is the LLVM major version.
+	Major int
+	// Tested is the Debian package version whose clang-offload-bundler and
+	// clang-linker-wrapper produced the row, or "" when the row is inferred
+	// from the upstream history (17, 18, 20, 21: no bundler of those releases
+	// was run for this package).
+	Tested string
+	// HostTarget is the host entry of the wrapper's -targets (hardcoded in
+	// clang-linker-wrapper, whatever the host); HostID the ID the bundler
+	// writes for it. From LLVM 17 (D145770; measured on 19 and 22) the
+	// bundler rewrites every -targets entry as
+	// <kind>-<arch>-<vendor>-<os>-<env>-<target id>, so a three-field host
+	// triple gains "--" and a four-field one "-". (The bundler of 19 mangles
+	// a target that already ends in '-': give it HostTarget, not HostID.)
+	HostTarget, HostID string
+	// DeviceKind is the offload kind of the device entries: "hipv4" up to 18,
+	// "hip" from 19.
+	DeviceKind string
+	// CompressedVersion is the compressed bundle version the bundler writes
+	// with -compress (19.1.7 writes 2, 22 writes 3; COMPRESSED_BUNDLE_FORMAT_VERSION
+	// selects 2 or 3 in 22); 0 for a release without -compress.
+	CompressedVersion uint16
+}
+
+// releases is the table, oldest first. Measured rows: 19 and 22, whose
+// wrappers pass host-x86_64-unknown-linux and host-x86_64-unknown-linux-gnu
+// and whose bundlers write the IDs below (the HIP wrapper objects in the
+// spec's fixtures, and this package's tests).
+var releases = []Release{
+	{Major: 17, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
+	{Major: 18, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
+	{Major: 19, Tested: "19.1.7", HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
+	{Major: 20, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+	{Major: 21, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+	{Major: 22, Tested: "22.1.8", HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
+}
+
+// Releases returns a copy of the table, one row per release 17–22.
+func Releases() []Release { return append([]Release(nil), releases...) }
+
+// LookupRelease returns the row of LLVM release major, or an error matching
+// [ErrUnknownRelease].
+func LookupRelease(major int) (*Release, error) {
+	for i := range releases {
+		if releases[i].Major == major {
+			r := releases[i]
+			return &r, nil
+		}
+	}
+	return nil, fmt.Errorf("offload bundle: LLVM %d: %w (the table has 17 to 22)", major, ErrUnknownRelease)
+}
+
+// DeviceID returns the ID of the device entry for an AMDGPU target ID such as
+// "gfx90a" or "gfx90a:xnack+": the wrapper passes it in -targets as
+// <kind>-amdgcn-amd-amdhsa--<target id>, and every release's bundler writes
+// it unchanged.
+func (r *Release) DeviceID(targetID string) string {
+	return r.DeviceKind + "-amdgcn-amd-amdhsa--" + targetID
+}
+
+// DeviceImage is the code object of one AMDGPU target ID in a HIP fatbin.
+type DeviceImage struct {
+	TargetID string // "gfx90a", "gfx90a:xnack+", ...
+	R        io.Reader
+	Size     int64
+}
+
+// HIPInputs returns the inputs of the fatbin that clang-linker-wrapper
+// bundles for images: the empty host entry (its input is /dev/null), then
+// one entry per image, in order.
+func (r *Release) HIPInputs(images []DeviceImage) []Input {
+	in := make([]Input, 0, 1+len(images))
+	in = append(in, Input{ID: r.HostID, R: eofReader{}})
+	for _, im := range images {
+		in = append(in, Input{ID: r.DeviceID(im.TargetID), R: im.R, Size: im.Size})
+	}
+	return in
+}
+
+// WriteHIPFatbin writes the uncompressed HIP fatbin of images, byte for byte
+// what release r's clang-linker-wrapper has clang-offload-bundler write.
+func (r *Release) WriteHIPFatbin(w io.Writer, images []DeviceImage) error {
+	return Write(w, HIPAlign, r.HIPInputs(images))
+}
+
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }

@@ -1,0 +1,403 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// zstdTool returns the path of the zstd command, or ends the test.
+func zstdTool(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("zstd")
+	if err != nil {
+		tooltest.Missing(t, "zstd not found in $PATH (Debian package zstd)")
+	}
+	return p
+}
+
+// zstdCompress runs `zstd args...` on data.
+func zstdCompress(t testing.TB, tool string, data []byte, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(tool, append([]string{"-q", "-c"}, args...)...)
+	cmd.Stdin = bytes.NewReader(data)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zstd %v: %v: %s", args, err, stderr.Bytes())
+	}
+	return out.Bytes()
+}
+
+func unzstd(src []byte, maxWindow int64) ([]byte, error) {
+	return io.ReadAll(newZstdReader(bytes.NewReader(src), 0, maxWindow))
+}
+
+// testCorpus returns data sets that exercise the block types and coders:
+// empty, tiny, random (raw blocks), repetitive (RLE blocks, long matches,
+// repeat offsets), text (Huffman literals, FSE sequences) and a mix, some
+// larger than one 128 KiB block and than small windows.
+func testCorpus() []struct {
+	name string
+	data []byte
+} {
+	rng := rand.New(rand.NewSource(1))
+	random := func(n int) []byte {
+		b := make([]byte, n)
+		rng.Read(b)
+		return b
+	}
+	words := strings.Fields("kernel offload bundle device host image target triple gfx90a amdgcn " +
+		"hip openmp section symbol entry linker wrapper register runtime binary the a of to and")
+	text := func(n int) []byte {
+		var b bytes.Buffer
+		for b.Len() < n {
+			b.WriteString(words[rng.Intn(len(words))])
+			if rng.Intn(12) == 0 {
+				fmt.Fprintf(&b, " %d,\n", rng.Intn(100000))
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		return b.Bytes()[:n]
+	}
+	structured := func(n int) []byte { // like a code object: runs, tables, noise
+		var b bytes.Buffer
+		for b.Len() < n {
+			switch rng.Intn(4) {
+			case 0:
+				b.Write(bytes.Repeat([]byte{byte(rng.Intn(4))}, rng.Intn(3000)))
+			case 1:
+				for i := 0; i < 200; i++ {
+					b.Write([]byte{byte(i), 0, 0, 0x10, byte(rng.Intn(3)), 0, 0, 0})
+				}
+			case 2:
+				b.Write(random(rng.Intn(500)))
+			case 3:
+				b.Write(text(rng.Intn(4000)))
+			}
+		}
+		return b.Bytes()[:n]
+	}
+	var alphabet []byte
+	for i := 0; i < 4<<20; i++ {
+		alphabet = append(alphabet, byte(i%251), byte(i>>8))
+	}
+	return []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"one-byte", []byte{'x'}},
+		{"short-text", text(100)},
+		{"random-1MiB", random(1 << 20)},
+		{"zeros-5MiB", make([]byte, 5<<20)},
+		{"text-3MiB", text(3 << 20)},
+		{"structured-2MiB", structured(2 << 20)},
+		{"counter-8MiB", alphabet},
+		{"random-then-copy", append(random(300<<10), bytes.Repeat(random(70<<10), 5)...)},
+	}
+}
+
+func TestZstdMatchesZstdTool(t *testing.T) {
+	tool := zstdTool(t)
+	// High levels are slow to compress: they get the first 512 KiB of each
+	// input, and --ultra -22 (slow to set up) 128 KiB of text.
+	settings := [][]string{
+		{"-1"}, {"-3"}, {"-9"}, {"-19"}, {"--fast=5"},
+		{"-3", "--long=27"}, {"-3", "--no-check"}, {"-12", "--check"},
+		{"-3", "--no-content-size"}, {"-6", "-B4096"},
+	}
+	for _, c := range testCorpus() {
+		for _, s := range settings {
+			data := c.data
+			if s[0] == "-19" {
+				data = data[:min(len(data), 512<<10)]
+			}
+			if testing.Short() && len(data) > 1<<20 && len(s) > 1 {
+				continue
+			}
+			t.Run(c.name+"/"+strings.Join(s, ""), func(t *testing.T) {
+				checkZstd(t, tool, data, s...)
+			})
+		}
+	}
+	t.Run("text/--ultra-22", func(t *testing.T) {
+		checkZstd(t, tool, testCorpus()[5].data[:128<<10], "--ultra", "-22")
+	})
+}
+
+func checkZstd(t *testing.T, tool string, data []byte, args ...string) {
+	z := zstdCompress(t, tool, data, args...)
+	got, err := unzstd(z, 1<<30)
+	if err != nil {
+		t.Fatalf("%d compressed bytes: %v", len(z), err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatalf("decoded %d bytes differ from the %d bytes compressed", len(got), len(data))
+	}
+}
+
+func TestZstdFramesAndSkippableFrames(t *testing.T) {
+	tool := zstdTool(t)
+	a, b := []byte(strings.Repeat("first frame ", 1000)), []byte(strings.Repeat("second ", 3000))
+	skip := []byte{0x5a, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'}
+	var src []byte
+	src = append(src, skip...)
+	src = append(src, zstdCompress(t, tool, a, "-3", "--check")...)
+	src = append(src, skip...)
+	src = append(src, zstdCompress(t, tool, b, "-19")...)
+	got, err := unzstd(src, DefaultMaxWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append(append([]byte{}, a...), b...); !bytes.Equal(got, want) {
+		t.Fatalf("got %d bytes, want %d", len(got), len(want))
+	}
+}
+
+func TestZstdRefuses(t *testing.T) {
+	tool := zstdTool(t)
+	data := testCorpus()[5].data // text
+	checked := zstdCompress(t, tool, data, "-3", "--check")
+	badSum := append([]byte{}, checked...)
+	badSum[len(badSum)-1] ^= 1
+	streamed := zstdCompress(t, tool, data, "-3", "--long=27", "--no-content-size")
+	for _, c := range []struct {
+		name      string
+		src       []byte
+		maxWindow int64
+		want      error
+	}{
+		{"checksum", badSum, DefaultMaxWindow, ErrCorrupt},
+		{"truncated", checked[:len(checked)/2], DefaultMaxWindow, ErrTruncated},
+		{"truncated-magic", append(append([]byte{}, checked...), 0x28, 0xb5), DefaultMaxWindow, ErrTruncated},
+		{"trailing-garbage", append(append([]byte{}, checked...), "garbage"...), DefaultMaxWindow, ErrCorrupt},
+		{"window-over-limit", streamed, 1 << 20, ErrTooLarge},
+		{"dictionary", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrUnsupported},
+		{"reserved-bit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x28, 0x00, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
+		{"reserved-block", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x07, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := unzstd(c.src, c.maxWindow)
+			var fe *FormatError
+			if !errors.Is(err, c.want) || !errors.As(err, &fe) {
+				t.Fatalf("got %v, want a FormatError matching %v", err, c.want)
+			}
+		})
+	}
+	if got, err := unzstd(streamed, DefaultMaxWindow); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("with the default limit: %v", err)
+	}
+}
+
+// TestZstdMemoryFollowsOutput checks that a frame declaring a large window
+// allocates history as output arrives, not up front.
+func TestZstdMemoryFollowsOutput(t *testing.T) {
+	// A single-segment frame of one RLE block, declaring 1 GiB of content.
+	src := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}
+	z := newZstdReader(bytes.NewReader(src), 0, 1<<31)
+	var p [100]byte
+	if _, err := z.Read(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	if c := cap(z.hist.buf); c > 1<<20 {
+		t.Fatalf("history of %d bytes after one 2-byte block", c)
+	}
+	if _, err := io.Copy(io.Discard, z); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("got %v, want the content size mismatch", err)
+	}
+}
+
+func TestXXH64(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
+	} {
+		var x xxh64
+		x.reset()
+		for i := 0; i < len(c.in); i++ { // byte by byte, through the buffer
+			x.write([]byte{c.in[i]})
+		}
+		if got := x.sum(); got != c.want {
+			t.Errorf("xxh64(%q) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
+}
+
+func FuzzZstd(f *testing.F) {
+	if tool, err := exec.LookPath("zstd"); err == nil {
+		for _, c := range testCorpus()[:4] {
+			for _, lvl := range []string{"-1", "-19"} {
+				data := c.data
+				if len(data) > 64<<10 {
+					data = data[:64<<10]
+				}
+				f.Add(zstdCompress(f, tool, data, lvl, "--check"))
+			}
+		}
+	}
+	seeds, _ := os.ReadDir("testdata")
+	for _, e := range seeds {
+		if strings.HasSuffix(e.Name(), ".zst") {
+			if b, err := os.ReadFile("testdata/" + e.Name()); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		z := newZstdReader(bytes.NewReader(src), 0, 1<<20)
+		// Output is bounded by the input only through the format; read at
+		// most 16 MiB so that RLE bombs do not slow the fuzzer down.
+		n, err := io.Copy(io.Discard, io.LimitReader(z, 16<<20))
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v after %d bytes is not a FormatError", err, n)
+			}
+		}
+	})
+}
+
+func BenchmarkZstdDecode(b *testing.B) {
+	tool := zstdTool(b)
+	data := testCorpus()[5].data
+	z := zstdCompress(b, tool, data, "-3")
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := io.Copy(io.Discard, newZstdReader(bytes.NewReader(z), 0, DefaultMaxWindow)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "regenerate testdata/*.zst and testdata/zstd-vectors.txt with the zstd command")
+
+// zstdVectors are frozen zstd outputs, for machines without the zstd command:
+// name, input (from testCorpus), zstd arguments.
+var zstdVectors = []struct {
+	name, input string
+	args        []string
+}{
+	{"text-19-check.zst", "text", []string{"-19", "--check"}},
+	{"structured-3-long-stream.zst", "structured", []string{"-3", "--long=27", "--no-content-size"}},
+	{"mixed-1.zst", "mixed", []string{"-1"}},
+	{"text-9-blocks4k.zst", "text", []string{"-9", "-B4096"}},
+}
+
+// vectorInputs returns the inputs of zstdVectors: 128 KiB of text, 128 KiB
+// of structured data, and 16 KiB of random bytes (raw blocks), 64 KiB of
+// zeros (RLE blocks) and 48 KiB of text.
+func vectorInputs() map[string][]byte {
+	in := map[string][]byte{}
+	for _, c := range testCorpus() {
+		in[c.name] = c.data
+	}
+	mixed := append(append(append([]byte{}, in["random-1MiB"][:16<<10]...), make([]byte, 64<<10)...), in["text-3MiB"][:48<<10]...)
+	return map[string][]byte{"text": in["text-3MiB"][:128<<10], "structured": in["structured-2MiB"][:128<<10], "mixed": mixed}
+}
+
+// TestZstdFrozenVectors decodes testdata/*.zst and checks the SHA-256 and
+// size recorded in testdata/zstd-vectors.txt; -update regenerates them.
+func TestZstdFrozenVectors(t *testing.T) {
+	if *update {
+		tool := zstdTool(t)
+		inputs := vectorInputs()
+		var list bytes.Buffer
+		for _, v := range zstdVectors {
+			in := inputs[v.input]
+			if err := os.WriteFile("testdata/"+v.name, zstdCompress(t, tool, in, v.args...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&list, "%s %x %d zstd %s < %s\n", v.name, sha256.Sum256(in), len(in), strings.Join(v.args, " "), v.input)
+		}
+		if err := os.WriteFile("testdata/zstd-vectors.txt", list.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := readTestdata(t, "zstd-vectors.txt")
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		var name, sum string
+		var size int
+		if _, err := fmt.Sscan(line, &name, &sum, &size); err != nil {
+			t.Fatalf("zstd-vectors.txt: %q: %v", line, err)
+		}
+		t.Run(name, func(t *testing.T) {
+			got, err := unzstd(readTestdata(t, name), DefaultMaxWindow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := fmt.Sprintf("%x", sha256.Sum256(got)); s != sum || len(got) != size {
+				t.Fatalf("decoded %d bytes with SHA-256 %s, want %d bytes with %s", len(got), s, size, sum)
+			}
+		})
+	}
+}
+
+// TestZstdCorruptAgreesWithZstdTool flips bits of zstd frames (without
+// checksums, so that the decoders see the damage) and decodes them with this
+// package and with `zstd -d`: when both decode, the outputs must be equal, and
+// this package must not decode what zstd refuses. zstd (libzstd 1.5, which
+// LLVM links) decodes some damaged frames that RFC 8878 calls corrupt, mostly
+// Huffman streams that its fast decoder does not check are used up exactly;
+// those are counted, not failed.
+func TestZstdCorruptAgreesWithZstdTool(t *testing.T) {
+	tool := zstdTool(t)
+	rng := rand.New(rand.NewSource(5))
+	in := vectorInputs()
+	srcs := [][]byte{
+		zstdCompress(t, tool, in["text"][:20000], "-19", "--no-check"),
+		zstdCompress(t, tool, in["structured"][:30000], "-3", "--no-check"),
+		zstdCompress(t, tool, in["mixed"][:90000], "-1", "--no-check"),
+		zstdCompress(t, tool, in["text"][:5000], "-6", "--no-check"),
+	}
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	var both, onlyTool, neither int
+	for i := 0; i < n; i++ {
+		s := append([]byte{}, srcs[rng.Intn(len(srcs))]...)
+		for k := 0; k <= rng.Intn(3); k++ {
+			s[rng.Intn(len(s))] ^= byte(1 << rng.Intn(8))
+		}
+		ours, err := unzstd(s, DefaultMaxWindow)
+		cmd := exec.Command(tool, "-d", "-c", "-q")
+		cmd.Stdin = bytes.NewReader(s)
+		theirs, terr := cmd.Output()
+		switch {
+		case err == nil && terr == nil:
+			both++
+			if !bytes.Equal(ours, theirs) {
+				t.Errorf("case %d: decoded %d bytes, zstd %d different ones", i, len(ours), len(theirs))
+			}
+		case err == nil:
+			t.Errorf("case %d: decoded %d bytes, zstd refuses", i, len(ours))
+		case terr == nil:
+			onlyTool++
+		default:
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Errorf("case %d: %v is not a FormatError", i, err)
+			}
+			neither++
+		}
+	}
+	t.Logf("%d damaged frames: %d decoded by both, %d refused by both, %d decoded by zstd only", n, both, neither, onlyTool)
+}
