@@ -44,6 +44,39 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 	}
 }
 
+// TestGPUMatchesFreshLinkerWrapper makes CUDA and HIP programs with clang 19
+// and 22 (kernels, variables, a managed variable, a texture and a surface;
+// HIP device code linked by the real lld and bundled by the real
+// clang-offload-bundler, CUDA by stand-ins of NVIDIA's tools) and compares
+// the registration object their clang-linker-wrapper made with ours of the
+// same fatbin.
+func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and links programs")
+	}
+	kinds := map[string]offload.OffloadKind{"cuda": offload.OffloadCUDA, "hip": offload.OffloadHIP}
+	for _, major := range []int{19, 22} {
+		for _, name := range []string{"cuda", "hip"} {
+			t.Run(fmt.Sprintf("%s/llvm%d", name, major), func(t *testing.T) {
+				p := tooltest.BuildGPUProgram(t, major, name, filepath.Join("testdata", "gpu"), t.TempDir())
+				theirs, err := os.ReadFile(p.Wrapper)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fb, err := os.ReadFile(p.Fatbin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, kinds[name], Fatbin{bytes.NewReader(fb), int64(len(fb))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareViews(t, view(t, readObject(t, theirs)), view(t, readObject(t, writeObject(t, o))), nil)
+			})
+		}
+	}
+}
+
 // TestGPUMatchesLLC compares the CUDA and HIP wrappers of LLVM 19 and 22 on
 // AArch64 (and x86-64) with what llc of the same release makes of the
 // wrapper module.

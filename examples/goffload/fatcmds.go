@@ -163,7 +163,7 @@ func extractFile(dir, path string, filter fatobj.Filter, raw bool, opt *offload.
 						return index, fmt.Errorf("%s: %w", in.name, err)
 					}
 				} else {
-					name += "offload"
+					name = binaryName(stem, &im.Image, index)
 					r = b.Reader()
 				}
 				if err := copyTo(filepath.Join(dir, name), r); err != nil {
@@ -171,6 +171,52 @@ func extractFile(dir, path string, filter fatobj.Filter, raw bool, opt *offload.
 				}
 				index++
 			}
+		}
+		fbs, fbDone, err := in.hipFatbins()
+		if err != nil {
+			return index, fmt.Errorf("%s: %w", in.name, err)
+		}
+		index, err = extractBundles(dir, stem, index, fbs, filter, raw, opt.Release)
+		fbDone()
+		if err != nil {
+			return index, fmt.Errorf("%s: %w", in.name, err)
+		}
+	}
+	return index, nil
+}
+
+// binaryName names an extracted OffloadBinary as the packager names its
+// image, with the extension "offload".
+func binaryName(stem string, im *offload.Image, index int) string {
+	return strings.TrimSuffix(fatobj.PackagerName(stem, im, index), im.Kind.Extension()) + "offload"
+}
+
+// extractBundles extracts the device code objects of HIP fatbins (not the
+// empty host entries) that filter selects, seen as the images that
+// clang-linker-wrapper made them from: kind elf, offload kind hip, the
+// entry's triple and target ID as arch. With raw the code object is written,
+// else an OffloadBinary holding it.
+func extractBundles(dir, stem string, index int, fbs []hipFatbin, filter fatobj.Filter, raw bool, r *offload.Release) (int, error) {
+	for _, fb := range fbs {
+		for i, e := range fb.Entries {
+			im, ok := bundleImage(e.ID)
+			if !ok || e.Size == 0 || !filter.Match(r, &offload.BinaryImage{Image: im}) {
+				continue
+			}
+			data := fb.Open(i)
+			var err error
+			if raw {
+				err = copyTo(filepath.Join(dir, fatobj.PackagerName(stem, &im, index)), data)
+			} else {
+				err = atomicfile.Write(filepath.Join(dir, binaryName(stem, &im, index)), 0o644, func(w io.Writer) error {
+					_, err := offload.WriteBinary(w, r, &im, data, data.Size())
+					return err
+				})
+			}
+			if err != nil {
+				return index, err
+			}
+			index++
 		}
 	}
 	return index, nil

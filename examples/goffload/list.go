@@ -51,11 +51,16 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 				return fmt.Errorf("%s: %w", in.name, err)
 			}
 		}
-		if asJSON {
-			err = printJSON(w, in.name, bins, ents)
-		} else {
-			err = printText(w, in, bins, ents)
+		fbs, fbDone, err := in.hipFatbins()
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.name, err)
 		}
+		if asJSON {
+			err = printJSON(w, in.name, bins, ents, fbs)
+		} else {
+			err = printText(w, in, bins, ents, fbs)
+		}
+		fbDone()
 		if err != nil {
 			return err
 		}
@@ -64,8 +69,9 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 }
 
 // printText prints what llvm-objdump --offloading prints (the file's format
-// line for an ELF file, then the images numbered from 0), then the entries.
-func printText(w io.Writer, in input, bins []located, ents []entries.Entry) error {
+// line for an ELF file, then the images numbered from 0), then the entries,
+// then the entries of the HIP fatbins.
+func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin) error {
 	var sb strings.Builder
 	if in.elf != nil {
 		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.name, fileFormat(in.elf))
@@ -90,6 +96,12 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry) erro
 		}
 		sb.WriteByte('\n')
 	}
+	for _, fb := range fbs {
+		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s at %#x] (%s):\n", fb.section, fb.offset, fb.compression())
+		for i, e := range fb.Entries {
+			fmt.Fprintf(&sb, "  [%d] %s offset=%d size=%d\n", i, quoteName(e.ID), e.Offset, e.Size)
+		}
+	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
@@ -113,9 +125,27 @@ func flagsString(e offload.Entry) string {
 }
 
 type jsonFile struct {
-	File    string      `json:"file"`
-	Images  []jsonImage `json:"images"`
-	Entries []jsonEntry `json:"entries"`
+	File    string       `json:"file"`
+	Images  []jsonImage  `json:"images"`
+	Entries []jsonEntry  `json:"entries"`
+	Bundles []jsonBundle `json:"bundles"`
+}
+
+type jsonBundle struct {
+	Section string `json:"section"`
+	Offset  int64  `json:"offset"`
+	Size    int64  `json:"size"`
+	// Compression is "" for an uncompressed bundle, else "zlib" or "zstd";
+	// the entries' offsets are then in the decompressed bundle.
+	Compression string            `json:"compression"`
+	Version     uint16            `json:"compressed_version,omitempty"`
+	Entries     []jsonBundleEntry `json:"entries"`
+}
+
+type jsonBundleEntry struct {
+	ID     string `json:"id"`
+	Offset uint64 `json:"offset"`
+	Size   uint64 `json:"size"`
 }
 
 type jsonImage struct {
@@ -146,8 +176,8 @@ type jsonEntry struct {
 	Aux     string `json:"aux"`
 }
 
-func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry) error {
-	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}}
+func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin) error {
+	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}}
 	for _, b := range bins {
 		for _, im := range b.Images {
 			strs := make(map[string]string, len(im.Strings))
@@ -169,6 +199,16 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry) e
 			je.Aux = e.Aux.String()
 		}
 		out.Entries = append(out.Entries, je)
+	}
+	for _, fb := range fbs {
+		jb := jsonBundle{Section: fb.section, Offset: fb.offset, Size: fb.size, Entries: []jsonBundleEntry{}}
+		if fb.comp != nil {
+			jb.Compression, jb.Version = fb.comp.Method.String(), fb.comp.Version
+		}
+		for _, e := range fb.Entries {
+			jb.Entries = append(jb.Entries, jsonBundleEntry{ID: e.ID, Offset: e.Offset, Size: e.Size})
+		}
+		out.Bundles = append(out.Bundles, jb)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

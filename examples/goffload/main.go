@@ -12,6 +12,8 @@
 //	goffload extract [--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload wrap --kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...
+//	goffload wrap --kind cuda|hip [--triple HOST] [--llvm N] -o OUT.o FATBIN
+//	goffload wrap --kind hip [--triple HOST] [--llvm N] -o OUT.o [BINARY...] [--image TARGETID=FILE...]
 //	goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]
 //
 // `package` writes what clang-offload-packager of LLVM release N writes for the
@@ -22,7 +24,9 @@
 // clang of release N emits them for host triple T. `check` reports every
 // entry of a linked program or fat object whose name is not a symbol of the
 // device images it carries, and exits 1 if there is one. `wrap` writes the
-// registration object of clang-linker-wrapper for OFFLOAD binaries; `link`
+// registration object of clang-linker-wrapper: for OpenMP from offload
+// binaries; for CUDA from a fatbinary; for HIP from a fatbin (an offload
+// bundle) or from AMDGPU code objects, which it bundles first; `link`
 // runs the whole OpenMP link: it extracts the device code of the inputs,
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).
@@ -57,7 +61,7 @@ var commands = []command{
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
 	{"extract", "[--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
-	{"wrap", "--kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...", "write the registration object that clang-linker-wrapper makes", runWrap},
+	{"wrap", "[--kind openmp|cuda|hip] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
 	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]", "link an OpenMP program as clang-linker-wrapper does", runLink},
 }
 

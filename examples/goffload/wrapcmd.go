@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
@@ -14,37 +16,54 @@ import (
 func runWrap(args []string, _ io.Writer) error {
 	var llvm, kind, triple, out, suffix string
 	var relocatable bool
+	var images stringList
 	fs := newFlags("wrap", &llvm)
-	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp")
+	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda or hip")
 	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
-	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names")
-	fs.BoolVar(&relocatable, "r", false, "for a relocatable link: the images in .llvm.offloading.relocatable (LLVM 19+)")
+	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
+	fs.BoolVar(&relocatable, "r", false, "for a relocatable link: the images in .llvm.offloading.relocatable (openmp, LLVM 19+)")
+	fs.Var(&images, "image", "hip: a linked AMDGPU code object `TARGETID=FILE` (e.g. gfx90a:xnack+=k.out); repeatable")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if out == "" || fs.NArg() == 0 {
-		return fmt.Errorf("-o OUT and at least one BINARY are required")
-	}
-	if kind != "openmp" {
-		return fmt.Errorf("--kind %s: only openmp registration objects are made", kind)
+	if out == "" || (fs.NArg() == 0 && len(images) == 0) {
+		return fmt.Errorf("-o OUT and at least one input are required")
 	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
 	}
+	opt := wrap.Options{Release: rel, Triple: triple, Suffix: suffix, Relocatable: relocatable}
+	switch kind {
+	case "openmp":
+		if len(images) > 0 {
+			return fmt.Errorf("--image is for --kind hip; OpenMP images come in offload binaries")
+		}
+		return wrapOpenMP(out, opt, fs.Args())
+	case "cuda":
+		if len(images) > 0 || fs.NArg() != 1 {
+			return fmt.Errorf("--kind cuda wraps one fatbinary file (what NVIDIA's fatbinary made)")
+		}
+		if err := notContainer(fs.Arg(0)); err != nil {
+			return err
+		}
+		return wrapFatbinFile(out, opt, offload.OffloadCUDA, fs.Arg(0))
+	case "hip":
+		return wrapHIP(out, opt, fs.Args(), images)
+	}
+	return fmt.Errorf("--kind %s: want openmp, cuda or hip", kind)
+}
+
+func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 	var bins []wrap.Binary
-	for _, path := range fs.Args() {
-		f, err := os.Open(path)
+	for _, path := range paths {
+		f, size, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		all, err := offload.ReadAll(f, st.Size(), &offload.ReadOptions{Release: rel, MaxVersion: 1})
+		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release, MaxVersion: 1})
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -56,7 +75,136 @@ func runWrap(args []string, _ io.Writer) error {
 			bins = append(bins, bin)
 		}
 	}
-	return writeWrapper(out, wrap.Options{Release: rel, Triple: triple, Suffix: suffix, Relocatable: relocatable}, bins)
+	return writeWrapper(out, opt, bins)
+}
+
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// wrapFatbinFile wraps a file that is the fatbin already: a CUDA fatbinary,
+// or a HIP offload bundle (compressed or not), copied into the object as is.
+func wrapFatbinFile(out string, opt wrap.Options, kind offload.OffloadKind, path string) error {
+	f, size, err := openSized(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return writeGPU(out, opt, kind, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+}
+
+// wrapHIP wraps either one file that is a HIP fatbin already (an offload
+// bundle), or device images: the HIP images of offload binaries (their arch
+// is the target ID) and the --image TARGETID=FILE code objects, bundled as
+// the release's clang-linker-wrapper has clang-offload-bundler do it.
+func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
+	br, err := bundle.LookupRelease(opt.Release.Major)
+	if err != nil {
+		return err
+	}
+	var devs []bundle.DeviceImage
+	for _, path := range paths {
+		f, size, err := openSized(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if isBundle(f) {
+			if len(paths) != 1 || len(images) != 0 {
+				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
+			}
+			return wrapFatbinFile(out, opt, offload.OffloadHIP, path)
+		}
+		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release})
+		if err != nil {
+			return fmt.Errorf("%s: neither an offload bundle nor offload binaries: %w", path, err)
+		}
+		for _, b := range all {
+			for i := range b.Images {
+				im := &b.Images[i]
+				if im.OffloadKind != offload.OffloadHIP {
+					return fmt.Errorf("%s: binary at %#x: image %d is for %v, not hip", path, b.Offset, i, im.OffloadKind)
+				}
+				if im.Arch() == "" {
+					return fmt.Errorf("%s: binary at %#x: image %d has no arch (the AMDGPU target ID)", path, b.Offset, i)
+				}
+				r, err := b.Open(i)
+				if err != nil {
+					return fmt.Errorf("%s: binary at %#x: %w", path, b.Offset, err)
+				}
+				devs = append(devs, bundle.DeviceImage{TargetID: im.Arch(), R: r, Size: r.Size()})
+			}
+		}
+	}
+	for _, arg := range images {
+		id, path, ok := strings.Cut(arg, "=")
+		if !ok || id == "" || path == "" {
+			return fmt.Errorf("--image %q: want TARGETID=FILE", arg)
+		}
+		f, size, err := openSized(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		devs = append(devs, bundle.DeviceImage{TargetID: id, R: io.NewSectionReader(f, 0, size), Size: size})
+	}
+	inputs := br.HIPInputs(devs)
+	_, size, err := bundle.Layout(bundle.HIPAlign, inputs)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(bundle.Write(pw, bundle.HIPAlign, inputs)) }()
+	defer pr.Close()
+	return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: pr, Size: int64(size)})
+}
+
+// notContainer rejects, as a CUDA fatbinary, a file that is one of the
+// containers goffload knows: the CUDA fatbin is NVIDIA's, made from them.
+func notContainer(path string) error {
+	f, _, err := openSized(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var b [4]byte
+	n, _ := f.ReadAt(b[:], 0)
+	switch {
+	case n == 4 && string(b[:]) == string(offload.Magic[:]):
+		return fmt.Errorf("%s is an offload binary, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
+	case isBundle(f):
+		return fmt.Errorf("%s is a clang offload bundle (a HIP fatbin), not a CUDA fatbinary", path)
+	case n == 4 && string(b[:]) == "\x7fELF":
+		return fmt.Errorf("%s is an ELF file, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
+	}
+	return nil
+}
+
+func isBundle(r io.ReaderAt) bool {
+	var b [24]byte
+	n, _ := r.ReadAt(b[:], 0)
+	s := string(b[:n])
+	return s == bundle.Magic || strings.HasPrefix(s, bundle.CompressedMagic)
+}
+
+func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, fb wrap.Fatbin) error {
+	o, err := wrap.GPU(opt, kind, fb)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
+		_, err := elfobj.Write(w, o)
+		return err
+	})
 }
 
 func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {

@@ -8,18 +8,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The wrapper last registered: this stand-in returns it as the handle. */
+static const void *registered;
+
 static const char *sym(const void *p) {
   static char buf[4][256];
   static int n;
   char *b = buf[n++ % 4];
   Dl_info info;
   if (!p) return "null";
+  if (p == registered) return "<handle>";
   if (dladdr(p, &info) && info.dli_sname && info.dli_saddr == p) {
     snprintf(b, 256, "%s", info.dli_sname);
   } else if (dladdr(p, &info) && info.dli_sname) {
     snprintf(b, 256, "%s+%ld", info.dli_sname, (long)((const char *)p - (const char *)info.dli_saddr));
+  } else if (dladdr(p, &info)) {
+    /* A local symbol: its place in the executable, which two links of the
+       same objects may move. */
+    snprintf(b, 256, "<local>");
   } else {
-    snprintf(b, 256, "<unnamed>");
+    snprintf(b, 256, "<unknown>");
   }
   return b;
 }
@@ -51,6 +59,7 @@ static void *fatbin(const char *api, const struct fatbin_wrapper *w) {
   uint64_t n = fatbin_size(w->image);
   printf("%sRegisterFatBinary(magic=%#x version=%d image: %llu bytes fnv=%016llx reserved=%s)\n", api, w->magic, w->version,
          (unsigned long long)n, (unsigned long long)fnv(w->image, n), sym(w->reserved));
+  registered = w;
   return (void *)w;
 }
 
@@ -85,3 +94,8 @@ int hipLaunchKernel(const void *f, ...) { printf("hipLaunchKernel(%s)\n", sym(f)
 int cudaLaunchKernel(const void *f, ...) { printf("cudaLaunchKernel(%s)\n", sym(f)); return 0; }
 int __cudaPushCallConfiguration(void) { return 0; }
 int __cudaPopCallConfiguration(void) { return 0; }
+int __hipPushCallConfiguration(void) { return 0; }
+int __hipPopCallConfiguration(void) { return 0; }
+int cudaSetupArgument(const void *a, unsigned long size, unsigned long off) { return 0; }
+int cudaLaunch(const void *f) { printf("cudaLaunch(%s)\n", sym(f)); return 0; }
+int cudaConfigureCall(unsigned long long grid, unsigned gz, unsigned long long block, unsigned bz, unsigned long shmem, void *stream) { return 0; }

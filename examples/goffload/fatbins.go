@@ -1,0 +1,160 @@
+package main
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/offload"
+)
+
+// hipFatbin is one clang offload bundle found in a .hip_fatbin section: the
+// HIP fatbin of a registration object, or several of them one after the
+// other in a linked program.
+type hipFatbin struct {
+	section        string
+	offset         int64                    // of the bundle in the file
+	size           int64                    // bytes of the bundle in the section
+	comp           *bundle.CompressedHeader // nil for an uncompressed bundle
+	*bundle.Bundle                          // read from the section, or from a temporary file of the decompressed bundle
+}
+
+// hipFatbinSection is the section clang-linker-wrapper (and the old driver)
+// put HIP fatbins in.
+const hipFatbinSection = ".hip_fatbin"
+
+// hipFatbins returns the bundles of in's .hip_fatbin section, one after the
+// other with zero padding between them; a compressed bundle is decompressed
+// into a temporary file, removed by done.
+func (in input) hipFatbins() (fbs []hipFatbin, done func(), err error) {
+	var temps []*os.File
+	done = func() {
+		for _, f := range temps {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
+	defer func() {
+		if err != nil {
+			done()
+		}
+	}()
+	if in.elf == nil {
+		return nil, done, nil
+	}
+	s := in.elf.Section(hipFatbinSection)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil, done, nil
+	}
+	sr := s.Open()
+	for off := int64(0); off < sr.Size(); {
+		rest := io.NewSectionReader(sr, off, sr.Size()-off)
+		fb := hipFatbin{section: s.Name, offset: int64(s.Offset) + off}
+		b, err := bundle.Read(rest, rest.Size())
+		switch {
+		case errors.Is(err, bundle.ErrCompressed):
+			c, err := bundle.ReadCompressed(rest, rest.Size())
+			if err != nil {
+				return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+			}
+			fb.comp = &c.CompressedHeader
+			fb.size = rest.Size()
+			if c.FileSize != 0 && int64(c.FileSize) <= rest.Size() {
+				fb.size = int64(c.FileSize)
+			}
+			tmp, err := os.CreateTemp("", "goffload-bundle-")
+			if err != nil {
+				return nil, done, err
+			}
+			temps = append(temps, tmp)
+			n, err := bundle.Decompress(tmp, rest, fb.size)
+			if err != nil {
+				return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+			}
+			if b, err = bundle.Read(tmp, n); err != nil {
+				return nil, done, fmt.Errorf("section %s+%#x: decompressed: %w", s.Name, off, err)
+			}
+		case err != nil:
+			return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+		default:
+			fb.size = 32 // the magic and the count, then each entry's header
+			for _, e := range b.Entries {
+				fb.size += 24 + int64(len(e.ID))
+			}
+			for _, e := range b.Entries {
+				fb.size = max(fb.size, int64(e.Offset+e.Size))
+			}
+		}
+		fb.Bundle = b
+		fbs = append(fbs, fb)
+		// The next bundle, if any, starts at the next byte that is not
+		// padding: the linker aligns each input's section (16 bytes for
+		// clang-linker-wrapper's).
+		if off, err = nextNonZero(sr, off+max(fb.size, 1)); err != nil {
+			return nil, done, err
+		}
+	}
+	return fbs, done, nil
+}
+
+// nextNonZero returns the offset of the first byte at or after off that is
+// not zero, or r's size if there is none.
+func nextNonZero(r *io.SectionReader, off int64) (int64, error) {
+	buf := make([]byte, 32<<10)
+	for off < r.Size() {
+		n, err := r.ReadAt(buf, off)
+		for i, c := range buf[:n] {
+			if c != 0 {
+				return off + int64(i), nil
+			}
+		}
+		off += int64(n)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return r.Size(), nil
+}
+
+// bundleImage describes a bundle entry as an image: the offload kind, the
+// triple and the target ID of its ID "<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]",
+// so that extract selects and names it as it does images of OffloadBinaries.
+// A host entry, or an ID of another form, gives ok false.
+func bundleImage(id string) (im offload.Image, ok bool) {
+	parts := strings.SplitN(id, "-", 6)
+	if len(parts) < 5 {
+		return offload.Image{}, false
+	}
+	var kind offload.OffloadKind
+	switch parts[0] {
+	case "hip", "hipv4":
+		kind = offload.OffloadHIP
+	case "openmp":
+		kind = offload.OffloadOpenMP
+	case "cuda":
+		kind = offload.OffloadCUDA
+	default:
+		return offload.Image{}, false
+	}
+	triple := strings.TrimRight(strings.Join(parts[1:5], "-"), "-")
+	arch := ""
+	if len(parts) == 6 {
+		arch = parts[5]
+	}
+	return offload.LinkedImage(kind, triple, arch), true
+}
+
+// compression describes how a bundle is stored, for list.
+func (fb *hipFatbin) compression() string {
+	if fb.comp == nil {
+		return "uncompressed"
+	}
+	return fmt.Sprintf("%v, compressed bundle version %d, %d bytes", fb.comp.Method, fb.comp.Version, fb.size)
+}

@@ -1,0 +1,26 @@
+/* CUDA without the CUDA headers: the attributes the headers define. */
+#define __host__ __attribute__((host))
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __constant__ __attribute__((constant))
+
+struct dim3 { unsigned x, y, z; __host__ __device__ dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {} };
+typedef struct CUstream_st *cudaStream_t;
+/* The launch API of CUDA before 9.0 and after: clang calls the one of the
+   CUDA version it finds (-cuda-path). */
+extern "C" int cudaConfigureCall(dim3, dim3, unsigned long = 0, cudaStream_t = 0);
+extern "C" int __cudaPushCallConfiguration(dim3, dim3, unsigned long = 0, cudaStream_t = 0);
+extern "C" int cudaLaunchKernel(const void *, dim3, dim3, void **, unsigned long, cudaStream_t);
+template <class T, int dim = 1, int mode = 0>
+struct __attribute__((device_builtin_texture_type)) texture { int handle; };
+template <class T, int dim = 1>
+struct __attribute__((device_builtin_surface_type)) surface { int handle; };
+
+__device__ int dvar = 1;
+__constant__ int cvar[4] = {2};
+
+texture<float, 2, 0> tex;
+surface<void, 3> surf;
+__global__ void kern(int *p) { *p = dvar + cvar[0]; }
+__global__ void other(float f) {}
+extern "C" void launch(int *p) { kern<<<1, 1>>>(p); other<<<2, 3>>>(1.5f); }
