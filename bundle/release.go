@@ -3,6 +3,8 @@ package bundle
 import (
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload/offload"
 )
 
 // HIPAlign is the -bundle-align that clang-linker-wrapper gives
@@ -10,9 +12,8 @@ import (
 const HIPAlign = 4096
 
 // Release holds what one LLVM release's clang-linker-wrapper asks of
-// clang-offload-bundler for a HIP fatbin, and what the bundler then writes.
-// (These facts belong with the rest of the release table, in the offload
-// package's Release; they are here until that table grows the columns.)
+// clang-offload-bundler for a HIP fatbin, and what the bundler then writes: a
+// view of [offload.HIPFatbin], the release table's row.
 type Release struct {
 	// Major is the LLVM major version.
 	Major int
@@ -38,29 +39,38 @@ type Release struct {
 	CompressedVersion uint16
 }
 
-// releases is the table, oldest first. Measured rows: 19 and 22, whose
-// wrappers pass host-x86_64-unknown-linux and host-x86_64-unknown-linux-gnu
-// and whose bundlers write the IDs below (the HIP wrapper objects in the
-// spec's fixtures, and this package's tests).
-var releases = []Release{
-	{Major: 17, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
-	{Major: 18, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
-	{Major: 19, Tested: "19.1.7", HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
-	{Major: 20, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
-	{Major: 21, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
-	{Major: 22, Tested: "22.1.8", HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
+// fromOffload returns the bundle facts of a row of the release table, and
+// false for a release without them.
+func fromOffload(r *offload.Release) (Release, bool) {
+	h := r.HIPFatbin
+	if h.DeviceKind == "" {
+		return Release{}, false
+	}
+	out := Release{Major: r.Major, HostTarget: h.HostTarget, HostID: h.HostID, DeviceKind: h.DeviceKind, CompressedVersion: h.CompressedVersion}
+	if h.Measured {
+		out.Tested = r.Tested
+	}
+	return out, true
 }
 
-// Releases returns a copy of the table, one row per release 17–22.
-func Releases() []Release { return append([]Release(nil), releases...) }
+// Releases returns the rows of the releases with HIP fatbin facts (17–22),
+// oldest first.
+func Releases() []Release {
+	var out []Release
+	for _, r := range offload.Releases() {
+		if b, ok := fromOffload(r); ok {
+			out = append(out, b)
+		}
+	}
+	return out
+}
 
 // LookupRelease returns the row of LLVM release major, or an error matching
 // [ErrUnknownRelease].
 func LookupRelease(major int) (*Release, error) {
-	for i := range releases {
-		if releases[i].Major == major {
-			r := releases[i]
-			return &r, nil
+	if r, err := offload.LookupRelease(major); err == nil {
+		if b, ok := fromOffload(r); ok {
+			return &b, nil
 		}
 	}
 	return nil, fmt.Errorf("offload bundle: LLVM %d: %w (the table has 17 to 22)", major, ErrUnknownRelease)

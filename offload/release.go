@@ -193,6 +193,33 @@ type Release struct {
 	// RelocatableRenames lists the entries sections renamed with a content hash
 	// suffix after a relocatable link.
 	RelocatableRenames []string
+
+	// HIPFatbin is what clang-linker-wrapper asks of clang-offload-bundler for
+	// a HIP fatbin, and what the bundler writes (spec §3.3; package bundle).
+	HIPFatbin HIPFatbin
+}
+
+// HIPFatbin holds the facts of one release's HIP fatbin bundling; the zero
+// value for a release whose wrapper this module does not make HIP fatbins for
+// (15, 16).
+type HIPFatbin struct {
+	// Measured is true when the bundler and wrapper of the release were run
+	// for these facts (19 and 22); otherwise they are inferred from the
+	// upstream history.
+	Measured bool
+	// HostTarget is the host entry of the wrapper's -targets (hard-coded in
+	// clang-linker-wrapper, whatever the host); HostID the ID the bundler
+	// writes for it. From LLVM 17 (D145770) the bundler rewrites every
+	// -targets entry as <kind>-<arch>-<vendor>-<os>-<env>-<target id>, so a
+	// three-field host triple gains "--" and a four-field one "-".
+	HostTarget, HostID string
+	// DeviceKind is the offload kind of the device entries: "hipv4" up to 18,
+	// "hip" from 19.
+	DeviceKind string
+	// CompressedVersion is the compressed bundle version the bundler writes
+	// with -compress (19.1.7 writes 2, 22 writes 3); 0 for a release without
+	// -compress.
+	CompressedVersion uint16
 }
 
 // String returns "LLVM <major>".
@@ -262,6 +289,7 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
 	},
 	{
 		Major: 18, Tested: "18.1.8",
@@ -272,7 +300,8 @@ var releases = []Release{
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
 		Requires: RequiresCtor, IndirectEntries: true,
 		ImageStart: BoundImageStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
-		Dummy: DummyHiddenGlobal,
+		Dummy:     DummyHiddenGlobal,
+		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
 	},
 	{
 		Major: 19, Tested: "19.1.7",
@@ -285,6 +314,7 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy:              DummyLocalUsed,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
+		HIPFatbin: HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		// Inferred (spec §9.1): the name strings moved to .llvm.rodata.offloading
@@ -302,6 +332,7 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy:              DummyLocalUsed,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
+		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		Major: 21, Tested: "21.1.8",
@@ -316,6 +347,7 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy: DummyLocalUsed, DummyAlign: 8,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
+		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		Major: 22, Tested: "22.1.8",
@@ -330,6 +362,7 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy: DummyLocalUsed, DummyAlign: 8,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
+		HIPFatbin: HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 	},
 }
 
