@@ -8,11 +8,12 @@
 #   list      goffload list vs llvm-objdump-19 --offloading, archive of 200 fat objects
 #   extract   goffload extract --raw vs clang-offload-packager-19, same archive
 #
-# Each figure is the median of RUNS runs (default 3): wall seconds and peak RSS
-# (/usr/bin/time). Usage: bench/run.sh [SIZES_MIB...]  (default 1 64 512 2048)
+# Each figure is the median of RUNS runs (default 5): wall seconds and peak RSS
+# (/usr/bin/time), each run after a sync so that no run pays for the writeback
+# of the one before. Usage: bench/run.sh [SIZES_MIB...]  (default 1 64 512 2048)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1 64 512 2048)
 LLC_MAX_MIB=${LLC_MAX_MIB:-512} # above, the IR text (4 bytes a byte) is too large for llc
@@ -31,6 +32,7 @@ measure() {
   : > "$tmp/m"
   local start end
   for ((i = 0; i < RUNS; i++)); do
+    sync # the previous run's dirty pages are written back now, not during this run
     start=$EPOCHREALTIME
     /usr/bin/time -f "%M" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
     end=$EPOCHREALTIME
@@ -116,8 +118,24 @@ for s in "${sizes[@]}"; do
     lr="(IR too large)"
   fi
   echo "| $s | $gs | $(mib "$gk") | $lcol | $cs | $(mib "$ck") | $lr | $(awk -v a="$gs" -v b="$cs" 'BEGIN { printf "%.2f", a / b }') |" >> "$out"
+  [ -n "${first:-}" ] || first="$s $gs $gk $cs"
+  last="$s $gs $gk $cs"
+  if [ "$s" = 512 ]; then goal512="$gs $cs ${ls:-} ${lk:-}"; fi
+  maxk=$(( ${maxk:-0} > gk ? ${maxk:-0} : gk ))
   rm -f "$tmp/img.o" "$tmp/img.bin" "$tmp/w.o" "$tmp/copy.bin"
 done
+
+read -r s0 g0 k0 c0 <<< "$first"
+read -r s1 g1 k1 c1 <<< "$last"
+{
+  echo
+  echo "From $s0 MiB to $s1 MiB ($(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%g", b / a }') times the bytes), goffload's time grows $(awk -v a="$g0" -v b="$g1" 'BEGIN { printf "%.1f", b / a }') times (cp's $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", b / a }') times) and its peak memory $(awk -v a="$k0" -v b="$k1" 'BEGIN { printf "%.2f", b / a }') times: memory does not depend on the image size (at most $(mib "$maxk") MiB at any size)."
+  if [ -n "${goal512:-}" ]; then
+    read -r gg cc ll lk <<< "$goal512"
+    echo
+    echo "Goals at 512 MiB: at least 20 times faster than llc-19 (here $(ratio "$gg" "$ll")), within 1.5 times cp (here $(awk -v a="$gg" -v b="$cc" 'BEGIN { printf "%.2f", a / b }')), under 64 MiB at every size (here at most $(mib "$maxk") MiB). cp itself is $(ratio "$cc" "$ll") times faster than llc-19 here: no writer that copies the image can be more than that."
+  fi
+} >> "$out"
 
 # Packaging, and listing and extracting from an archive of 200 fat objects
 # of 5 MiB each (1 GiB in all).
