@@ -11,7 +11,6 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -55,10 +54,7 @@ func runEntries(args []string, _ io.Writer) error {
 		return err
 	}
 	o.AddSection(&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1}, false)
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		_, err := elfobj.Write(w, o)
-		return err
-	})
+	return writeObject(out, o)
 }
 
 func readSpec(path string, rel *offload.Release) ([]offload.Entry, error) {

@@ -92,10 +92,7 @@ func openObject(path string) (*elfobj.File, func(), error) {
 }
 
 func writeObjectFile(out string, o *elfobj.Object) error {
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		_, err := elfobj.Write(w, o)
-		return err
-	})
+	return writeObject(out, o)
 }
 
 // runExtract writes out the selected device images of objects, archives,

@@ -271,10 +271,7 @@ func (l *linker) relocatableLink(objs []string) error {
 	if err := wrap.FinishRelocatable(o, l.rel, wrap.RelocatableSuffix(data)); err != nil {
 		return err
 	}
-	return atomicfile.Write(l.out, 0o644, func(w io.Writer) error {
-		_, err := elfobj.Write(w, o)
-		return err
-	})
+	return writeObject(l.out, o)
 }
 
 // command prints a command and, unless this is a dry run, runs it.

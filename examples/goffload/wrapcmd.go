@@ -201,10 +201,7 @@ func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, fb wrap.Fa
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		_, err := elfobj.Write(w, o)
-		return err
-	})
+	return writeObject(out, o)
 }
 
 func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {
@@ -212,6 +209,11 @@ func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {
 	if err != nil {
 		return err
 	}
+	return writeObject(out, o)
+}
+
+// writeObject writes o to out whole or not at all.
+func writeObject(out string, o *elfobj.Object) error {
 	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
 		return err
