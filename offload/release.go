@@ -194,10 +194,33 @@ type Release struct {
 	// suffix after a relocatable link.
 	RelocatableRenames []string
 
+	// GPURegistration is the form of the CUDA and HIP registration module of
+	// clang-linker-wrapper (spec §3.3).
+	GPURegistration GPURegistration
 	// HIPFatbin is what clang-linker-wrapper asks of clang-offload-bundler for
 	// a HIP fatbin, and what the bundler writes (spec §3.3; package bundle).
 	HIPFatbin HIPFatbin
 }
+
+// GPURegistration is how a release's CUDA/HIP wrapper module registers the
+// entries of the entries section.
+type GPURegistration int
+
+const (
+	// GPURegistrationNone: the release's wrapper is not made by this module
+	// (15, 16).
+	GPURegistrationNone GPURegistration = iota
+	// GPURegistrationWholeFlags (17): a switch on the whole flags word;
+	// variables registered with extern and constant 0; no surfaces or
+	// textures (PR #73177 changed it).
+	GPURegistrationWholeFlags
+	// GPURegistrationFlagBits (18–20): a switch on flags & 7, extern and
+	// constant from the flag bits; HIP registers surfaces and textures.
+	GPURegistrationFlagBits
+	// GPURegistrationKindCheck (21, 22): 56-byte entries, skipped unless
+	// their kind is the wrapper's; managed variables registered too.
+	GPURegistrationKindCheck
+)
 
 // HIPFatbin holds the facts of one release's HIP fatbin bundling; the zero
 // value for a release whose wrapper this module does not make HIP fatbins for
@@ -289,7 +312,8 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
-		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
+		GPURegistration: GPURegistrationWholeFlags,
+		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
 	},
 	{
 		Major: 18, Tested: "18.1.8",
@@ -300,8 +324,9 @@ var releases = []Release{
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
 		Requires: RequiresCtor, IndirectEntries: true,
 		ImageStart: BoundImageStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
-		Dummy:     DummyHiddenGlobal,
-		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
+		Dummy:           DummyHiddenGlobal,
+		GPURegistration: GPURegistrationFlagBits,
+		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
 	},
 	{
 		Major: 19, Tested: "19.1.7",
@@ -314,7 +339,8 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy:              DummyLocalUsed,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
-		HIPFatbin: HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
+		GPURegistration: GPURegistrationFlagBits,
+		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		// Inferred (spec §9.1): the name strings moved to .llvm.rodata.offloading
@@ -332,7 +358,8 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy:              DummyLocalUsed,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
-		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+		GPURegistration: GPURegistrationFlagBits,
+		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		Major: 21, Tested: "21.1.8",
@@ -347,7 +374,8 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy: DummyLocalUsed, DummyAlign: 8,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
-		HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+		GPURegistration: GPURegistrationKindCheck,
+		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 	},
 	{
 		Major: 22, Tested: "22.1.8",
@@ -362,7 +390,8 @@ var releases = []Release{
 		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 		Dummy: DummyLocalUsed, DummyAlign: 8,
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
-		HIPFatbin: HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
+		GPURegistration: GPURegistrationKindCheck,
+		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 	},
 }
 

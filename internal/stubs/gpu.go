@@ -3,6 +3,8 @@ package stubs
 import (
 	"debug/elf"
 	"fmt"
+
+	"github.com/goffload/goffload/offload"
 )
 
 // Targets of the CUDA and HIP wrapper code (spec §3.3), after those of the
@@ -121,39 +123,11 @@ type GPUOptions struct {
 	Kind GPUKind
 }
 
-// gpuModule is the form of the wrapper module's globals_reg (spec §3.3).
-type gpuModule int
-
-const (
-	// gpuModule17: 32-byte entries; the switch is on the whole flags word
-	// and registers variables with extern and constant 0; no surfaces or
-	// textures (OffloadWrapper.cpp of clang-linker-wrapper up to 17).
-	gpuModule17 gpuModule = iota
-	// gpuModuleFlags (18–20): 32-byte entries; switch on flags & 7, extern
-	// and constant from the flag bits; HIP registers surfaces and textures.
-	gpuModuleFlags
-	// gpuModuleKind (21, 22): 56-byte entries in llvm_offload_entries,
-	// skipped unless their Kind is the wrapper's; managed variables
-	// registered.
-	gpuModuleKind
-)
-
-// gpuRelease is what one release's wrapper module and code generator are,
-// as far as .text.startup goes.
-type gpuRelease struct {
-	measured bool
-	module   gpuModule
-	entries  string // entries section, "" for <p>_offloading_entries
-}
-
-var gpuReleases = map[int]gpuRelease{
-	17: {module: gpuModule17},
-	18: {module: gpuModuleFlags},
-	19: {measured: true, module: gpuModuleFlags},
-	20: {module: gpuModuleFlags},
-	21: {module: gpuModuleKind, entries: "llvm_offload_entries"},
-	22: {measured: true, module: gpuModuleKind, entries: "llvm_offload_entries"},
-}
+// gpuMeasured are the releases whose code generator was run on the module
+// of that release's clang-linker-wrapper; the form of each release's module
+// (offload.Release.GPURegistration) and its entries section come from the
+// release table.
+var gpuMeasured = map[int]bool{19: true, 22: true}
 
 // gpuArch writes the three functions of one machine.
 type gpuArch struct {
@@ -162,7 +136,7 @@ type gpuArch struct {
 	// viaSection are the targets that the machine relocates against
 	// section symbols when they occur.
 	viaSection []Target
-	write      func(a *gpuAsm, kind GPUKind, module gpuModule)
+	write      func(a *gpuAsm, kind GPUKind, module offload.GPURegistration)
 }
 
 var gpuArches = map[elf.Machine]gpuArch{
@@ -182,8 +156,8 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 	if o.Kind != CUDA && o.Kind != HIP {
 		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", o.Kind, ErrUnsupported)
 	}
-	rel, ok := gpuReleases[o.LLVM]
-	if !ok {
+	rel, err := offload.LookupRelease(o.LLVM)
+	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
 		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 22)", o.Kind, o.LLVM, ErrUnsupported)
 	}
 	arch, ok := gpuArches[m]
@@ -191,14 +165,11 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		return nil, fmt.Errorf("%v wrapper code for %v: %w", o.Kind, m, ErrUnsupported)
 	}
 	a := &gpuAsm{align: arch.align, pad: arch.pad}
-	arch.write(a, o.Kind, rel.module)
+	arch.write(a, o.Kind, rel.GPURegistration)
 	c := a.assemble()
-	c.Measured = rel.measured
+	c.Measured = gpuMeasured[o.LLVM]
 	c.Symbols, c.ViaSection = map[Target]string{}, map[Target]string{}
-	entries := rel.entries
-	if entries == "" {
-		entries = o.Kind.prefix() + "_offloading_entries"
-	}
+	entries := rel.EntriesSection(o.Kind.offloadKind())
 	relocs := c.Relocs
 	if c.JumpTable != nil {
 		relocs = append(relocs[:len(relocs):len(relocs)], c.JumpTable.Relocs...)
@@ -214,6 +185,14 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		}
 	}
 	return c, nil
+}
+
+// offloadKind is k as an offload kind.
+func (k GPUKind) offloadKind() offload.OffloadKind {
+	if k == HIP {
+		return offload.OffloadHIP
+	}
+	return offload.OffloadCUDA
 }
 
 // prefix is the wrapper's name prefix: "cuda" or "hip".

@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/elfobj"
+
+	"github.com/goffload/goffload/offload"
 )
 
 // AArch64 CUDA and HIP wrapper code (spec §3.3). (The file is not named
@@ -20,7 +22,7 @@ var gpuARM64 = gpuArch{
 	align:      4,
 	pad:        func(n int) []byte { return make([]byte, n) }, // never used: every function is a multiple of 4
 	viaSection: []Target{FatbinWrapper, BinaryHandle, FatbinUnreg},
-	write: func(a *gpuAsm, kind GPUKind, module gpuModule) {
+	write: func(a *gpuAsm, kind GPUKind, module offload.GPURegistration) {
 		w := &arm64Writer{a: a}
 		w.fatbinReg(kind)
 		w.fatbinUnreg(kind)

@@ -1,15 +1,17 @@
 package stubs
 
+import "github.com/goffload/goffload/offload"
+
 // arm64GlobalsReg are the bodies of .<p>.globals_reg (block placement as on
 // x86-64: the kernel case first). The handle is in x19, the end of the
 // entries in x20, the entry in x21. Labels name the IR blocks.
 var arm64GlobalsReg = map[gpuGlobalsKey]func(w *arm64Writer){
-	{gpuModule17, CUDA}:    arm64Globals17,
-	{gpuModule17, HIP}:     arm64Globals17,
-	{gpuModuleFlags, CUDA}: arm64GlobalsFlagsCUDA,
-	{gpuModuleFlags, HIP}:  arm64GlobalsFlagsHIP,
-	{gpuModuleKind, CUDA}:  arm64GlobalsKindCUDA,
-	{gpuModuleKind, HIP}:   arm64GlobalsKindHIP,
+	{offload.GPURegistrationWholeFlags, CUDA}: arm64Globals17,
+	{offload.GPURegistrationWholeFlags, HIP}:  arm64Globals17,
+	{offload.GPURegistrationFlagBits, CUDA}:   arm64GlobalsFlagsCUDA,
+	{offload.GPURegistrationFlagBits, HIP}:    arm64GlobalsFlagsHIP,
+	{offload.GPURegistrationKindCheck, CUDA}:  arm64GlobalsKindCUDA,
+	{offload.GPURegistrationKindCheck, HIP}:   arm64GlobalsKindHIP,
 }
 
 // arm64LoopHead saves x30 and x19–x21 in a 48-byte frame, enters the loop

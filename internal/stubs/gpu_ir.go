@@ -3,27 +3,9 @@ package stubs
 import (
 	"fmt"
 	"strings"
+
+	"github.com/goffload/goffload/offload"
 )
-
-// gpuIRStyle is the form of the wrapper module that clang-linker-wrapper
-// writes for CUDA and HIP (spec §3.3).
-type gpuIRStyle int
-
-const (
-	gpuIR17     gpuIRStyle = iota // 32-byte entries; switch on the whole flags word, RegisterVar(…, 0, size, 0, 0)
-	gpuIRLegacy                   // 18–20: 32-byte entries; flag bits; HIP registers surfaces and textures
-	gpuIRKind                     // 21, 22: 56-byte llvm_offload_entries, Kind check, managed variables
-)
-
-func gpuIRStyleOf(llvm int) gpuIRStyle {
-	switch {
-	case llvm <= 17:
-		return gpuIR17
-	case llvm <= 20:
-		return gpuIRLegacy
-	}
-	return gpuIRKind
-}
 
 // gpuImage is the fatbinary in the modules the tests compile: the fake one
 // of the clang-linker-wrapper fixtures (20 bytes, so that .nv_fatbin gets
@@ -37,26 +19,26 @@ const gpuImage = "FAKEFATBIN-fatbinary"
 // it follows the source of clang-linker-wrapper's OffloadWrapper.cpp of that
 // release, for 18, 20 and 21 the spec's description (§3.3).
 func gpuIR(llvm int, kind GPUKind, image string) string {
-	style := gpuIRStyleOf(llvm)
+	rel, err := offload.LookupRelease(llvm)
+	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
+		panic(fmt.Sprintf("gpuIR: no CUDA/HIP wrapper module of LLVM %d", llvm))
+	}
+	style := rel.GPURegistration
 	p := kind.prefix()
-	sec := p + "_offloading_entries"
+	sec := rel.EntriesSection(kind.offloadKind())
 	entry := "%struct.__tgt_offload_entry"
 	entryType := "{ ptr, ptr, i64, i32, i32 }"
 	switch style {
-	case gpuIR17:
+	case offload.GPURegistrationWholeFlags:
 		entry = "%__tgt_offload_entry"
-	case gpuIRKind:
-		sec = "llvm_offload_entries"
+	case offload.GPURegistrationKindCheck:
 		entryType = "{ i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
 	}
 	fatbinSec, segment, magic := ".nv_fatbin", ".nvFatBinSegment", 1180844977
 	if kind == HIP {
 		fatbinSec, segment, magic = ".hip_fatbin", ".hipFatBinSegment", 1212764230
 	}
-	prio := 101
-	if llvm <= 18 {
-		prio = 1
-	}
+	prio := rel.CtorPriority
 	r := strings.NewReplacer("$p", p, "$E", entry, "$S", sec)
 
 	var b strings.Builder
@@ -64,7 +46,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("source_filename = \"offload.wrapper.module\"\n\n")
 	w("$E = type %s\n%%fatbin_wrapper = type { i32, i32, ptr, ptr }\n\n", entryType)
 	image = fmt.Sprintf("[%d x i8] c%q", len(image), image)
-	if style == gpuIR17 {
+	if style == offload.GPURegistrationWholeFlags {
 		// LLVM 17 creates the image, the wrapper and a hidden dummy entry
 		// first, then the handle, then __start_/__stop_.
 		w("@.fatbin_image = internal constant %s, section %q\n", image, fatbinSec)
@@ -74,7 +56,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
 	} else {
 		align := ""
-		if style == gpuIRKind {
+		if style == offload.GPURegistrationKindCheck {
 			align = ", align 8"
 		}
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
@@ -103,10 +85,10 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("declare i32 @atexit(ptr)\n\n")
 	w("declare i32 @__$pRegisterFunction(ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr, ptr, ptr)\n\n")
 	w("declare void @__$pRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)\n\n")
-	if style == gpuIRKind {
+	if style == offload.GPURegistrationKindCheck {
 		w("declare void @__$pRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)\n\n")
 	}
-	if style != gpuIR17 {
+	if style != offload.GPURegistrationWholeFlags {
 		w("declare void @__$pRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)\n\n")
 		w("declare void @__$pRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)\n\n")
 	}
@@ -115,7 +97,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 }
 
 // gpuGlobalsReg is the body of .<p>.globals_reg in the module of style s.
-func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
+func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 	var b strings.Builder
 	w := func(lines ...string) {
 		for _, l := range lines {
@@ -129,7 +111,7 @@ func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
 		"")
 	surface, texture := "", ""
 	switch s {
-	case gpuIR17:
+	case offload.GPURegistrationWholeFlags:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %8, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -159,7 +141,7 @@ func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
 			"  call void @__$pRegisterVar(ptr %0, ptr %addr, ptr %name, ptr %name, i32 0, i64 %size, i32 0, i32 0)",
 			"  br label %if.end",
 			"")
-	case gpuIRLegacy:
+	case offload.GPURegistrationFlagBits:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %12, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -187,7 +169,7 @@ func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
 			"  br label %if.end",
 			"")
 		surface, texture = "%textype", "%textype"
-	case gpuIRKind:
+	case offload.GPURegistrationKindCheck:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %16, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 4",
@@ -225,7 +207,7 @@ func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
 			"")
 		surface, texture = "%9", "%9"
 	}
-	if s != gpuIR17 {
+	if s != offload.GPURegistrationWholeFlags {
 		w("if.else:",
 			"  switch i32 %type, label %if.end [",
 			"    i32 0, label %sw.global",
@@ -240,28 +222,28 @@ func gpuGlobalsReg(s gpuIRStyle, kind GPUKind) string {
 			"")
 	}
 	w("sw.managed:")
-	if s == gpuIRKind {
+	if s == offload.GPURegistrationKindCheck {
 		w("  call void @__$pRegisterManagedVar(ptr %0, ptr %aux_addr, ptr %addr, ptr %name, i64 %size, i32 %9)")
 	}
 	w("  br label %if.end", "", "sw.surface:")
-	if s != gpuIR17 && kind == HIP {
+	if s != offload.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterSurface(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + surface + ", i32 %extern)")
 	}
 	w("  br label %if.end", "", "sw.texture:")
-	if s != gpuIR17 && kind == HIP {
+	if s != offload.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterTexture(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + texture + ", i32 %normalized, i32 %extern)")
 	}
 	w("  br label %if.end", "", "if.end:")
 	switch s {
-	case gpuIR17:
+	case offload.GPURegistrationWholeFlags:
 		w("  %8 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %9 = icmp eq ptr %8, @__stop_$S",
 			"  br i1 %9, label %while.end, label %while.entry")
-	case gpuIRLegacy:
+	case offload.GPURegistrationFlagBits:
 		w("  %12 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %13 = icmp eq ptr %12, @__stop_$S",
 			"  br i1 %13, label %while.end, label %while.entry")
-	case gpuIRKind:
+	case offload.GPURegistrationKindCheck:
 		w("  %16 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %17 = icmp eq ptr %16, @__stop_$S",
 			"  br i1 %17, label %while.end, label %while.entry")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
+
+	"github.com/goffload/goffload/offload"
 )
 
 // gpuMachines are the host machines there is CUDA and HIP code for.
@@ -341,7 +343,11 @@ func TestGPUReleasesShareCode(t *testing.T) {
 		for _, kind := range gpuKinds {
 			for llvm := 17; llvm <= 22; llvm++ {
 				got := gpuCode(t, m.machine, GPUOptions{LLVM: llvm, Kind: kind})
-				rep := map[gpuModule]int{gpuModule17: 17, gpuModuleFlags: 19, gpuModuleKind: 22}[gpuReleases[llvm].module]
+				rel, err := offload.LookupRelease(llvm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep := map[offload.GPURegistration]int{offload.GPURegistrationWholeFlags: 17, offload.GPURegistrationFlagBits: 19, offload.GPURegistrationKindCheck: 22}[rel.GPURegistration]
 				want := gpuCode(t, m.machine, GPUOptions{LLVM: rep, Kind: kind})
 				got.Measured = want.Measured
 				if diff := cmp.Diff(want, got, cfiEqual); diff != "" {

@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/elfobj"
+
+	"github.com/goffload/goffload/offload"
 )
 
 // x86-64 CUDA and HIP wrapper code (spec §3.3). fatbin_reg keeps the handle
@@ -19,7 +21,7 @@ var gpuX86 = gpuArch{
 	align:      16,
 	pad:        x86Nops,
 	viaSection: []Target{FatbinWrapper, BinaryHandle, JumpTable, TextStartup},
-	write: func(a *gpuAsm, kind GPUKind, module gpuModule) {
+	write: func(a *gpuAsm, kind GPUKind, module offload.GPURegistration) {
 		x := &x86Writer{a: a}
 		x.fatbinReg(kind)
 		x.fatbinUnreg(kind)

@@ -1,10 +1,14 @@
 package stubs
 
-import "debug/elf"
+import (
+	"debug/elf"
+
+	"github.com/goffload/goffload/offload"
+)
 
 // gpuGlobalsKey selects a listing of globals_reg (x86-64 and AArch64).
 type gpuGlobalsKey struct {
-	module gpuModule
+	module offload.GPURegistration
 	kind   GPUKind
 }
 
@@ -13,12 +17,12 @@ type gpuGlobalsKey struct {
 // latch and the entry's loads after it). Labels name the IR blocks. The
 // 17 module's is the same for CUDA and HIP.
 var x86GlobalsReg = map[gpuGlobalsKey]func(x *x86Writer){
-	{gpuModule17, CUDA}:    x86Globals17,
-	{gpuModule17, HIP}:     x86Globals17,
-	{gpuModuleFlags, CUDA}: x86GlobalsFlagsCUDA,
-	{gpuModuleFlags, HIP}:  x86GlobalsFlagsHIP,
-	{gpuModuleKind, CUDA}:  x86GlobalsKindCUDA,
-	{gpuModuleKind, HIP}:   x86GlobalsKindHIP,
+	{offload.GPURegistrationWholeFlags, CUDA}: x86Globals17,
+	{offload.GPURegistrationWholeFlags, HIP}:  x86Globals17,
+	{offload.GPURegistrationFlagBits, CUDA}:   x86GlobalsFlagsCUDA,
+	{offload.GPURegistrationFlagBits, HIP}:    x86GlobalsFlagsHIP,
+	{offload.GPURegistrationKindCheck, CUDA}:  x86GlobalsKindCUDA,
+	{offload.GPURegistrationKindCheck, HIP}:   x86GlobalsKindHIP,
 }
 
 // r15 is the operand disp(%r15): a field of the current entry.
