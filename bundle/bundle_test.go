@@ -471,3 +471,25 @@ func TestFormatErrorMessage(t *testing.T) {
 		t.Error("ErrNotBundle text missing")
 	}
 }
+
+// TestEndIsTheBundlersSize: the HIP fatbins of clang-linker-wrapper 19 and
+// 22 end where their last entry ends, which is End.
+func TestEndIsTheBundlersSize(t *testing.T) {
+	for _, name := range []string{"hip-fatbin-clang-linker-wrapper-llvm19.bundle", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"} {
+		data, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		padded := append(append([]byte{}, data...), make([]byte, 100)...)
+		b, err := Read(bytes.NewReader(padded), int64(len(padded)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.End(); got != uint64(len(data)) {
+			t.Errorf("%s: End %d, want %d", name, got, len(data))
+		}
+	}
+	if got := (&Bundle{}).End(); got != uint64(headerSize) {
+		t.Errorf("no entries: End %d, want the header's %d", got, headerSize)
+	}
+}

@@ -48,6 +48,20 @@ func (b *Bundle) Open(i int) *io.SectionReader {
 	return io.NewSectionReader(b.ra, int64(e.Offset), int64(e.Size))
 }
 
+// End returns where the bundle ends: past its header and the data of every
+// entry, whichever is last. Bytes after it are not the bundle's (another
+// bundle may follow, as in a linked program's .hip_fatbin).
+func (b *Bundle) End() uint64 {
+	end := uint64(headerSize)
+	for _, e := range b.Entries {
+		end += entryFixedSize + uint64(len(e.ID))
+	}
+	for _, e := range b.Entries {
+		end = max(end, e.Offset+e.Size)
+	}
+	return end
+}
+
 // Find returns the index of the entry that clang-offload-bundler extracts for
 // id, or -1. The bundler keeps the last of several entries with one ID, and
 // so does Find. The match is exact: the bundler also extracts, for a requested

@@ -81,13 +81,7 @@ func (in input) hipFatbins() (fbs []hipFatbin, done func(), err error) {
 		case err != nil:
 			return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
 		default:
-			fb.size = 32 // the magic and the count, then each entry's header
-			for _, e := range b.Entries {
-				fb.size += 24 + int64(len(e.ID))
-			}
-			for _, e := range b.Entries {
-				fb.size = max(fb.size, int64(e.Offset+e.Size))
-			}
+			fb.size = int64(b.End())
 		}
 		fb.Bundle = b
 		fbs = append(fbs, fb)

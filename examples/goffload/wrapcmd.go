@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -45,10 +46,7 @@ func runWrap(args []string, _ io.Writer) error {
 		if len(images) > 0 || fs.NArg() != 1 {
 			return fmt.Errorf("--kind cuda wraps one fatbinary file (what NVIDIA's fatbinary made)")
 		}
-		if err := notContainer(fs.Arg(0)); err != nil {
-			return err
-		}
-		return wrapFatbinFile(out, opt, offload.OffloadCUDA, fs.Arg(0))
+		return wrapCUDA(out, opt, fs.Arg(0))
 	case "hip":
 		return wrapHIP(out, opt, fs.Args(), images)
 	}
@@ -91,15 +89,17 @@ func openSized(path string) (*os.File, int64, error) {
 	return f, st.Size(), nil
 }
 
-// wrapFatbinFile wraps a file that is the fatbin already: a CUDA fatbinary,
-// or a HIP offload bundle (compressed or not), copied into the object as is.
-func wrapFatbinFile(out string, opt wrap.Options, kind offload.OffloadKind, path string) error {
+// wrapCUDA wraps a CUDA fatbinary, copied into the object as is.
+func wrapCUDA(out string, opt wrap.Options, path string) error {
 	f, size, err := openSized(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return writeGPU(out, opt, kind, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+	if err := notContainer(f, path); err != nil {
+		return err
+	}
+	return writeGPU(out, opt, offload.OffloadCUDA, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
 }
 
 // wrapHIP wraps either one file that is a HIP fatbin already (an offload
@@ -122,7 +122,8 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 			if len(paths) != 1 || len(images) != 0 {
 				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
 			}
-			return wrapFatbinFile(out, opt, offload.OffloadHIP, path)
+			// Copied into the object as is, compressed or not.
+			return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
 		}
 		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release})
 		if err != nil {
@@ -170,20 +171,15 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 
 // notContainer rejects, as a CUDA fatbinary, a file that is one of the
 // containers goffload knows: the CUDA fatbin is NVIDIA's, made from them.
-func notContainer(path string) error {
-	f, _, err := openSized(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
+func notContainer(r io.ReaderAt, path string) error {
 	var b [4]byte
-	n, _ := f.ReadAt(b[:], 0)
+	n, _ := r.ReadAt(b[:], 0)
 	switch {
-	case n == 4 && string(b[:]) == string(offload.Magic[:]):
+	case bytes.HasPrefix(b[:n], offloadMagic):
 		return fmt.Errorf("%s is an offload binary, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
-	case isBundle(f):
+	case isBundle(r):
 		return fmt.Errorf("%s is a clang offload bundle (a HIP fatbin), not a CUDA fatbinary", path)
-	case n == 4 && string(b[:]) == "\x7fELF":
+	case bytes.HasPrefix(b[:n], elfMagic):
 		return fmt.Errorf("%s is an ELF file, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
 	}
 	return nil
