@@ -52,47 +52,34 @@ func runEmbed(args []string, _ io.Writer) error {
 	}
 	var srcs []fatobj.Source
 	for _, path := range fs.Args() {
-		f, err := os.Open(path)
+		f, size, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
 		// Check that the file is a sequence of binaries, as LLVM will read it.
-		if _, err := offload.ReadAll(f, st.Size(), &offload.ReadOptions{Release: rel}); err != nil {
+		if _, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: rel}); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		srcs = append(srcs, fatobj.Source{R: io.NewSectionReader(f, 0, st.Size()), Size: st.Size()})
+		srcs = append(srcs, fatobj.Source{R: io.NewSectionReader(f, 0, size), Size: size})
 	}
 	if err := fatobj.Embed(o, srcs...); err != nil {
 		return err
 	}
-	return writeObjectFile(out, o)
+	return writeObject(out, o)
 }
 
 func openObject(path string) (*elfobj.File, func(), error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	ef, err := elfobj.Read(f, st.Size())
+	ef, err := elfobj.Read(f, size)
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return ef, func() { f.Close() }, nil
-}
-
-func writeObjectFile(out string, o *elfobj.Object) error {
-	return writeObject(out, o)
 }
 
 // runExtract writes out the selected device images of objects, archives,
@@ -246,21 +233,17 @@ func runStrip(args []string, stdout io.Writer) error {
 		targets = append(targets, t)
 	}
 	in := fs.Arg(0)
-	f, err := os.Open(in)
+	f, size, err := openSized(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
 	if ar.IsArchive(head[:n]) {
-		return stripArchive(stdout, in, f, st.Size(), out, rel, targets)
+		return stripArchive(stdout, in, f, size, out, rel, targets)
 	}
-	ef, err := elfobj.Read(f, st.Size())
+	ef, err := elfobj.Read(f, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
@@ -273,7 +256,7 @@ func runStrip(args []string, stdout io.Writer) error {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	fmt.Fprintf(stdout, "%s: kept %d, dropped %d device binaries\n", in, kept, dropped)
-	return writeObjectFile(out, o)
+	return writeObject(out, o)
 }
 
 // stripArchive strips every object member of an archive and writes a GNU
@@ -348,7 +331,7 @@ func stripMember(sr *io.SectionReader, rel *offload.Release, targets []fatobj.Ta
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if err := writeObjectFile(tmp, o); err != nil {
+	if err := writeObject(tmp, o); err != nil {
 		return nil, 0, 0, err
 	}
 	f, err := os.Open(tmp)

@@ -30,7 +30,7 @@ var (
 // openInputs opens path and returns the inputs it holds, with a function that
 // closes what was opened.
 func openInputs(path string) ([]input, func(), error) {
-	f, err := os.Open(path)
+	f, size, err := openSized(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,26 +40,21 @@ func openInputs(path string) ([]input, func(), error) {
 			c.Close()
 		}
 	}
-	st, err := f.Stat()
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
 	head = head[:n]
 	var ins []input
 	switch {
-	case st.Size() == 0:
+	case size == 0:
 		err = fmt.Errorf("empty file: %w", offload.ErrInvalid)
 	case bytes.HasPrefix(head, offloadMagic):
-		ins = []input{{name: path, r: f, size: st.Size()}}
+		ins = []input{{name: path, r: f, size: size}}
 	case bytes.HasPrefix(head, elfMagic):
 		var in input
-		in, err = elfInput(path, f, st.Size())
+		in, err = elfInput(path, f, size)
 		ins = []input{in}
 	case ar.IsArchive(head):
-		ins, err = archiveInputs(path, f, st.Size(), &closers)
+		ins, err = archiveInputs(path, f, size, &closers)
 	default:
 		err = fmt.Errorf("not an OffloadBinary, an ELF file or an archive: %w", offload.ErrInvalid)
 	}
@@ -68,6 +63,20 @@ func openInputs(path string) ([]input, func(), error) {
 		return nil, nil, err
 	}
 	return ins, done, nil
+}
+
+// openSized opens path for reading and returns its size.
+func openSized(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
 }
 
 func elfInput(name string, r io.ReaderAt, size int64) (input, error) {
@@ -87,16 +96,12 @@ func archiveInputs(path string, r io.ReaderAt, size int64, closers *[]io.Closer)
 	}
 	dir := filepath.Dir(path)
 	open := func(name string) (io.ReaderAt, int64, error) {
-		f, err := os.Open(name)
+		f, size, err := openSized(name)
 		if err != nil {
 			return nil, 0, err
 		}
 		*closers = append(*closers, f)
-		st, err := f.Stat()
-		if err != nil {
-			return nil, 0, err
-		}
-		return f, st.Size(), nil
+		return f, size, nil
 	}
 	var ins []input
 	for _, m := range a.Members() {

@@ -103,20 +103,16 @@ func (l *linker) run() error {
 		if l.dryRun {
 			continue
 		}
-		f, err := os.Open(t.linked)
+		f, size, err := openSized(t.linked)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
 		arch := t.arch
 		if arch == "generic" {
 			arch = "" // clang-linker-wrapper 22 writes "" for a generic image
 		}
-		b, err := wrap.FromImage(l.rel, offload.LinkedImage(offload.OffloadOpenMP, t.triple, arch), f, st.Size())
+		b, err := wrap.FromImage(l.rel, offload.LinkedImage(offload.OffloadOpenMP, t.triple, arch), f, size)
 		if err != nil {
 			return err
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
@@ -74,19 +73,6 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 		}
 	}
 	return writeWrapper(out, opt, bins)
-}
-
-func openSized(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	return f, st.Size(), nil
 }
 
 // wrapCUDA wraps a CUDA fatbinary, copied into the object as is.
