@@ -222,6 +222,12 @@ const (
 	GPURegistrationKindCheck
 )
 
+var gpuRegistrationNames = [...]string{"none", "whole-flags", "flag-bits", "kind-check"}
+
+func (v GPURegistration) String() string {
+	return enumName(gpuRegistrationNames[:], int(v), "GPURegistration")
+}
+
 // HIPFatbin holds the facts of one release's HIP fatbin bundling; the zero
 // value for a release whose wrapper this module does not make HIP fatbins for
 // (15, 16).
