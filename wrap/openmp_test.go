@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
@@ -157,7 +158,7 @@ func TestRelocatableSuffix(t *testing.T) {
 		}
 	}
 	// md5("goffload") = 2494da6d95c0aab8220c10b81b16a37a, as Python's hashlib computes it.
-	if got := RelocatableSuffix([]byte("goffload")); got != goffloadSuffix {
+	if got, err := RelocatableSuffix(strings.NewReader("goffload")); err != nil || got != goffloadSuffix {
 		t.Errorf("RelocatableSuffix(goffload) = %s, want %s", got, goffloadSuffix)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/goffload/goffload/elfobj"
@@ -13,8 +14,16 @@ import (
 // RelocatableSuffix is the suffix LLVM gives the entries section of a
 // relocatable link's output (spec §3.5): "_" and the lower-case hex, without
 // leading zeros, of the first eight bytes of the MD5 of the merged object read
-// as a little-endian number.
-func RelocatableSuffix(merged []byte) string { return digestSuffix(md5.Sum(merged)) }
+// as a little-endian number. The object is read once, as a stream.
+func RelocatableSuffix(merged io.Reader) (string, error) {
+	h := md5.New()
+	if _, err := io.Copy(h, merged); err != nil {
+		return "", err
+	}
+	var sum [md5.Size]byte
+	h.Sum(sum[:0])
+	return digestSuffix(sum), nil
+}
 
 func digestSuffix(sum [md5.Size]byte) string {
 	return "_" + strconv.FormatUint(binary.LittleEndian.Uint64(sum[:8]), 16)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -252,11 +251,16 @@ func (l *linker) relocatableLink(objs []string) error {
 		return nil
 	}
 	defer os.Remove(merged)
-	data, err := os.ReadFile(merged)
+	mf, size, err := openSized(merged)
 	if err != nil {
 		return err
 	}
-	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+	defer mf.Close()
+	suffix, err := wrap.RelocatableSuffix(io.NewSectionReader(mf, 0, size))
+	if err != nil {
+		return err
+	}
+	f, err := elfobj.Read(mf, size)
 	if err != nil {
 		return err
 	}
@@ -264,7 +268,7 @@ func (l *linker) relocatableLink(objs []string) error {
 	if err != nil {
 		return err
 	}
-	if err := wrap.FinishRelocatable(o, l.rel, wrap.RelocatableSuffix(data)); err != nil {
+	if err := wrap.FinishRelocatable(o, l.rel, suffix); err != nil {
 		return err
 	}
 	return writeObject(l.out, o)
