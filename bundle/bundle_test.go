@@ -291,8 +291,8 @@ func TestReadMalformed(t *testing.T) {
 			if !errors.Is(err, c.is) || !errors.As(err, &fe) {
 				t.Fatalf("got %v, %v; want a FormatError matching %v", b, err, c.is)
 			}
-			if fe.Off != c.off || fe.Field != c.field {
-				t.Fatalf("error %q at %d in %q, want at %d in %q", err, fe.Off, fe.Field, c.off, c.field)
+			if fe.Off != c.off || fe.What != c.field {
+				t.Fatalf("error %q at %d in %q, want at %d in %q", err, fe.Off, fe.What, c.off, c.field)
 			}
 		})
 	}
@@ -463,7 +463,7 @@ func TestMethodString(t *testing.T) {
 }
 
 func TestFormatErrorMessage(t *testing.T) {
-	err := error(&FormatError{Off: 86, Field: "entry 1 offset", Val: 0, Err: ErrFormat})
+	err := formatErr(86, "entry 1 offset", 0, ErrFormat)
 	if got, want := err.Error(), "offload bundle: entry 1 offset 0x0 at byte 0x56: malformed offload bundle"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

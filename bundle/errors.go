@@ -2,7 +2,8 @@ package bundle
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Sentinel errors, for errors.Is.
@@ -35,20 +36,12 @@ var (
 	ErrUnknownRelease = errors.New("unknown LLVM release")
 )
 
-// FormatError reports malformed input and where it is.
-type FormatError struct {
-	Off   int64  // byte offset of the bad field from the start of the input
-	Field string // the field, e.g. "entry 1 offset", "zstd block size"
-	Val   uint64 // the value read
-	Err   error  // matches one of the sentinel errors
-}
-
-func (e *FormatError) Error() string {
-	return fmt.Sprintf("offload bundle: %s %#x at byte %#x: %v", e.Field, e.Val, e.Off, e.Err)
-}
-
-func (e *FormatError) Unwrap() error { return e.Err }
+// FormatError reports malformed input and where it is: the module's one
+// type for it, with Format "offload bundle", What the field (e.g. "entry 1
+// offset", "zstd block size"), Val the uint64 read and Err one of the
+// sentinel errors above.
+type FormatError = ferr.FormatError
 
 func formatErr(off int64, field string, val uint64, err error) error {
-	return &FormatError{Off: off, Field: field, Val: val, Err: err}
+	return &FormatError{Format: "offload bundle", Off: off, What: field, Val: val, Err: err}
 }

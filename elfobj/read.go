@@ -7,29 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // ErrFormat is the class of errors for input that is not a well-formed ELF64
 // file.
 var ErrFormat = errors.New("malformed ELF")
 
-// FormatError reports malformed input and where it is.
-type FormatError struct {
-	Off int64  // byte offset in the file, or -1 when not known
-	Msg string // what is wrong
-}
-
-func (e *FormatError) Error() string {
-	if e.Off < 0 {
-		return "elf: " + e.Msg
-	}
-	return fmt.Sprintf("elf: %s (at byte %#x)", e.Msg, e.Off)
-}
-
-func (e *FormatError) Unwrap() error { return ErrFormat }
+// FormatError reports malformed input and where it is: the module's one
+// type for it, with Format "elf", Off the byte offset in the file (-1 when
+// not known), What what is wrong with the values read, and Err ErrFormat.
+type FormatError = ferr.FormatError
 
 func formatErr(off int64, format string, args ...any) error {
-	return &FormatError{Off: off, Msg: fmt.Sprintf(format, args...)}
+	return &FormatError{Format: "elf", Off: off, What: fmt.Sprintf(format, args...), Err: ErrFormat}
 }
 
 // File is an ELF64 file (ET_REL, ET_EXEC or ET_DYN) read from an io.ReaderAt.
@@ -122,7 +114,7 @@ func Read(r io.ReaderAt, size int64) (f *File, err error) {
 	}
 	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, formatErr(-1, "%v", err) // debug/elf's message says where
 	}
 	if ef.Class != elf.ELFCLASS64 {
 		return nil, formatErr(4, "class %v: only ELF64 is read", ef.Class)

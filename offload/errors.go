@@ -2,7 +2,8 @@ package offload
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Sentinel errors, for errors.Is.
@@ -29,16 +30,8 @@ var (
 	ErrEncoding = errors.New("cannot encode")
 )
 
-// FormatError reports malformed input and where it is.
-type FormatError struct {
-	Off   int64  // byte offset of the bad field from the start of the input
-	Field string // the field, e.g. "Version", "Entry.ImageOffset"
-	Val   uint64 // the value read
-	Err   error  // ErrInvalid, ErrTruncated or ErrUnchecked
-}
-
-func (e *FormatError) Error() string {
-	return fmt.Sprintf("offload binary: %s %#x at byte %#x: %v", e.Field, e.Val, e.Off, e.Err)
-}
-
-func (e *FormatError) Unwrap() error { return e.Err }
+// FormatError reports malformed input and where it is: the module's one
+// type for it, with Format "offload binary", What the field (e.g. "Version",
+// "EntryOffset"), Val the uint64 read and Err ErrInvalid, ErrTruncated or
+// ErrUnchecked.
+type FormatError = ferr.FormatError

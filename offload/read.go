@@ -102,7 +102,7 @@ func ReadAllBytes(data []byte, opt *ReadOptions) ([]*Binary, error) {
 }
 
 func errAt(base int64, off uint64, field string, val uint64, err error) error {
-	return &FormatError{Off: base + int64(off), Field: field, Val: val, Err: err}
+	return &FormatError{Format: "offload binary", Off: base + int64(off), What: field, Val: val, Err: err}
 }
 
 // readAt checks the binary at base whose buffer holds bufSize bytes, in the order

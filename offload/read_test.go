@@ -97,8 +97,8 @@ func TestReadErrorsSayWhere(t *testing.T) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("error %v is not a *FormatError", err)
 			}
-			if fe.Field != c.field || fe.Off != c.off || !errors.Is(err, c.err) {
-				t.Errorf("got %q at %d (%v), want %q at %d (%v)", fe.Field, fe.Off, fe.Err, c.field, c.off, c.err)
+			if fe.What != c.field || fe.Off != c.off || !errors.Is(err, c.err) {
+				t.Errorf("got %q at %d (%v), want %q at %d (%v)", fe.What, fe.Off, fe.Err, c.field, c.off, c.err)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Magic numbers: the first 8 bytes of an archive.
@@ -155,19 +157,12 @@ var (
 	ErrNotMember = errors.New("not a member of this archive")
 )
 
-// FormatError reports a malformed archive and where it is.
-type FormatError struct {
-	Off int64  // byte offset in the archive of the bad header, field or entry
-	Msg string // what is wrong, with the values read
-	Err error  // ErrFormat, ErrTruncated or ErrUnsupported
-}
-
-func (e *FormatError) Error() string {
-	return fmt.Sprintf("ar: %s at byte %#x: %v", e.Msg, e.Off, e.Err)
-}
-
-func (e *FormatError) Unwrap() error { return e.Err }
+// FormatError reports a malformed archive and where it is: the module's one
+// type for it, with Format "ar", Off the byte offset in the archive of the
+// bad header, field or entry, What what is wrong with the values read, and
+// Err ErrFormat, ErrTruncated or ErrUnsupported.
+type FormatError = ferr.FormatError
 
 func formatErr(off int64, err error, format string, args ...any) error {
-	return &FormatError{Off: off, Msg: fmt.Sprintf(format, args...), Err: err}
+	return &FormatError{Format: "ar", Off: off, What: fmt.Sprintf(format, args...), Err: err}
 }
