@@ -2,6 +2,7 @@ package offload
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -401,28 +402,37 @@ var releases = []Release{
 	},
 }
 
-// Releases returns every release the package knows, oldest first. The rows are
-// shared: do not modify them.
+// Releases returns every release the package knows, oldest first. Each row
+// is the caller's own copy: changing it changes nothing for anyone else.
 func Releases() []*Release {
 	out := make([]*Release, len(releases))
 	for i := range releases {
-		out[i] = &releases[i]
+		out[i] = row(i)
 	}
 	return out
 }
 
-// LookupRelease returns the row of LLVM release major.
+// LookupRelease returns a copy of the row of LLVM release major.
 func LookupRelease(major int) (*Release, error) {
 	for i := range releases {
 		if releases[i].Major == major {
-			return &releases[i], nil
+			return row(i), nil
 		}
 	}
 	return nil, fmt.Errorf("LLVM release %d: %w (known: %d to %d)", major, ErrUnknownRelease,
 		releases[0].Major, releases[len(releases)-1].Major)
 }
 
-// Default returns the row of DefaultRelease.
+// row returns a copy of releases[i], its slices copied too: rows handed out
+// are the caller's, so that a caller setting a field (a test trying another
+// ctor priority, say) cannot change the table under every other user.
+func row(i int) *Release {
+	r := releases[i]
+	r.RelocatableRenames = slices.Clone(r.RelocatableRenames)
+	return &r
+}
+
+// Default returns a copy of the row of DefaultRelease.
 func Default() *Release {
 	r, err := LookupRelease(DefaultRelease)
 	if err != nil {

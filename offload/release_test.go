@@ -2,6 +2,8 @@ package offload
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -92,5 +94,51 @@ func TestEnumNames(t *testing.T) {
 		if got := c.v.String(); got != c.want {
 			t.Errorf("%#v.String() = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestReleaseRowsAreTheCallers: a caller that changes every field of a row it
+// was given (slice elements too) changes nothing for the next caller.
+func TestReleaseRowsAreTheCallers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		get  func() *Release
+	}{
+		{"LookupRelease", func() *Release { r, _ := LookupRelease(19); return r }},
+		{"ParseRelease", func() *Release { r, _ := ParseRelease("llvm 19"); return r }},
+		{"Releases", func() *Release { return Releases()[4] }},
+		{"Default", Default},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := fmt.Sprintf("%#v", *c.get())
+			scribble(t, reflect.ValueOf(c.get()).Elem())
+			if after := fmt.Sprintf("%#v", *c.get()); after != before {
+				t.Errorf("a caller changed the table:\n%s\nwas\n%s", after, before)
+			}
+		})
+	}
+}
+
+// scribble changes every field of v, recursing into structs and slices.
+func scribble(t *testing.T, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			scribble(t, v.Field(i))
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			scribble(t, v.Index(i))
+		}
+	case reflect.String:
+		v.SetString(v.String() + "!")
+	case reflect.Bool:
+		v.SetBool(!v.Bool())
+	case reflect.Int, reflect.Int64:
+		v.SetInt(v.Int() + 7)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(v.Uint() + 7)
+	default:
+		t.Fatalf("scribble: a field of kind %v", v.Kind())
 	}
 }
