@@ -46,8 +46,9 @@
 //
 // # Security
 //
-// The reader is meant for untrusted input. Panics of debug/elf become
-// errors; every size, offset and index read from the file is checked before it
+// The reader is meant for untrusted input. Panics of debug/elf's
+// elf.NewFile become errors (and only those: a bug of this package still
+// panics); every size, offset and index read from the file is checked before it
 // is used, and nothing is allocated beyond the size of the input for it.
 // Malformed input gives an error wrapping [ErrFormat] (a [*FormatError] says
 // where), never a panic. The reader and the load-and-write path are fuzzed

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/goffload/goffload/internal/ferr"
 )
@@ -100,39 +101,55 @@ type FileReloc struct {
 	HasAddend bool // false for SHT_REL: the addend is in the relocated bytes
 }
 
-// Read reads the ELF headers of the size bytes of r. Every panic of
-// debug/elf on malformed input becomes an error, and every size is checked
-// against the input before anything is allocated for it.
-func Read(r io.ReaderAt, size int64) (f *File, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			f, err = nil, formatErr(-1, "malformed file: %v", p)
-		}
-	}()
+// Read reads the ELF headers of the size bytes of r. Every size is checked
+// against the input before anything is allocated for it, and a panic of
+// debug/elf on malformed input becomes an error matching [ErrFormat]. A nil r
+// or a negative size is an argument error matching fs.ErrInvalid.
+func Read(r io.ReaderAt, size int64) (*File, error) {
+	if r == nil || size < 0 {
+		return nil, fmt.Errorf("elf: read %d bytes of %T: %w", size, r, fs.ErrInvalid)
+	}
 	if err := checkHeader(r, size); err != nil {
 		return nil, err
 	}
-	ef, err := elf.NewFile(io.NewSectionReader(r, 0, size))
+	ef, err := newFile(r, size)
 	if err != nil {
-		return nil, formatErr(-1, "%v", err) // debug/elf's message says where
+		return nil, err
 	}
 	if ef.Class != elf.ELFCLASS64 {
 		return nil, formatErr(4, "class %v: only ELF64 is read", ef.Class)
 	}
-	f = &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, symtabs: map[int][]FileSymbol{}}
+	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, symtabs: map[int][]FileSymbol{}}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
-		fs := &FileSection{SectionHeader: s.SectionHeader, Index: i, f: f}
 		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
 			return nil, formatErr(-1, "section %d %q: %d bytes at %#x past the end of the file (%d bytes)", i, s.Name, s.FileSize, s.Offset, size)
 		}
-		f.Sections[i] = fs
+		f.Sections[i] = &FileSection{SectionHeader: s.SectionHeader, Index: i, f: f}
 	}
 	if len(f.Sections) == 0 {
 		f.Sections = []*FileSection{{Index: 0, f: f}}
 	}
-	f.ShStrNdx, err = shstrndx(r, size, f)
-	return f, err
+	if f.ShStrNdx, err = shstrndx(r, size, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newFile runs elf.NewFile, which has panicked on malformed input (index out
+// of range, huge allocations) in past Go releases: only its panics are taken
+// for bad input, so that a bug of this package still crashes as one.
+func newFile(r io.ReaderAt, size int64) (ef *elf.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ef, err = nil, formatErr(-1, "debug/elf: %v", p)
+		}
+	}()
+	ef, err = elf.NewFile(io.NewSectionReader(r, 0, size))
+	if err != nil {
+		return nil, formatErr(-1, "%v", err) // debug/elf's message says where
+	}
+	return ef, nil
 }
 
 // checkHeader checks the ELF64 header's table sizes against the input before

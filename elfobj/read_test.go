@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -284,4 +286,27 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestReadArgumentErrors: a nil reader or a negative size is the caller's
+// mistake, an argument error, not malformed input.
+func TestReadArgumentErrors(t *testing.T) {
+	_, data := readFile(t, hostObject("19"))
+	for _, c := range []struct {
+		name string
+		r    io.ReaderAt
+		size int64
+	}{
+		{"nil reader", nil, 100},
+		{"nil reader, size 0", nil, 0},
+		{"negative size", bytes.NewReader(data), -1},
+		{"very negative size", bytes.NewReader(data), -1 << 62},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Read(c.r, c.size)
+			if f != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrFormat) {
+				t.Errorf("Read: %v, %v; want an argument error (fs.ErrInvalid), not ErrFormat", f, err)
+			}
+		})
+	}
 }
