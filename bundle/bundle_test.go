@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -491,5 +492,27 @@ func TestEndIsTheBundlersSize(t *testing.T) {
 	}
 	if got := (&Bundle{}).End(); got != uint64(headerSize) {
 		t.Errorf("no entries: End %d, want the header's %d", got, headerSize)
+	}
+}
+
+// TestReadCompressedArgumentErrors: a nil reader or a negative size is an
+// argument error (fs.ErrInvalid), not an input that is no bundle.
+func TestReadCompressedArgumentErrors(t *testing.T) {
+	data := ccob(2, MethodZlib, zlibCompress([]byte("x")), 1, 0)
+	for _, c := range []struct {
+		name string
+		r    io.ReaderAt
+		size int64
+	}{
+		{"nil reader", nil, 100},
+		{"negative size", bytes.NewReader(data), -1},
+	} {
+		h, err := ReadCompressed(c.r, c.size)
+		if h != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrNotBundle) {
+			t.Errorf("ReadCompressed, %s: %v, %v; want an argument error", c.name, h, err)
+		}
+		if _, err := Decompress(io.Discard, c.r, c.size); !errors.Is(err, fs.ErrInvalid) {
+			t.Errorf("Decompress, %s: %v; want an argument error", c.name, err)
+		}
 	}
 }

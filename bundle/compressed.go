@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // CompressedMagic starts a compressed bundle.
@@ -91,10 +93,14 @@ type Compressed struct {
 // bytes of r, checking it as clang-offload-bundler 22 does: versions 1, 2 and
 // 3, methods zlib and zstd. (LLVM 19 reads versions 1 and 2 and takes any
 // other version for 1.) An input that does not start with "CCOB" and 4 more
-// bytes gives [ErrNotBundle]; a header cut short, [ErrTruncated].
+// bytes gives [ErrNotBundle]; a header cut short, [ErrTruncated]. A nil r or
+// a negative size is an argument error matching fs.ErrInvalid.
 func ReadCompressed(r io.ReaderAt, size int64) (*Compressed, error) {
+	if err := ferr.CheckInput("offload bundle", r, size); err != nil {
+		return nil, err
+	}
 	var hdr [32]byte
-	n := min(int64(len(hdr)), max(size, 0))
+	n := min(int64(len(hdr)), size)
 	if err := readFull(r, hdr[:n], 0); err != nil {
 		return nil, err
 	}

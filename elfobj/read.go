@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/goffload/goffload/internal/ferr"
 )
@@ -106,8 +105,8 @@ type FileReloc struct {
 // debug/elf on malformed input becomes an error matching [ErrFormat]. A nil r
 // or a negative size is an argument error matching fs.ErrInvalid.
 func Read(r io.ReaderAt, size int64) (*File, error) {
-	if r == nil || size < 0 {
-		return nil, fmt.Errorf("elf: read %d bytes of %T: %w", size, r, fs.ErrInvalid)
+	if err := ferr.CheckInput("elf", r, size); err != nil {
+		return nil, err
 	}
 	if err := checkHeader(r, size); err != nil {
 		return nil, err

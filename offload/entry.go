@@ -438,7 +438,7 @@ func formatBits(v uint64, names []bitName) string {
 // error. An optional prefix before a name is ignored.
 func parseBits(s string, names []bitName, bitSize int, what, prefix string) (uint64, error) {
 	if s == "" {
-		return 0, fmt.Errorf("%s %q: empty: %w", what, s, ErrUnknownKind)
+		return 0, fmt.Errorf("%s %q: empty: %w", what, s, ErrUnknownFlag)
 	}
 	var v, seen uint64
 	for _, part := range strings.Split(s, "+") {
@@ -452,10 +452,10 @@ func parseBits(s string, names []bitName, bitSize int, what, prefix string) (uin
 			i++
 		}
 		if i == len(names) {
-			return 0, fmt.Errorf("%s %q: unknown flag %q: %w", what, s, part, ErrUnknownKind)
+			return 0, fmt.Errorf("%s %q: unknown flag %q: %w", what, s, part, ErrUnknownFlag)
 		}
 		if seen&names[i].mask != 0 {
-			return 0, fmt.Errorf("%s %q: %q repeats or conflicts: %w", what, s, part, ErrUnknownKind)
+			return 0, fmt.Errorf("%s %q: %q repeats or conflicts: %w", what, s, part, ErrUnknownFlag)
 		}
 		seen |= names[i].mask
 		v |= names[i].value

@@ -503,18 +503,18 @@ func TestParseFlagsAcceptsNumbersAndOmittedType(t *testing.T) {
 
 func TestParseFlagsRejectsMalformed(t *testing.T) {
 	for _, s := range []string{"", "+", "link+", "+link", "linked", "LINK", "link+link", "-1", "0x100000000", "link indirect"} {
-		if f, err := ParseOpenMPFlags(s); !errors.Is(err, ErrUnknownKind) {
-			t.Errorf("ParseOpenMPFlags(%q) = %v, %v; want ErrUnknownKind", s, f, err)
+		if f, err := ParseOpenMPFlags(s); !errors.Is(err, ErrUnknownFlag) {
+			t.Errorf("ParseOpenMPFlags(%q) = %v, %v; want ErrUnknownFlag", s, f, err)
 		}
 	}
 	for _, s := range []string{"managed+texture", "global+global", "global+managed", "volatile"} {
-		if f, err := ParseGPUFlags(s); !errors.Is(err, ErrUnknownKind) {
-			t.Errorf("ParseGPUFlags(%q) = %v, %v; want ErrUnknownKind", s, f, err)
+		if f, err := ParseGPUFlags(s); !errors.Is(err, ErrUnknownFlag) {
+			t.Errorf("ParseGPUFlags(%q) = %v, %v; want ErrUnknownFlag", s, f, err)
 		}
 	}
 	for _, s := range []string{"usm", "unified_shared_memory+"} {
-		if f, err := ParseRequiresFlags(s); !errors.Is(err, ErrUnknownKind) {
-			t.Errorf("ParseRequiresFlags(%q) = %v, %v; want ErrUnknownKind", s, f, err)
+		if f, err := ParseRequiresFlags(s); !errors.Is(err, ErrUnknownFlag) {
+			t.Errorf("ParseRequiresFlags(%q) = %v, %v; want ErrUnknownFlag", s, f, err)
 		}
 	}
 }

@@ -22,6 +22,10 @@ var (
 	ErrUnknownRelease = errors.New("unknown LLVM release")
 	// ErrUnknownKind: an image, offload or entry kind name that is not known.
 	ErrUnknownKind = errors.New("unknown kind")
+	// ErrUnknownFlag: a flags string (entry, requires or ident flags) with a
+	// name that is not known, or a name given twice or with another value of
+	// its field, or nothing at all.
+	ErrUnknownFlag = errors.New("unknown or conflicting flag")
 	// ErrPackagerArgs: an --image argument that clang-offload-packager rejects.
 	ErrPackagerArgs = errors.New("bad image argument")
 	// ErrImageRange: the image bytes of a binary lie outside it.

@@ -54,8 +54,8 @@ func TestParseIdentFlags(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", "kmpc", "BARRIER_IMPL+BARRIER_IMPL_SINGLE", "BARRIER_IMPL_FOR+BARRIER_IMPL", "KMPC+"} {
-		if got, err := ParseIdentFlags(s); !errors.Is(err, ErrUnknownKind) {
-			t.Errorf("ParseIdentFlags(%q) = %v, %v; want ErrUnknownKind", s, got, err)
+		if got, err := ParseIdentFlags(s); !errors.Is(err, ErrUnknownFlag) {
+			t.Errorf("ParseIdentFlags(%q) = %v, %v; want ErrUnknownFlag", s, got, err)
 		}
 	}
 }

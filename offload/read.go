@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // ReadOptions tune the reader. The zero value (or nil) reads versions 1 and 2
@@ -69,8 +71,12 @@ func (b *Binary) Open(i int) (*io.SectionReader, error) {
 
 // ReadBinary reads the binary at the start of the size bytes of r, checking it
 // as LLVM's OffloadBinary::create does with the whole input as its buffer: bytes
-// after the binary are allowed.
+// after the binary are allowed. A nil r or a negative size is an argument error
+// matching fs.ErrInvalid.
 func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
+	if err := ferr.CheckInput("offload binary", r, size); err != nil {
+		return nil, err
+	}
 	return readAt(r, 0, size, opt, true)
 }
 
@@ -78,8 +84,12 @@ func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
 // extractOffloadFiles does for a section or a file: each binary is checked
 // against the rest of the input and then against its own Size, and the next one
 // starts where it ends. Any bytes after the last binary, even zero padding, are
-// an ErrInvalid error, as in LLVM 16–22.
+// an ErrInvalid error, as in LLVM 16–22. A nil r or a negative size is an
+// argument error matching fs.ErrInvalid.
 func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
+	if err := ferr.CheckInput("offload binary", r, size); err != nil {
+		return nil, err
+	}
 	var out []*Binary
 	for off := int64(0); off < size; {
 		first, err := readAt(r, off, size-off, opt, false)

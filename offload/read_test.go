@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -361,4 +362,31 @@ func FuzzReadAll(f *testing.F) {
 			t.Fatalf("binaries cover %d of %d bytes", total, len(data))
 		}
 	})
+}
+
+// TestReadArgumentErrors: a nil reader or a negative size is an argument
+// error (fs.ErrInvalid), not malformed input and not an empty success.
+func TestReadArgumentErrors(t *testing.T) {
+	single := readTestdata(t, "packager", "single-llvm22.bin")
+	for _, c := range []struct {
+		name string
+		r    io.ReaderAt
+		size int64
+	}{
+		{"nil reader", nil, 100},
+		{"nil reader, size 0", nil, 0},
+		{"negative size", bytes.NewReader(single), -5},
+		{"very negative size", bytes.NewReader(single), -1 << 62},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bins, err := ReadAll(c.r, c.size, nil)
+			if bins != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrInvalid) {
+				t.Errorf("ReadAll: %v, %v; want an argument error", bins, err)
+			}
+			b, err := ReadBinary(c.r, c.size, nil)
+			if b != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrInvalid) {
+				t.Errorf("ReadBinary: %v, %v; want an argument error", b, err)
+			}
+		})
+	}
 }

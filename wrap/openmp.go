@@ -21,6 +21,20 @@ type Binary struct {
 	ImageOffset, ImageSize uint64
 }
 
+// check refuses a Binary that the object could not point into: the
+// __tgt_device_image's bounds must lie inside the binary embedded.
+func (b *Binary) check() error {
+	switch {
+	case b.Size < 0:
+		return fmt.Errorf("negative size %d", b.Size)
+	case b.R == nil && b.Size > 0:
+		return fmt.Errorf("%d bytes and no reader", b.Size)
+	case b.ImageOffset > uint64(b.Size) || b.ImageSize > uint64(b.Size)-b.ImageOffset:
+		return fmt.Errorf("image at %#x of %d bytes in a binary of %d: %w", b.ImageOffset, b.ImageSize, b.Size, offload.ErrImageRange)
+	}
+	return nil
+}
+
 // FromBinary returns the OffloadBinary of the size bytes of r for embedding.
 func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 	b, err := offload.ReadBinary(r, size, &offload.ReadOptions{MaxVersion: 1})
@@ -94,6 +108,11 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	}
 	if len(bins) == 0 {
 		return nil, fmt.Errorf("wrap: no device binary")
+	}
+	for i, bin := range bins {
+		if err := bin.check(); err != nil {
+			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
+		}
 	}
 	if opt.Relocatable && r.RelocatableSection == "" {
 		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, ErrUnsupported)

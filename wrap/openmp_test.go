@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"debug/elf"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,3 +165,31 @@ func TestRelocatableSuffix(t *testing.T) {
 }
 
 const goffloadSuffix = "_b8aac0956dda9424"
+
+// TestOpenMPRefusesBinariesItCannotPointInto: a Binary whose image lies
+// outside it, or whose size is negative, is refused with its index.
+func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
+	data := bytes.Repeat([]byte{1}, 64)
+	good := Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 56}
+	for _, c := range []struct {
+		name string
+		bad  Binary
+		is   error
+	}{
+		{"image offset past the end", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 72, ImageSize: 0}, offload.ErrImageRange},
+		{"image end past the end", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 57}, offload.ErrImageRange},
+		{"image size wraps", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 1<<64 - 4}, offload.ErrImageRange},
+		{"negative size", Binary{R: bytes.NewReader(data), Size: -8}, nil},
+		{"no reader", Binary{Size: 64, ImageOffset: 8, ImageSize: 8}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := OpenMP(Options{Release: release(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good, c.bad})
+			if o != nil || err == nil || !strings.Contains(err.Error(), "binary 1:") || (c.is != nil && !errors.Is(err, c.is)) {
+				t.Errorf("got %v, %v; want an error naming binary 1 (matching %v)", o, err, c.is)
+			}
+		})
+	}
+	if _, err := OpenMP(Options{Release: release(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good}); err != nil {
+		t.Errorf("a good binary: %v", err)
+	}
+}

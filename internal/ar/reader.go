@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Archive is an opened archive. Its methods read the underlying
@@ -48,8 +50,12 @@ var bsdSpecial = map[string]IndexFormat{
 }
 
 // Open reads the magic and every member header of the archive of size bytes
-// in r, and the long-name table, but no member data.
+// in r, and the long-name table, but no member data. A nil r or a negative
+// size is an argument error matching fs.ErrInvalid.
 func Open(r io.ReaderAt, size int64) (*Archive, error) {
+	if err := ferr.CheckInput("ar", r, size); err != nil {
+		return nil, err
+	}
 	if size < int64(len(Magic)) {
 		return nil, formatErr(0, ErrTruncated, "%d bytes, shorter than the archive magic", size)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"strings"
 	"testing"
@@ -401,6 +402,24 @@ func TestIsArchive(t *testing.T) {
 	} {
 		if got := IsArchive([]byte(c.head)); got != c.want {
 			t.Errorf("IsArchive(%q) = %v", c.head, got)
+		}
+	}
+}
+
+// TestOpenArgumentErrors: a nil reader or a negative size is an argument
+// error (fs.ErrInvalid), not a malformed archive.
+func TestOpenArgumentErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		r    io.ReaderAt
+		size int64
+	}{
+		{"nil reader", nil, 100},
+		{"negative size", strings.NewReader(Magic), -1},
+	} {
+		a, err := Open(c.r, c.size)
+		if a != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrFormat) || errors.Is(err, ErrTruncated) {
+			t.Errorf("%s: %v, %v; want an argument error", c.name, a, err)
 		}
 	}
 }

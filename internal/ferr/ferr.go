@@ -3,11 +3,14 @@
 // where, and the sentinel error of the reading package that it matches. The
 // packages that read formats re-export it with a type alias
 // (offload.FormatError, elfobj.FormatError, bundle.FormatError,
-// ar.FormatError), so errors.As with any of them finds it.
+// ar.FormatError), so errors.As with any of them finds it. [CheckInput]
+// gives the readers one answer to arguments that are not input at all.
 package ferr
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"strings"
 )
 
@@ -64,3 +67,16 @@ func value(v any) string {
 
 // Unwrap returns Err, so that errors.Is matches the sentinel.
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// CheckInput returns an error matching fs.ErrInvalid, prefixed by format,
+// when r is nil or size negative: the caller's mistake, which the readers
+// report as such rather than as malformed input (or a panic).
+func CheckInput(format string, r io.ReaderAt, size int64) error {
+	switch {
+	case r == nil:
+		return fmt.Errorf("%s: nil io.ReaderAt: %w", format, fs.ErrInvalid)
+	case size < 0:
+		return fmt.Errorf("%s: negative input size %d: %w", format, size, fs.ErrInvalid)
+	}
+	return nil
+}
