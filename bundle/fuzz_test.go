@@ -104,5 +104,16 @@ func checkCompressed(t *testing.T, data []byte) {
 	}
 	if len(out) < limit {
 		checkRead(t, out, false)
+		// Entries reads what Read reads of the decompressed bundle, and more
+		// where an entry lies past the data but within the declared size.
+		if b, err := Read(bytes.NewReader(out), int64(len(out))); err == nil {
+			ents, err := c.Entries()
+			if err != nil {
+				t.Fatalf("Read reads the decompressed bundle, Entries fails: %v", err)
+			}
+			if len(ents) != len(b.Entries) {
+				t.Fatalf("Entries gives %d entries, Read %d", len(ents), len(b.Entries))
+			}
+		}
 	}
 }

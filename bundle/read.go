@@ -106,11 +106,21 @@ func Read(r io.ReaderAt, size int64) (*Bundle, error) {
 	}
 	count := le.Uint64(head[len(Magic):])
 	br := bufio.NewReader(io.NewSectionReader(r, int64(headerSize), size-int64(headerSize)))
-	b := &Bundle{ra: r}
-	end := uint64(size)
+	entries, err := readEntries(br, count, uint64(size))
+	if err != nil {
+		return nil, err
+	}
+	return &Bundle{Entries: entries, ra: r}, nil
+}
+
+// readEntries reads count entry headers from br, which holds a bundle of end
+// bytes from its byte headerSize on, and checks that each entry's data lies
+// inside the bundle.
+func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
+	var entries []Entry
 	pos := uint64(headerSize)
 	// Each entry header takes at least entryFixedSize bytes of the input, so
-	// the loop ends after at most size/24 turns whatever count says.
+	// the loop ends after at most end/24 turns whatever count says.
 	for i := uint64(0); i < count; i++ {
 		if end-pos < entryFixedSize {
 			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d of %d", i, count), end-pos, ErrTruncated)
@@ -139,10 +149,10 @@ func Read(r io.ReaderAt, size int64) (*Bundle, error) {
 		if e.Size > end-e.Offset {
 			return nil, formatErr(int64(pos+8), fmt.Sprintf("entry %d size", i), e.Size, ErrTruncated)
 		}
-		b.Entries = append(b.Entries, e)
+		entries = append(entries, e)
 		pos += entryFixedSize + idLen
 	}
-	return b, nil
+	return entries, nil
 }
 
 // readErr turns a short read at off into an ErrTruncated FormatError and keeps
