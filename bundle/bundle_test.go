@@ -10,10 +10,11 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -91,6 +92,13 @@ func TestReadClangLinkerWrapperFatbins(t *testing.T) {
 			}
 			if !bytes.Equal(out.Bytes(), data) {
 				t.Fatalf("WriteHIPFatbin wrote %d bytes that differ from the wrapper's %d", out.Len(), len(data))
+			}
+			fb, err := r.HIPFatbin([]DeviceImage{{"gfx90a", bytes.NewReader(img), int64(len(img))}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(fb); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("HIPFatbin: %d bytes (%v) that differ from the wrapper's %d", len(got), err, len(data))
 			}
 		})
 	}
@@ -173,6 +181,19 @@ func TestWriteLayout(t *testing.T) {
 			if uint64(len(out)) != c.size {
 				t.Fatalf("wrote %d bytes, Layout says %d", len(out), c.size)
 			}
+			// NewReader reads the same bytes, again and from several
+			// goroutines at once.
+			r, err := NewReader(c.align, inputsOf(ids, c.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := tooltest.SameBytes(t, func(w io.Writer) error {
+				_, err := io.Copy(w, io.NewSectionReader(r, 0, r.Size()))
+				return err
+			})
+			if !bytes.Equal(got, out) {
+				t.Fatalf("NewReader: %d bytes that differ from Write's %d", len(got), len(out))
+			}
 			b := mustRead(t, out)
 			if diff := cmp.Diff(c.want, b.Entries); diff != "" {
 				t.Fatalf("read back (-want +got):\n%s", diff)
@@ -200,7 +221,7 @@ func TestWriteErrors(t *testing.T) {
 	neg := ok()
 	neg[0].Size = -1
 	failing := ok()
-	failing[1].R = iotest.ErrReader(errors.New("disk on fire"))
+	failing[1].R = failingReaderAt{errors.New("disk on fire")}
 	for _, c := range []struct {
 		name   string
 		align  uint64
@@ -218,12 +239,27 @@ func TestWriteErrors(t *testing.T) {
 			if err == nil || (c.is != nil && !errors.Is(err, c.is)) {
 				t.Fatalf("got %v, want an error matching %v", err, c.is)
 			}
+			// NewReader gives the error when made or when read.
+			r, err := NewReader(c.align, c.inputs)
+			if err == nil {
+				_, err = io.Copy(io.Discard, r)
+			}
+			if err == nil || (c.is != nil && !errors.Is(err, c.is)) {
+				t.Fatalf("NewReader: got %v, want an error matching %v", err, c.is)
+			}
 		})
+	}
+	if err := Write(io.Discard, 1, []Input{{ID: "a", Size: 3}}); err == nil {
+		t.Error("an input of 3 bytes and no reader: no error")
 	}
 	if _, _, err := Layout(1<<63, inputsOf([]string{"a", "b"}, [][]byte{[]byte("x"), []byte("y")})); err == nil {
 		t.Error("Layout of a bundle past 2^64 bytes: no error")
 	}
 }
+
+type failingReaderAt struct{ err error }
+
+func (f failingReaderAt) ReadAt([]byte, int64) (int, error) { return 0, f.err }
 
 // entryHeader encodes one entry header of a test bundle.
 func entryHeader(off, size uint64, id string, idLen uint64) []byte {

@@ -18,7 +18,9 @@
 // previous one or of the header, zero bytes in between and none after the
 // last. An empty host entry (HIP's /dev/null) still gets an offset, so a HIP
 // fatbin is the header, zeros up to 4096, and the device code objects. Write
-// streams each input once and its output is byte for byte the bundler's.
+// streams each input once and its output is byte for byte the bundler's;
+// [NewReader] presents the same bytes as an [*io.SectionReader] that reads the
+// inputs (io.ReaderAts) only as it is read, for embedding without a copy.
 // [Read] parses the header in place; [Bundle.Open] returns an entry's data
 // as an [*io.SectionReader] of the input.
 //

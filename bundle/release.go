@@ -84,10 +84,11 @@ func (r *Release) DeviceID(targetID string) string {
 	return r.DeviceKind + "-amdgcn-amd-amdhsa--" + targetID
 }
 
-// DeviceImage is the code object of one AMDGPU target ID in a HIP fatbin.
+// DeviceImage is the code object of one AMDGPU target ID in a HIP fatbin:
+// the Size bytes of R from offset 0.
 type DeviceImage struct {
 	TargetID string // "gfx90a", "gfx90a:xnack+", ...
-	R        io.Reader
+	R        io.ReaderAt
 	Size     int64
 }
 
@@ -96,7 +97,7 @@ type DeviceImage struct {
 // one entry per image, in order.
 func (r *Release) HIPInputs(images []DeviceImage) []Input {
 	in := make([]Input, 0, 1+len(images))
-	in = append(in, Input{ID: r.HostID, R: eofReader{}})
+	in = append(in, Input{ID: r.HostID})
 	for _, im := range images {
 		in = append(in, Input{ID: r.DeviceID(im.TargetID), R: im.R, Size: im.Size})
 	}
@@ -109,6 +110,9 @@ func (r *Release) WriteHIPFatbin(w io.Writer, images []DeviceImage) error {
 	return Write(w, HIPAlign, r.HIPInputs(images))
 }
 
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+// HIPFatbin returns the fatbin that WriteHIPFatbin writes as a reader (see
+// [NewReader]): what wrap.GPU embeds without the fatbin being written
+// anywhere first.
+func (r *Release) HIPFatbin(images []DeviceImage) (*io.SectionReader, error) {
+	return NewReader(HIPAlign, r.HIPInputs(images))
+}

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/goffload/goffload/internal/concat"
 )
 
-// Input is the data of one bundle entry: Size bytes read from R.
+// Input is the data of one bundle entry: the Size bytes of R from offset 0
+// (R may be nil when Size is 0).
 type Input struct {
 	ID   string
-	R    io.Reader
+	R    io.ReaderAt
 	Size int64
 }
 
@@ -32,6 +35,9 @@ func Layout(align uint64, inputs []Input) ([]Entry, uint64, error) {
 		seen[in.ID] = true
 		if in.Size < 0 {
 			return nil, 0, fmt.Errorf("offload bundle: input %d (%q): negative size %d", i, in.ID, in.Size)
+		}
+		if in.R == nil && in.Size > 0 {
+			return nil, 0, fmt.Errorf("offload bundle: input %d (%q): %d bytes and no reader", i, in.ID, in.Size)
 		}
 		end += entryFixedSize + uint64(len(in.ID))
 	}
@@ -72,15 +78,7 @@ func Write(w io.Writer, align uint64, inputs []Input) error {
 	if err != nil {
 		return err
 	}
-	hdr := make([]byte, 0, headerSize+len(inputs)*entryFixedSize)
-	hdr = append(hdr, Magic...)
-	hdr = le.AppendUint64(hdr, uint64(len(entries)))
-	for _, e := range entries {
-		hdr = le.AppendUint64(hdr, e.Offset)
-		hdr = le.AppendUint64(hdr, e.Size)
-		hdr = le.AppendUint64(hdr, uint64(len(e.ID)))
-		hdr = append(hdr, e.ID...)
-	}
+	hdr := header(entries)
 	if _, err := w.Write(hdr); err != nil {
 		return err
 	}
@@ -89,16 +87,56 @@ func Write(w io.Writer, align uint64, inputs []Input) error {
 		if err := writeZeros(w, e.Offset-pos); err != nil {
 			return err
 		}
-		n, err := io.CopyN(w, inputs[i].R, int64(e.Size))
-		if err != nil {
-			if errors.Is(err, io.EOF) {
+		if e.Size > 0 {
+			n, err := io.Copy(w, io.NewSectionReader(inputs[i].R, 0, int64(e.Size)))
+			if err == nil && n < int64(e.Size) {
 				err = io.ErrUnexpectedEOF
 			}
-			return fmt.Errorf("offload bundle: input %d (%q): %d of %d bytes: %w", i, e.ID, n, e.Size, err)
+			if err != nil {
+				return fmt.Errorf("offload bundle: input %d (%q): %d of %d bytes: %w", i, e.ID, n, e.Size, err)
+			}
 		}
 		pos = e.Offset + e.Size
 	}
 	return nil
+}
+
+// NewReader returns the bundle that [Write] writes for inputs as a reader of
+// known size that reads the inputs only as it is read, at random, as often as
+// asked and from several goroutines at once when the inputs allow that (files
+// and byte slices do): a fatbin to embed in an object (wrap.Fatbin) without
+// writing it anywhere first. An input shorter than its Size gives
+// io.ErrUnexpectedEOF when it is read.
+func NewReader(align uint64, inputs []Input) (*io.SectionReader, error) {
+	entries, _, err := Layout(align, inputs)
+	if err != nil {
+		return nil, err
+	}
+	var c concat.ReaderAt
+	hdr := header(entries)
+	c.AddBytes(hdr)
+	pos := uint64(len(hdr))
+	for i, e := range entries {
+		c.AddZeros(int64(e.Offset - pos))
+		c.Add(inputs[i].R, 0, int64(e.Size))
+		pos = e.Offset + e.Size
+	}
+	return c.Section(), nil
+}
+
+// header returns the bytes of the bundle header of entries: the magic, the
+// count and each entry's offset, size, ID length and ID.
+func header(entries []Entry) []byte {
+	hdr := make([]byte, 0, headerSize+len(entries)*entryFixedSize)
+	hdr = append(hdr, Magic...)
+	hdr = le.AppendUint64(hdr, uint64(len(entries)))
+	for _, e := range entries {
+		hdr = le.AppendUint64(hdr, e.Offset)
+		hdr = le.AppendUint64(hdr, e.Size)
+		hdr = le.AppendUint64(hdr, uint64(len(e.ID)))
+		hdr = append(hdr, e.ID...)
+	}
+	return hdr
 }
 
 var zeros [4096]byte

@@ -11,7 +11,7 @@
 // be derived: the symbol table with the locals first and sh_info right, string
 // tables whose strings share suffixes, a `.rela<name>` section for each
 // section with relocations, group and address-significance contents. Section
-// contents are bytes or an io.Reader of known size, copied once straight to
+// contents are bytes or an io.ReaderAt of known size, copied once straight to
 // the output: a 2 GiB image needs no more memory than a 2 KiB one. The same
 // Object gives the same bytes, and an Object that cannot be right (a
 // relocation outside its section, a symbol in a section that is not in the

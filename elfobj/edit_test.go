@@ -56,7 +56,7 @@ func TestRemoveAndEmbedOffloading(t *testing.T) {
 	if off == nil || off.Type != SHT_LLVM_OFFLOADING || off.Flags != SHF_EXCLUDE {
 		t.Fatalf("no .llvm.offloading of type SHT_LLVM_OFFLOADING with SHF_EXCLUDE: %+v", off)
 	}
-	image, err := io.ReadAll(readerAtStart(off.Reader))
+	image, err := io.ReadAll(io.NewSectionReader(off.Reader, 0, off.Size))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -619,8 +618,8 @@ func TestWriteInconsistentObjects(t *testing.T) {
 	}
 }
 
-// TestWriteStreamsReader: contents given by an io.Reader, however it splits
-// its reads, come out as the same bytes as contents given in Data.
+// TestWriteStreamsReader: contents given by an io.ReaderAt, wherever it
+// holds them, come out as the same bytes as contents given in Data.
 func TestWriteStreamsReader(t *testing.T) {
 	for _, tm := range testMachines {
 		t.Run(tm.name, func(t *testing.T) {
@@ -628,14 +627,17 @@ func TestWriteStreamsReader(t *testing.T) {
 			if _, err := elfobj.Write(&want, featureObject(tm)); err != nil {
 				t.Fatal(err)
 			}
-			for name, wrap := range map[string]func(io.Reader) io.Reader{
-				"whole":   func(r io.Reader) io.Reader { return r },
-				"onebyte": iotest.OneByteReader,
-				"halfs":   iotest.HalfReader,
+			for name, wrap := range map[string]func([]byte) io.ReaderAt{
+				"bytes": func(b []byte) io.ReaderAt { return bytes.NewReader(b) },
+				// The contents at byte 5 of a larger input.
+				"section": func(b []byte) io.ReaderAt {
+					in := append(append([]byte("junk!"), b...), "more junk"...)
+					return io.NewSectionReader(bytes.NewReader(in), 5, int64(len(b)))
+				},
 			} {
 				o := featureObject(tm)
 				for _, s := range []*elfobj.Section{o.Section(".llvm.offloading"), o.Section(".text")} {
-					s.Reader, s.Size, s.Data = wrap(bytes.NewReader(s.Data)), int64(len(s.Data)), nil
+					s.Reader, s.Size, s.Data = wrap(s.Data), int64(len(s.Data)), nil
 				}
 				var got bytes.Buffer
 				n, err := elfobj.Write(&got, o)
@@ -652,4 +654,55 @@ func TestWriteStreamsReader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWriteReaderSectionsAgainAndAtOnce: an object whose sections are read
+// from io.ReaderAts writes the same bytes twice and from several goroutines
+// at once, and the same as with the contents in Data.
+func TestWriteReaderSectionsAgainAndAtOnce(t *testing.T) {
+	for _, tm := range testMachines {
+		t.Run(tm.name, func(t *testing.T) {
+			var want bytes.Buffer
+			if _, err := elfobj.Write(&want, featureObject(tm)); err != nil {
+				t.Fatal(err)
+			}
+			o := featureObject(tm)
+			for _, s := range o.Sections {
+				if s.Data != nil {
+					s.Reader, s.Size, s.Data = bytes.NewReader(s.Data), int64(len(s.Data)), nil
+				}
+			}
+			got := tooltest.SameBytes(t, func(w io.Writer) error { _, err := elfobj.Write(w, o); return err })
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Error("differs from the object with Data")
+			}
+		})
+	}
+}
+
+// TestWriteLoadedObjectAgainAndAtOnce: an object loaded from a file, its
+// contents left in the file, writes the same bytes twice and from several
+// goroutines at once.
+func TestWriteLoadedObjectAgainAndAtOnce(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm19.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elfobj.Read(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ef.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := o.Section(".llvm.offloading"); s == nil || s.Reader == nil {
+		t.Fatal("no .llvm.offloading read from the file")
+	}
+	tooltest.SameBytes(t, func(w io.Writer) error { _, err := elfobj.Write(w, o); return err })
 }

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"io"
 )
 
 // Object loads a relocatable file (ET_REL) for editing: every section, symbol,
@@ -167,14 +166,4 @@ func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*S
 		s.Link, err = link()
 	}
 	return err
-}
-
-// readerAtStart returns r read from its start when it is an
-// *io.SectionReader, so that an Object loaded from a file can be written more
-// than once.
-func readerAtStart(r io.Reader) io.Reader {
-	if sr, ok := r.(*io.SectionReader); ok {
-		return io.NewSectionReader(sr, 0, sr.Size())
-	}
-	return r
 }

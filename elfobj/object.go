@@ -43,9 +43,9 @@ type Object struct {
 	SectionNames *Section
 }
 
-// Section is one section. Its contents are Data, or Size bytes read from
-// Reader when it is written, or nothing for SHT_NOBITS (Size bytes of zeros
-// at run time). The contents of symbol tables, string tables used for names,
+// Section is one section. Its contents are Data, or the Size bytes of Reader
+// from offset 0, read each time the object is written, or nothing for
+// SHT_NOBITS (Size bytes of zeros at run time). The contents of symbol tables, string tables used for names,
 // relocation sections and groups are made by the writer from the fields that
 // describe them.
 type Section struct {
@@ -56,9 +56,12 @@ type Section struct {
 	Addralign uint64 // 0 or a power of two
 	Entsize   uint64
 
-	Data   []byte
-	Reader io.Reader // contents streamed when written; Size bytes
-	Size   int64     // for Reader and SHT_NOBITS
+	Data []byte
+	// Reader holds the contents when Data is nil: Size bytes from offset 0,
+	// streamed when the object is written. It is an io.ReaderAt so that the
+	// object can be written again, and from several goroutines at once.
+	Reader io.ReaderAt
+	Size   int64 // for Reader and SHT_NOBITS
 
 	// Link is the sh_link section of sections whose link the type does not
 	// imply (for example SHF_LINK_ORDER); Info is sh_info likewise.

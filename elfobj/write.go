@@ -73,8 +73,11 @@ func inconsistent(format string, args ...any) error {
 }
 
 // Write writes o to w as an ELF64 relocatable object. Sections given by a
-// Reader are copied straight to w once, with memory that does not depend on
-// their size. The same Object gives the same bytes. Write does not modify o.
+// Reader are copied straight to w, with memory that does not depend on their
+// size. The same Object gives the same bytes, however often it is written,
+// and Write does not modify o: it may be written from several goroutines at
+// once when its readers allow concurrent ReadAt (files, byte slices and the
+// readers of this module do).
 func Write(w io.Writer, o *Object) (int64, error) {
 	p, err := newPlan(o)
 	if err != nil {
@@ -457,15 +460,18 @@ func (p *plan) writeContents(w *bufio.Writer, os *out) error {
 		_, err := w.Write(os.s.Data)
 		return err
 	case os.s.Reader != nil:
-		// Flush first so that a file-to-file copy can bypass the buffer.
+		// Flush first so that the copy can reach the destination's ReadFrom.
 		if err := w.Flush(); err != nil {
 			return err
 		}
-		n, err := io.CopyN(w, readerAtStart(os.s.Reader), os.s.Size)
-		if err == io.EOF {
-			return fmt.Errorf("contents: got %d of %d bytes: %w", n, os.s.Size, io.ErrUnexpectedEOF)
+		n, err := io.Copy(w, io.NewSectionReader(os.s.Reader, 0, os.s.Size))
+		if err == nil && n < os.s.Size {
+			err = io.ErrUnexpectedEOF
 		}
-		return err
+		if err != nil {
+			return fmt.Errorf("contents: got %d of %d bytes: %w", n, os.s.Size, err)
+		}
+		return nil
 	}
 	return nil
 }

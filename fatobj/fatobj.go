@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -43,7 +44,7 @@ type Source struct {
 // Each source must be a whole number of binaries (their sizes are multiples
 // of 8).
 func Embed(o *elfobj.Object, srcs ...Source) error {
-	var parts concat
+	var parts concat.ReaderAt
 	sec := o.Section(Section)
 	if sec != nil {
 		if sec.Type != elfobj.SHT_LLVM_OFFLOADING {
@@ -53,66 +54,23 @@ func Embed(o *elfobj.Object, srcs ...Source) error {
 		if err != nil {
 			return err
 		}
-		parts.add(ra, 0, size)
+		parts.Add(ra, 0, size)
 	}
 	for i, s := range srcs {
+		if s.Size < 0 || (s.R == nil && s.Size > 0) {
+			return fmt.Errorf("fatobj: binary %d: %d bytes from %T", i, s.Size, s.R)
+		}
 		if s.Size%offload.Alignment != 0 {
 			return fmt.Errorf("fatobj: binary %d: %d bytes is not a multiple of %d", i, s.Size, offload.Alignment)
 		}
-		parts.add(s.R, 0, s.Size)
+		parts.Add(s.R, 0, s.Size)
 	}
 	if sec == nil {
 		sec = &elfobj.Section{Name: Section, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: 8}
 		o.AddSection(sec, false)
 	}
-	sec.Data, sec.Reader, sec.Size = nil, parts.reader(), parts.size
+	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
 	return nil
-}
-
-// concat is the concatenation of parts of io.ReaderAts, readable at random,
-// so that an object holding it can be written more than once.
-type concat struct {
-	parts []part
-	size  int64
-}
-
-type part struct {
-	r        io.ReaderAt
-	off, len int64
-}
-
-func (c *concat) add(r io.ReaderAt, off, n int64) {
-	c.parts = append(c.parts, part{r, off, n})
-	c.size += n
-}
-
-func (c *concat) reader() *io.SectionReader { return io.NewSectionReader(c, 0, c.size) }
-
-func (c *concat) ReadAt(p []byte, off int64) (int, error) {
-	n := 0
-	for _, pt := range c.parts {
-		if len(p) == 0 {
-			break
-		}
-		if off >= pt.len {
-			off -= pt.len
-			continue
-		}
-		k := min(int64(len(p)), pt.len-off)
-		m, err := pt.r.ReadAt(p[:k], pt.off+off)
-		n += m
-		if m < int(k) {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return n, err
-		}
-		p, off = p[k:], 0
-	}
-	if len(p) > 0 {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // Filter selects images as clang-offload-packager's --image does: every
@@ -181,10 +139,10 @@ func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (kept, dropped i
 	if err != nil {
 		return 0, 0, fmt.Errorf("fatobj: %s: %w", Section, err)
 	}
-	var parts concat
+	var parts concat.ReaderAt
 	for _, b := range bins {
 		if keepsAny(b, keep) {
-			parts.add(ra, b.Offset, int64(b.Size))
+			parts.Add(ra, b.Offset, int64(b.Size))
 			kept++
 		} else {
 			dropped++
@@ -193,7 +151,7 @@ func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (kept, dropped i
 	if kept == 0 {
 		return 0, dropped, o.RemoveSection(sec)
 	}
-	sec.Data, sec.Reader, sec.Size = nil, parts.reader(), parts.size
+	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
 	return kept, dropped, nil
 }
 
@@ -215,9 +173,8 @@ func readerAt(s *elfobj.Section) (io.ReaderAt, int64, error) {
 		return bytes.NewReader(s.Data), int64(len(s.Data)), nil
 	case s.Type == elf.SHT_NOBITS:
 		return bytes.NewReader(nil), 0, nil
+	case s.Reader == nil || s.Size < 0:
+		return nil, 0, fmt.Errorf("fatobj: section %q: %d bytes from %T", s.Name, s.Size, s.Reader)
 	}
-	if sr, ok := s.Reader.(*io.SectionReader); ok {
-		return sr, sr.Size(), nil
-	}
-	return nil, 0, fmt.Errorf("fatobj: section %q is not readable at random", s.Name)
+	return s.Reader, s.Size, nil
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 
+	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/strtab"
 )
 
@@ -47,11 +49,28 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) (
 // depend on size. It returns the number of bytes written, Layout(size).Size on
 // success.
 func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64) (int64, error) {
-	rd, _, err := BinaryReader(r, im, data, size)
+	meta, l, err := im.meta(r, size)
 	if err != nil {
 		return 0, err
 	}
-	return io.Copy(w, rd)
+	if data == nil && size > 0 {
+		return 0, fmt.Errorf("image of %d bytes: no reader: %w", size, fs.ErrInvalid)
+	}
+	n, err := w.Write(meta)
+	written := int64(n)
+	if err != nil {
+		return written, err
+	}
+	m, err := io.CopyN(w, data, size)
+	written += m
+	if err == io.EOF {
+		return written, fmt.Errorf("image: got %d of %d bytes: %w", m, size, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return written, err
+	}
+	n, err = w.Write(make([]byte, l.Size-l.ImageOffset-l.ImageSize))
+	return written + int64(n), err
 }
 
 // MarshalBinary returns the version-1 OffloadBinary of im holding data, as
@@ -65,11 +84,30 @@ func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// BinaryReader returns a reader of the version-1 OffloadBinary that
-// WriteBinary would write, and its layout: the image is read from data only
-// as the returned reader is read, so a binary can be streamed into an object
-// without being held in memory.
-func BinaryReader(r *Release, im *Image, data io.Reader, size int64) (io.Reader, Layout, error) {
+// BinaryReader returns the version-1 OffloadBinary that WriteBinary would
+// write, and its layout, as a reader that reads the image from data only as it
+// is read: a binary can be embedded in an object without being held in memory,
+// and read again, at random and from several goroutines at once when data
+// allows that (files and byte slices do). An image shorter than size gives
+// io.ErrUnexpectedEOF when it is read.
+func BinaryReader(r *Release, im *Image, data io.ReaderAt, size int64) (*io.SectionReader, Layout, error) {
+	meta, l, err := im.meta(r, size)
+	if err != nil {
+		return nil, Layout{}, err
+	}
+	if data == nil && size > 0 {
+		return nil, Layout{}, fmt.Errorf("image of %d bytes: no reader: %w", size, fs.ErrInvalid)
+	}
+	var c concat.ReaderAt
+	c.AddBytes(meta)
+	c.Add(data, 0, size)
+	c.AddZeros(int64(l.Size - l.ImageOffset - l.ImageSize))
+	return c.Section(), l, nil
+}
+
+// meta returns everything of the binary of im and size image bytes before
+// the image, and its layout.
+func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
 	if size < 0 {
 		return nil, Layout{}, fmt.Errorf("image size %d: %w", size, ErrEncoding)
 	}
@@ -78,29 +116,5 @@ func BinaryReader(r *Release, im *Image, data io.Reader, size int64) (io.Reader,
 	if err != nil {
 		return nil, Layout{}, err
 	}
-	pad := make([]byte, l.Size-l.ImageOffset-l.ImageSize)
-	return io.MultiReader(bytes.NewReader(meta), &exactReader{r: data, n: size}, bytes.NewReader(pad)), l, nil
-}
-
-// exactReader reads exactly n bytes from r: fewer is io.ErrUnexpectedEOF.
-type exactReader struct {
-	r io.Reader
-	n int64
-}
-
-func (e *exactReader) Read(p []byte) (int, error) {
-	if e.n <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > e.n {
-		p = p[:e.n]
-	}
-	n, err := e.r.Read(p)
-	e.n -= int64(n)
-	if err == io.EOF && e.n > 0 {
-		err = io.ErrUnexpectedEOF
-	} else if err == io.EOF {
-		err = nil
-	}
-	return n, err
+	return meta, l, nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"runtime"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // pattern is an endless reader of the bytes 0, 1, ..., 255, 0, ...
@@ -59,8 +61,19 @@ func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
 	if err != nil || !bytes.Equal(got, want) || l.Size != uint64(len(want)) {
 		t.Fatalf("BinaryReader: %d bytes (layout %d), %v; WriteBinary %d bytes", len(got), l.Size, err, len(want))
 	}
+	// Read again, and from several goroutines at once: the same bytes.
+	again := tooltest.SameBytes(t, func(w io.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(r, 0, r.Size()))
+		return err
+	})
+	if !bytes.Equal(again, want) {
+		t.Error("read again: differs")
+	}
 	r, _, _ = BinaryReader(Default(), &im, bytes.NewReader(data[:5]), int64(len(data)))
 	if _, err := io.ReadAll(r); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short data: %v", err)
+	}
+	if _, err := WriteBinary(io.Discard, Default(), &im, bytes.NewReader(data[:5]), int64(len(data))); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("WriteBinary of short data: %v", err)
 	}
 }

@@ -11,10 +11,10 @@ import (
 )
 
 // Fatbin is the device code of a CUDA or HIP wrapper: a CUDA fatbinary, or
-// for HIP a clang offload bundle of AMDGPU images; Size bytes read from R when
-// the object is written.
+// for HIP a clang offload bundle of AMDGPU images; the Size bytes of R from
+// offset 0, read each time the object is written.
 type Fatbin struct {
-	R    io.Reader
+	R    io.ReaderAt
 	Size int64
 }
 

@@ -7,14 +7,16 @@ import (
 	"io"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
 
-// Binary is one OffloadBinary to embed in a registration object, read from R
-// as the object is written (it is never held in memory).
+// Binary is one OffloadBinary to embed in a registration object: the Size
+// bytes of R from offset 0, read each time the object is written (it is never
+// held in memory).
 type Binary struct {
-	R    io.Reader
+	R    io.ReaderAt
 	Size int64
 	// ImageOffset and ImageSize are the binary's first image, where a
 	// __tgt_device_image points.
@@ -45,15 +47,17 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 		return Binary{}, fmt.Errorf("wrap: %d bytes after the binary of %d bytes", size-int64(b.Size), b.Size)
 	}
 	im := b.Images[0]
-	return Binary{R: io.NewSectionReader(r, 0, size), Size: size, ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}, nil
+	return Binary{R: r, Size: size, ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}, nil
 }
 
 // FromImage returns the binary that clang-linker-wrapper makes of a linked
-// device image (data, size bytes) with metadata im (see offload.LinkedImage).
-func FromImage(r *offload.Release, im offload.Image, data io.Reader, size int64) (Binary, error) {
+// device image (the size bytes of data) with metadata im (see
+// offload.LinkedImage). The image is read from data each time the object is
+// written.
+func FromImage(r *offload.Release, im offload.Image, data io.ReaderAt, size int64) (Binary, error) {
 	rd, l, err := offload.BinaryReader(r, &im, data, size)
 	if err != nil {
-		return Binary{}, err
+		return Binary{}, fmt.Errorf("wrap: %w", err)
 	}
 	return Binary{R: rd, Size: int64(l.Size), ImageOffset: l.ImageOffset, ImageSize: l.ImageSize}, nil
 }
@@ -205,14 +209,12 @@ func (b *builder) sections(bins []Binary) {
 	if b.opt.Relocatable {
 		name = b.r.RelocatableSection
 	}
-	var readers []io.Reader
-	var size int64
+	images := &concat.ReaderAt{}
 	for _, bin := range bins {
-		readers = append(readers, bin.R)
-		size += bin.Size
+		images.Add(bin.R, 0, bin.Size)
 	}
 	b.images = &elfobj.Section{Name: name, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elf.SHF_ALLOC, Addralign: 8,
-		Reader: io.MultiReader(readers...), Size: size}
+		Reader: images, Size: images.Size()}
 	b.dataRelRo = &elfobj.Section{Name: ".data.rel.ro", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 16}
 	b.o.Sections = append(b.o.Sections, b.strtab, b.text, b.startup, b.entrySec, b.images, b.dataRelRo)
 	array := func(name string, typ elf.SectionType) *elfobj.Section {

@@ -120,7 +120,7 @@ func TestOpenMPStreamsImages(t *testing.T) {
 	}
 	const size = 2<<30 + 5
 	r := release(t, 19)
-	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.LimitReader(zeros{}, size), size)
+	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), zeros{}, size)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,15 +144,11 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 		defer f.Close()
 		devs = append(devs, bundle.DeviceImage{TargetID: id, R: io.NewSectionReader(f, 0, size), Size: size})
 	}
-	inputs := br.HIPInputs(devs)
-	_, size, err := bundle.Layout(bundle.HIPAlign, inputs)
+	fb, err := br.HIPFatbin(devs)
 	if err != nil {
 		return err
 	}
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(bundle.Write(pw, bundle.HIPAlign, inputs)) }()
-	defer pr.Close()
-	return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: pr, Size: int64(size)})
+	return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: fb, Size: fb.Size()})
 }
 
 // notContainer rejects, as a CUDA fatbinary, a file that is one of the

@@ -75,7 +75,8 @@ func BuildGPUProgram(t testing.TB, major int, kind, src, dir string) GPUProgram 
 // --cuda-path, and returns dir: include/cuda.h gives the version (11.8),
 // bin/ptxas writes an empty ELF object of the host (clang-nvlink-wrapper reads
 // its inputs as ELF), bin/nvlink a marker, and bin/fatbinary the 20-byte
-// marker of the shared fixtures, "FAKEFATBIN-fatbinary".
+// [CUDAFatbinary] (the shared fixtures have "FAKEFATBIN-fatbinary", which is
+// no fatbinary).
 func CUDAStandIns(t testing.TB, dir string) string {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
@@ -97,7 +98,7 @@ printf FAKECUBIN > "$out"
 out=""
 for a in "$@"; do case "$a" in --create=*) out="${a#--create=}";; esac; done
 if [ -z "$out" ]; then while [ $# -gt 0 ]; do case "$1" in --create) out="$2"; shift;; esac; shift; done; fi
-printf FAKEFATBIN-fatbinary > "$out"
+` + shPrintf(CUDAFatbinary()) + ` > "$out"
 `,
 	}
 	for _, sub := range []string{"bin", "include", "lib64", "nvvm/libdevice"} {

@@ -1,6 +1,7 @@
 // Package tooltest finds the LLVM tools that tests compare against, and applies
 // the project's rule for a missing tool: the test is skipped with the reason,
-// or, when OFFLOAD_REQUIRE_TOOLS=1 (as in CI), it fails.
+// or, when OFFLOAD_REQUIRE_TOOLS=1 (as in CI), it fails. It also holds what
+// several packages' tests share, such as [SameBytes].
 package tooltest
 
 import (
