@@ -21,10 +21,17 @@
 //	o, _ := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []wrap.Binary{bin})
 //	_, err := elfobj.Write(w, o)
 //
-// CUDA and HIP registration objects are not made yet.
+// [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 22 on
+// x86-64 and AArch64 hosts (spec §3.3) around a fatbin that it first checks
+// as the runtime will read it ([ErrNotFatbin]).
+//
+// Binaries and fatbins are io.ReaderAts read each time the object is
+// written, so an object can be written again and from several goroutines.
 //
 // # Security
 //
-// [FromBinary] reads untrusted binaries with package offload's checked reader;
-// the rest of the package only writes what its arguments describe.
+// [FromBinary] reads untrusted binaries with package offload's checked reader,
+// and [GPU] untrusted fatbins with package bundle's (decompressing a
+// compressed HIP fatbin once, bounded by its declared size); the rest of the
+// package only writes what its arguments describe.
 package wrap

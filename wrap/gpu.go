@@ -36,6 +36,15 @@ var gpuNames = map[offload.OffloadKind]struct {
 // every entry of the entries section (kernels, variables, managed variables,
 // surfaces and textures as that release does), and unregisters it at exit,
 // with the machine code, symbols and .eh_frame of LLVM's code generator.
+//
+// The fatbin is checked first as the runtime will read it, and anything else
+// is refused with an error matching [ErrNotFatbin] that says what it is: for
+// CUDA a fatbinary header (magic 0xBA55ED50, version 1, a header of 16 bytes
+// or more and the data it declares inside Size); for HIP a clang offload
+// bundle that package bundle reads with device code in it (an entry other
+// than the host's that is not empty), or a compressed bundle whose stream
+// decompresses completely, within its header's UncompressedSize, into one.
+// (Checking a compressed bundle decompresses it once, to nowhere.)
 func GPU(opt Options, kind offload.OffloadKind, fb Fatbin) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
@@ -47,6 +56,9 @@ func GPU(opt Options, kind offload.OffloadKind, fb Fatbin) (*elfobj.Object, erro
 	}
 	if opt.Relocatable || opt.Suffix != "" {
 		return nil, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, ErrUnsupported)
+	}
+	if err := checkFatbin(kind, fb); err != nil {
+		return nil, err
 	}
 	o, err := elfobj.ForTriple(opt.Triple)
 	if err != nil {

@@ -29,6 +29,9 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if c.kind == offload.OffloadCUDA {
+					data = realFatbinary(t, data)
+				}
 				theirs := readObject(t, data)
 				fb, err := theirs.Section(c.section).Data()
 				if err != nil {
@@ -42,6 +45,21 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 			})
 		}
 	}
+}
+
+// realFatbinary returns the object of a CUDA fixture with the stand-in
+// "FAKEFATBIN-fatbinary" that the shared fixtures hold, which is no
+// fatbinary, replaced by tooltest.CUDAFatbinary, as long and so aligned
+// alike. clang-linker-wrapper copies the fatbinary into .nv_fatbin as it is
+// (TestGPUMatchesFreshLinkerWrapper runs it on the real header), so its
+// object of the real header differs in those bytes only.
+func realFatbinary(t *testing.T, obj []byte) []byte {
+	t.Helper()
+	fake := []byte("FAKEFATBIN-fatbinary")
+	if bytes.Count(obj, fake) != 1 {
+		t.Fatalf("the fixture holds the stand-in fatbinary %d times", bytes.Count(obj, fake))
+	}
+	return bytes.Replace(obj, fake, tooltest.CUDAFatbinary(), 1)
 }
 
 // TestGPUMatchesFreshLinkerWrapper makes CUDA and HIP programs with clang 19
@@ -81,18 +99,18 @@ func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
 // AArch64 (and x86-64) with what llc of the same release makes of the
 // wrapper module.
 func TestGPUMatchesLLC(t *testing.T) {
-	const image = "FAKEFATBIN-fatbinary"
 	for _, major := range []int{19, 22} {
 		llc := tooltest.Tool(t, "llc", major)
 		for _, triple := range []string{"aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"} {
 			for _, c := range []struct {
-				kind offload.OffloadKind
-				stub stubs.GPUKind
-			}{{offload.OffloadCUDA, stubs.CUDA}, {offload.OffloadHIP, stubs.HIP}} {
+				kind  offload.OffloadKind
+				stub  stubs.GPUKind
+				image string
+			}{{offload.OffloadCUDA, stubs.CUDA, string(tooltest.CUDAFatbinary())}, {offload.OffloadHIP, stubs.HIP, string(tooltest.HIPFatbin())}} {
 				t.Run(fmt.Sprintf("%s/%v/llvm%d", triple, c.kind, major), func(t *testing.T) {
 					dir := t.TempDir()
 					ll := filepath.Join(dir, "w.ll")
-					if err := os.WriteFile(ll, []byte(stubs.GPUModuleIR(major, c.stub, image)), 0o644); err != nil {
+					if err := os.WriteFile(ll, []byte(stubs.GPUModuleIR(major, c.stub, c.image)), 0o644); err != nil {
 						t.Fatal(err)
 					}
 					obj := filepath.Join(dir, "w.o")
@@ -100,7 +118,7 @@ func TestGPUMatchesLLC(t *testing.T) {
 						t.Fatalf("%v\n%s", err, msg)
 					}
 					data, _ := os.ReadFile(obj)
-					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, Fatbin{strings.NewReader(image), int64(len(image))})
+					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, Fatbin{strings.NewReader(c.image), int64(len(c.image))})
 					if err != nil {
 						t.Fatal(err)
 					}

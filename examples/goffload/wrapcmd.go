@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -82,10 +82,7 @@ func wrapCUDA(out string, opt wrap.Options, path string) error {
 		return err
 	}
 	defer f.Close()
-	if err := notContainer(f, path); err != nil {
-		return err
-	}
-	return writeGPU(out, opt, offload.OffloadCUDA, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+	return writeGPU(out, opt, offload.OffloadCUDA, path, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
 }
 
 // wrapHIP wraps either one file that is a HIP fatbin already (an offload
@@ -109,7 +106,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
 			}
 			// Copied into the object as is, compressed or not.
-			return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+			return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
 		}
 		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release})
 		if err != nil {
@@ -148,23 +145,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 	if err != nil {
 		return err
 	}
-	return writeGPU(out, opt, offload.OffloadHIP, wrap.Fatbin{R: fb, Size: fb.Size()})
-}
-
-// notContainer rejects, as a CUDA fatbinary, a file that is one of the
-// containers goffload knows: the CUDA fatbin is NVIDIA's, made from them.
-func notContainer(r io.ReaderAt, path string) error {
-	var b [4]byte
-	n, _ := r.ReadAt(b[:], 0)
-	switch {
-	case bytes.HasPrefix(b[:n], offloadMagic):
-		return fmt.Errorf("%s is an offload binary, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
-	case isBundle(r):
-		return fmt.Errorf("%s is a clang offload bundle (a HIP fatbin), not a CUDA fatbinary", path)
-	case bytes.HasPrefix(b[:n], elfMagic):
-		return fmt.Errorf("%s is an ELF file, not a CUDA fatbinary (make one with NVIDIA's fatbinary)", path)
-	}
-	return nil
+	return writeGPU(out, opt, offload.OffloadHIP, "", wrap.Fatbin{R: fb, Size: fb.Size()})
 }
 
 func isBundle(r io.ReaderAt) bool {
@@ -174,8 +155,13 @@ func isBundle(r io.ReaderAt) bool {
 	return s == bundle.Magic || strings.HasPrefix(s, bundle.CompressedMagic)
 }
 
-func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, fb wrap.Fatbin) error {
+// writeGPU wraps fb, which wrap.GPU checks as the runtime would read it
+// (naming the file src, if any, when it is no fatbin).
+func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, src string, fb wrap.Fatbin) error {
 	o, err := wrap.GPU(opt, kind, fb)
+	if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
+		return fmt.Errorf("%s: %w", src, err)
+	}
 	if err != nil {
 		return err
 	}

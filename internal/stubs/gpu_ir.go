@@ -45,7 +45,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w := func(format string, args ...any) { b.WriteString(r.Replace(fmt.Sprintf(format, args...))) }
 	w("source_filename = \"offload.wrapper.module\"\n\n")
 	w("$E = type %s\n%%fatbin_wrapper = type { i32, i32, ptr, ptr }\n\n", entryType)
-	image = fmt.Sprintf("[%d x i8] c%q", len(image), image)
+	image = fmt.Sprintf("[%d x i8] c\"%s\"", len(image), irString(image))
 	if style == offload.GPURegistrationWholeFlags {
 		// LLVM 17 creates the image, the wrapper and a hidden dummy entry
 		// first, then the handle, then __start_/__stop_.
@@ -249,6 +249,21 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 			"  br i1 %17, label %while.end, label %while.entry")
 	}
 	w("", "while.end:", "  ret void", "}")
+	return b.String()
+}
+
+// irString escapes s for an LLVM IR c"..." constant: bytes other than
+// printable ASCII, '"', '\' and '$' (which the module's placeholders
+// start with) become \XX.
+func irString(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '$' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "\\%02X", c)
+		}
+	}
 	return b.String()
 }
 
