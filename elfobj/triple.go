@@ -2,9 +2,14 @@ package elfobj
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrUnsupported is errors.ErrUnsupported: what this package does not make,
+// such as an object for a triple whose objects are not ELF.
+var ErrUnsupported = errors.ErrUnsupported
 
 // hostTargets are the ELF identities of the host machines, by the
 // architecture part of a target triple, as clang writes them in objects.
@@ -25,8 +30,12 @@ var hostTargets = []struct {
 // ForTriple returns an empty Object for the host of target triple (such as
 // "x86_64-unknown-linux-gnu", "aarch64-linux-gnu", "powerpc64le-unknown-linux-gnu",
 // "riscv64-linux-gnu"), with the byte order, machine and flags that clang
-// gives its objects.
+// gives its objects. A triple whose objects are not ELF (Windows, Apple's
+// systems, AIX, z/OS) gives an error matching [ErrUnsupported].
 func ForTriple(triple string) (*Object, error) {
+	if f := objectFormat(triple); f != "ELF" {
+		return nil, fmt.Errorf("triple %q: %s objects are not written: %w", triple, f, ErrUnsupported)
+	}
 	arch, _, _ := strings.Cut(triple, "-")
 	for _, t := range hostTargets {
 		for _, a := range t.arches {
@@ -36,4 +45,35 @@ func ForTriple(triple string) (*Object, error) {
 		}
 	}
 	return nil, fmt.Errorf("triple %q: architecture %q is not one of x86_64, aarch64, aarch64_be, powerpc64le, powerpc64, riscv64", triple, arch)
+}
+
+// objectFormat returns the object format that LLVM gives the objects of
+// triple (llvm::Triple::getObjectFormat): the one an environment names
+// ("x86_64-pc-windows-elf"), else Mach-O for Apple's systems, COFF for
+// Windows and UEFI, XCOFF for AIX, GOFF for z/OS, and ELF for the rest. The
+// components after the architecture are looked at whatever their position,
+// as LLVM recognises them ("aarch64-linux-gnu" has no vendor).
+func objectFormat(triple string) string {
+	parts := strings.Split(strings.ToLower(triple), "-")[1:]
+	if len(parts) >= 2 {
+		for _, f := range []struct{ suffix, name string }{
+			{"xcoff", "XCOFF"}, {"coff", "COFF"}, {"elf", "ELF"}, {"goff", "GOFF"}, {"macho", "Mach-O"}, {"wasm", "Wasm"},
+		} {
+			if strings.HasSuffix(parts[len(parts)-1], f.suffix) {
+				return f.name
+			}
+		}
+	}
+	for _, p := range parts {
+		for _, os := range []struct{ prefix, format string }{
+			{"darwin", "Mach-O"}, {"macos", "Mach-O"}, {"ios", "Mach-O"}, {"tvos", "Mach-O"}, {"watchos", "Mach-O"},
+			{"xros", "Mach-O"}, {"visionos", "Mach-O"}, {"driverkit", "Mach-O"}, {"bridgeos", "Mach-O"},
+			{"windows", "COFF"}, {"win32", "COFF"}, {"uefi", "COFF"}, {"aix", "XCOFF"}, {"zos", "GOFF"},
+		} {
+			if strings.HasPrefix(p, os.prefix) {
+				return os.format
+			}
+		}
+	}
+	return "ELF"
 }

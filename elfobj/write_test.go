@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -112,5 +113,42 @@ func TestForTriple(t *testing.T) {
 	}
 	if _, err := ForTriple("nvptx64-nvidia-cuda"); err == nil {
 		t.Error("ForTriple(nvptx64) succeeded")
+	}
+}
+
+// TestForTripleRefusesOtherObjectFormats: a host whose objects LLVM makes in
+// another format than ELF gets ErrUnsupported, not an ELF object; an
+// environment that names ELF, and the ELF systems, do not.
+func TestForTripleRefusesOtherObjectFormats(t *testing.T) {
+	for _, c := range []struct {
+		triple, format string // format "" for ELF
+	}{
+		{"x86_64-pc-windows-msvc", "COFF"},
+		{"x86_64-w64-windows-gnu", "COFF"},
+		{"aarch64-pc-windows-msvc", "COFF"},
+		{"x86_64-pc-win32", "COFF"},
+		{"x86_64-unknown-uefi", "COFF"},
+		{"x86_64-apple-macosx", "Mach-O"},
+		{"x86_64-apple-macosx14.0.0", "Mach-O"},
+		{"arm64-apple-darwin23.1.0", "Mach-O"},
+		{"aarch64-apple-ios17.0", "Mach-O"},
+		{"aarch64-apple-xros", "Mach-O"},
+		{"powerpc64-ibm-aix7.2", "XCOFF"},
+		{"x86_64-unknown-linux-coff", "COFF"},
+		{"x86_64-apple-macosx-elf", ""},
+		{"x86_64-pc-windows-elf", ""},
+		{"x86_64-unknown-linux-gnu", ""},
+		{"aarch64-linux-gnu", ""},
+		{"x86_64-unknown-freebsd14.0", ""},
+		{"riscv64-unknown-linux-musl", ""},
+		{"x86_64", ""},
+	} {
+		o, err := ForTriple(c.triple)
+		switch {
+		case c.format == "" && err != nil:
+			t.Errorf("ForTriple(%q): %v, want an ELF object", c.triple, err)
+		case c.format != "" && (o != nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), c.format+" objects are not written")):
+			t.Errorf("ForTriple(%q) = %v, %v; want ErrUnsupported for %s", c.triple, o, err, c.format)
+		}
 	}
 }

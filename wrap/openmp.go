@@ -76,8 +76,11 @@ type Options struct {
 	Relocatable bool
 }
 
-// ErrUnsupported: the release or machine cannot make the object asked for.
-var ErrUnsupported = errors.New("not supported")
+// ErrUnsupported: the release, machine or object format cannot make the
+// object asked for. It is errors.ErrUnsupported, as are elfobj.ErrUnsupported
+// (a triple whose objects are not ELF) and the errors of the machine code
+// for a machine or release without it, which this package passes on.
+var ErrUnsupported = errors.ErrUnsupported
 
 // names of the wrapper's globals (spec §3.1).
 const (
