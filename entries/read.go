@@ -31,17 +31,24 @@ type Entry struct {
 // stored address, named by the symbol defined there. The name is the string
 // the name pointer points to. The layout is detected from the section's name
 // (the legacy sections, llvm_offload_entries, and both with the suffix of a
-// relocatable link); release r numbers the kinds of 56-byte entries.
+// relocatable link); release r numbers the kinds of 56-byte entries. A file
+// without an entries section has no entries, whatever its machine (a device
+// object, say, or an EM_NONE object carrying only .llvm.offloading); a machine
+// other than x86-64, AArch64, ppc64 and riscv64 is an error only when there
+// are entries to decode.
 func Read(f *elfobj.File, r *offload.Release) ([]Entry, error) {
-	rs, err := newResolver(f)
-	if err != nil {
-		return nil, err
-	}
+	var rs *resolver
 	var out []Entry
 	for _, s := range f.Sections[1:] {
 		layout, ok := offload.DetectEntryLayout(s.Name)
 		if !ok || s.Type == elf.SHT_NOBITS {
 			continue
+		}
+		if rs == nil {
+			var err error
+			if rs, err = newResolver(f); err != nil {
+				return nil, err
+			}
 		}
 		ents, err := rs.section(s, layout, r)
 		if err != nil {
