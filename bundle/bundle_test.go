@@ -531,9 +531,9 @@ func TestEndIsTheBundlersSize(t *testing.T) {
 	}
 }
 
-// TestReadCompressedArgumentErrors: a nil reader or a negative size is an
-// argument error (fs.ErrInvalid), not an input that is no bundle.
-func TestReadCompressedArgumentErrors(t *testing.T) {
+// TestReadArgumentErrors: a nil reader or a negative size is an argument
+// error (fs.ErrInvalid), not an input that is no bundle.
+func TestReadArgumentErrors(t *testing.T) {
 	data := ccob(2, MethodZlib, zlibCompress([]byte("x")), 1, 0)
 	for _, c := range []struct {
 		name string
@@ -546,6 +546,10 @@ func TestReadCompressedArgumentErrors(t *testing.T) {
 		h, err := ReadCompressed(c.r, c.size)
 		if h != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrNotBundle) {
 			t.Errorf("ReadCompressed, %s: %v, %v; want an argument error", c.name, h, err)
+		}
+		b, err := Read(c.r, c.size)
+		if b != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrNotBundle) {
+			t.Errorf("Read, %s: %v, %v; want an argument error", c.name, b, err)
 		}
 		if _, err := Decompress(io.Discard, c.r, c.size); !errors.Is(err, fs.ErrInvalid) {
 			t.Errorf("Decompress, %s: %v; want an argument error", c.name, err)

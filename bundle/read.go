@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Magic starts an uncompressed bundle (OFFLOAD_BUNDLER_MAGIC_STR).
@@ -86,10 +88,11 @@ func (b *Bundle) Find(id string) int {
 // [ErrTruncated]. IDs are not checked: LLVM 19 extracts entries with any ID,
 // LLVM 20 and later refuse to unbundle a bundle holding an ID that
 // [ValidID] rejects. A compressed bundle gives [ErrCompressed]; an input
-// with neither magic gives [ErrNotBundle].
+// with neither magic gives [ErrNotBundle]. A nil r or a negative size is an
+// argument error matching fs.ErrInvalid.
 func Read(r io.ReaderAt, size int64) (*Bundle, error) {
-	if size < 0 {
-		return nil, fmt.Errorf("offload bundle: negative input size %d", size)
+	if err := ferr.CheckInput("offload bundle", r, size); err != nil {
+		return nil, err
 	}
 	var head [headerSize]byte
 	n := min(int64(len(head)), size)
