@@ -47,7 +47,11 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 		return Binary{}, fmt.Errorf("wrap: %d bytes after the binary of %d bytes", size-int64(b.Size), b.Size)
 	}
 	im := b.Images[0]
-	return Binary{R: r, Size: size, ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}, nil
+	bin := Binary{R: r, Size: size, ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}
+	if err := bin.check(); err != nil {
+		return Binary{}, fmt.Errorf("wrap: %w", err)
+	}
+	return bin, nil
 }
 
 // FromImage returns the binary that clang-linker-wrapper makes of a linked

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -206,5 +207,25 @@ func TestWrapRefusesHostsWithoutELF(t *testing.T) {
 		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, Fatbin{bytes.NewReader(fb), int64(len(fb))}); o != nil || !errors.Is(err, ErrUnsupported) {
 			t.Errorf("GPU for %s: %v, %v; want ErrUnsupported", triple, o, err)
 		}
+	}
+}
+
+// TestFromBinaryRefusesImageOutside patches a binary's ImageSize past its
+// end: FromBinary refuses it, as OpenMP would.
+func TestFromBinaryRefusesImageOutside(t *testing.T) {
+	r, _ := offload.LookupRelease(19)
+	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	var buf bytes.Buffer
+	if _, err := offload.WriteBinary(&buf, r, &im, bytes.NewReader(make([]byte, 16)), 16); err != nil {
+		t.Fatal(err)
+	}
+	bin := buf.Bytes()
+	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); err != nil {
+		t.Fatal(err)
+	}
+	eoff := binary.LittleEndian.Uint64(bin[16:])
+	binary.LittleEndian.PutUint64(bin[eoff+32:], 1<<20) // Entry.ImageSize
+	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, offload.ErrImageRange) {
+		t.Errorf("got %v, want ErrImageRange", err)
 	}
 }
