@@ -1,6 +1,6 @@
 module github.com/goffload/goffload
 
-go 1.22
+go 1.25
 
 require github.com/google/go-cmp v0.7.0
 

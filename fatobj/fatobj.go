@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
 )
@@ -97,10 +98,22 @@ func (f Filter) Match(r *offload.Release, im *offload.BinaryImage) bool {
 // PackagerName is the name clang-offload-packager gives the index-th image
 // it extracts from input stem: "<stem>-<triple>-<arch>.<index>.<ext>", the
 // extension that of the image kind ("" for an unknown kind, which leaves a
-// trailing dot).
-func PackagerName(stem string, im *offload.Image, index int) string {
-	return stem + "-" + im.Triple() + "-" + im.Arch() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
+// trailing dot). The triple and the arch come from the image, that is from
+// whoever made the file: a name that is not one plain file name (holding
+// '/' or NUL, "." or "..", longer than 255 bytes) gives an error matching
+// [ErrUnsafeName], where clang-offload-packager would write wherever the
+// name leads.
+func PackagerName(stem string, im *offload.Image, index int) (string, error) {
+	name := stem + "-" + im.Triple() + "-" + im.Arch() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
+	if err := atomicfile.CheckName(name); err != nil {
+		return "", fmt.Errorf("fatobj: image %d (triple %q, arch %q): %w", index, im.Triple(), im.Arch(), ErrUnsafeName)
+	}
+	return name, nil
 }
+
+// ErrUnsafeName: a file name made from an image's strings would not be one
+// plain file name inside the output folder.
+var ErrUnsafeName = atomicfile.ErrBadName
 
 // Target names a device target to keep: a triple and, if not empty, an arch.
 type Target struct{ Triple, Arch string }
@@ -122,48 +135,62 @@ func (t Target) keeps(im *offload.Image) bool {
 // ErrNoOffloading: the object carries no device code.
 var ErrNoOffloading = errors.New("no device code")
 
+// Stripped is what [Strip] did to an object.
+type Stripped struct {
+	// Kept and Dropped count binaries.
+	Kept, Dropped int
+	// Matched[i] is true when the object holds an image for keep[i]: a
+	// target that matches nothing in any object is most likely a typing
+	// error, which would drop all device code.
+	Matched []bool
+}
+
 // Strip keeps in o only the binaries whose image is for one of the targets
 // (for a multi-image binary, when any image is), read with release r, and
 // removes .llvm.offloading when none is left. Everything else of the object
-// stays as it was. It returns how many binaries it kept and dropped.
-func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (kept, dropped int, err error) {
+// stays as it was.
+func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (Stripped, error) {
+	st := Stripped{Matched: make([]bool, len(keep))}
 	sec := o.Section(Section)
 	if sec == nil || sec.Type != elfobj.SHT_LLVM_OFFLOADING {
-		return 0, 0, ErrNoOffloading
+		return st, ErrNoOffloading
 	}
 	ra, size, err := readerAt(sec)
 	if err != nil {
-		return 0, 0, err
+		return st, err
 	}
 	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
 	if err != nil {
-		return 0, 0, fmt.Errorf("fatobj: %s: %w", Section, err)
+		return st, fmt.Errorf("fatobj: %s: %w", Section, err)
 	}
 	var parts concat.ReaderAt
 	for _, b := range bins {
-		if keepsAny(b, keep) {
+		if keepsAny(b, keep, st.Matched) {
 			parts.Add(ra, b.Offset, int64(b.Size))
-			kept++
+			st.Kept++
 		} else {
-			dropped++
+			st.Dropped++
 		}
 	}
-	if kept == 0 {
-		return 0, dropped, o.RemoveSection(sec)
+	if st.Kept == 0 {
+		return st, o.RemoveSection(sec)
 	}
 	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
-	return kept, dropped, nil
+	return st, nil
 }
 
-func keepsAny(b *offload.Binary, keep []Target) bool {
+// keepsAny reports whether any image of b is for one of the targets, and
+// marks in matched the targets that are.
+func keepsAny(b *offload.Binary, keep []Target, matched []bool) bool {
+	any := false
 	for i := range b.Images {
-		for _, t := range keep {
+		for j, t := range keep {
 			if t.keeps(&b.Images[i].Image) {
-				return true
+				matched[j], any = true, true
 			}
 		}
 	}
-	return false
+	return any
 }
 
 // readerAt returns the section's contents as an io.ReaderAt.

@@ -3,9 +3,11 @@ package fatobj
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
@@ -73,18 +75,18 @@ func TestEmbedAppendsAndStripKeeps(t *testing.T) {
 	elfobj.Write(&buf, o)
 	f, _ := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	loaded, _ := f.Object()
-	kept, dropped, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}, {"nvptx64-nvidia-cuda", ""}})
-	if err != nil || kept != 2 || dropped != 1 {
-		t.Fatalf("kept %d dropped %d: %v", kept, dropped, err)
+	st, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}, {"nvptx64-nvidia-cuda", ""}, {"nvptx64-nvidia-cuda", "sm_80"}})
+	if err != nil || st.Kept != 2 || st.Dropped != 1 || !st.Matched[0] || !st.Matched[1] || st.Matched[2] {
+		t.Fatalf("%+v: %v", st, err)
 	}
 	if got := triples(section(t, loaded)); len(got) != 2 || got[0] != "amdgcn-amd-amdhsa:gfx90a" {
 		t.Fatalf("after strip %v", got)
 	}
-	kept, dropped, err = Strip(loaded, offload.Default(), []Target{{"spirv64", ""}})
-	if err != nil || kept != 0 || dropped != 2 || loaded.Section(Section) != nil {
-		t.Fatalf("strip to nothing: kept %d dropped %d %v, section left %v", kept, dropped, err, loaded.Section(Section) != nil)
+	st, err = Strip(loaded, offload.Default(), []Target{{"spirv64", ""}})
+	if err != nil || st.Kept != 0 || st.Dropped != 2 || st.Matched[0] || loaded.Section(Section) != nil {
+		t.Fatalf("strip to nothing: %+v %v, section left %v", st, err, loaded.Section(Section) != nil)
 	}
-	if _, _, err := Strip(loaded, offload.Default(), nil); err != ErrNoOffloading {
+	if _, err := Strip(loaded, offload.Default(), nil); err != ErrNoOffloading {
 		t.Errorf("strip without device code: %v", err)
 	}
 	if err := Embed(loaded, Source{bytes.NewReader(x86[:13]), 13}); err == nil {
@@ -117,8 +119,17 @@ func TestFilterAndNames(t *testing.T) {
 			}
 		}
 	}
-	if got := PackagerName("two", &bins[0].Images[0].Image, 3); got != "two-nvptx64-nvidia-cuda-sm_70.3." {
-		t.Errorf("PackagerName = %q", got)
+	if got, err := PackagerName("two", &bins[0].Images[0].Image, 3); err != nil || got != "two-nvptx64-nvidia-cuda-sm_70.3." {
+		t.Errorf("PackagerName = %q, %v", got, err)
+	}
+	// Names made from data stay one plain file name.
+	for _, kv := range [][2]string{
+		{"/../../../../tmp/pwned/x", "y"}, {"x", "a/b"}, {"x\x00y", ""}, {"x", strings.Repeat("a", 250)},
+	} {
+		im := offload.Image{Kind: offload.ImageObject, Strings: []offload.KeyValue{{Key: "triple", Value: kv[0]}, {Key: "arch", Value: kv[1]}}}
+		if name, err := PackagerName("k", &im, 0); !errors.Is(err, ErrUnsafeName) {
+			t.Errorf("triple %q arch %q: %q, %v", kv[0], kv[1], name, err)
+		}
 	}
 	if tg, err := ParseTarget("amdgcn-amd-amdhsa:gfx90a:xnack+"); err != nil || tg.Arch != "gfx90a:xnack+" {
 		t.Errorf("ParseTarget = %+v, %v", tg, err)

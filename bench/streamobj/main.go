@@ -41,7 +41,7 @@ func run(in, out string) error {
 	o.AddSection(&elfobj.Section{Name: ".llvm.offloading", Type: elfobj.SHT_LLVM_OFFLOADING,
 		Flags: elfobj.SHF_EXCLUDE, Addralign: 8, Reader: f, Size: st.Size()}, false)
 	o.AddSection(&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS}, false)
-	err = atomicfile.Write(out, 0o644, func(w io.Writer) error {
+	err = atomicfile.Write(out, func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
 		return err
 	})

@@ -45,13 +45,17 @@ func runCheck(args []string, stdout io.Writer) error {
 func checkFile(w io.Writer, path string, rel *offload.Release) (int, error) {
 	ins, done, err := openInputs(path)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, inFile(path, err)
 	}
 	defer done()
 	missing := 0
 	for _, in := range ins {
-		if in.elf == nil {
+		if in.elf == nil && in.name == path {
 			return 0, fmt.Errorf("%s: a raw OffloadBinary has no entries to check", in.name)
+		}
+		if in.elf == nil {
+			fmt.Fprintf(w, "%s: a raw OffloadBinary: no entries to check\n", in.name)
+			continue
 		}
 		rep, err := entries.Check(in.elf, rel)
 		if err != nil {

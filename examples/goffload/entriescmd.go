@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -38,6 +39,12 @@ func runEntries(args []string, _ io.Writer) error {
 	if spec == "" || out == "" {
 		return fmt.Errorf("--spec SPEC.json and -o OUT are required")
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
@@ -57,8 +64,11 @@ func runEntries(args []string, _ io.Writer) error {
 	return writeObject(out, o)
 }
 
+// maxSpecSize bounds an entries spec: a million entries take less.
+const maxSpecSize = 256 << 20
+
 func readSpec(path string, rel *offload.Release) ([]offload.Entry, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, maxSpecSize)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
@@ -14,13 +13,25 @@ import (
 
 // hipFatbin is one clang offload bundle found in a .hip_fatbin section: the
 // HIP fatbin of a registration object, or several of them one after the
-// other in a linked program.
+// other in a linked program. A compressed bundle is read in place: its
+// entries come from the header alone, and an entry's data is decompressed
+// when it is read.
 type hipFatbin struct {
-	section        string
-	offset         int64                    // of the bundle in the file
-	size           int64                    // bytes of the bundle in the section
-	comp           *bundle.CompressedHeader // nil for an uncompressed bundle
-	*bundle.Bundle                          // read from the section, or from a temporary file of the decompressed bundle
+	section string
+	offset  int64 // of the bundle in the file
+	size    int64 // bytes of the bundle in the section
+	Entries []bundle.Entry
+
+	plain *bundle.Bundle     // an uncompressed bundle
+	comp  *bundle.Compressed // or a compressed one
+}
+
+// open returns a reader of the data of entry i.
+func (fb *hipFatbin) open(i int) io.Reader {
+	if fb.comp != nil {
+		return fb.comp.OpenEntry(fb.Entries[i])
+	}
+	return fb.plain.Open(i)
 }
 
 // hipFatbinSection is the section clang-linker-wrapper (and the old driver)
@@ -28,29 +39,17 @@ type hipFatbin struct {
 const hipFatbinSection = ".hip_fatbin"
 
 // hipFatbins returns the bundles of in's .hip_fatbin section, one after the
-// other with zero padding between them; a compressed bundle is decompressed
-// into a temporary file, removed by done.
-func (in input) hipFatbins() (fbs []hipFatbin, done func(), err error) {
-	var temps []*os.File
-	done = func() {
-		for _, f := range temps {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}
-	defer func() {
-		if err != nil {
-			done()
-		}
-	}()
+// other with zero padding between them.
+func (in input) hipFatbins() ([]hipFatbin, error) {
 	if in.elf == nil {
-		return nil, done, nil
+		return nil, nil
 	}
 	s := in.elf.Section(hipFatbinSection)
 	if s == nil || s.Type == elf.SHT_NOBITS {
-		return nil, done, nil
+		return nil, nil
 	}
 	sr := s.Open()
+	var fbs []hipFatbin
 	for off := int64(0); off < sr.Size(); {
 		rest := io.NewSectionReader(sr, off, sr.Size()-off)
 		fb := hipFatbin{section: s.Name, offset: int64(s.Offset) + off}
@@ -59,40 +58,32 @@ func (in input) hipFatbins() (fbs []hipFatbin, done func(), err error) {
 		case errors.Is(err, bundle.ErrCompressed):
 			c, err := bundle.ReadCompressed(rest, rest.Size())
 			if err != nil {
-				return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+				return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
 			}
-			fb.comp = &c.CompressedHeader
 			fb.size = rest.Size()
 			if c.FileSize != 0 && int64(c.FileSize) <= rest.Size() {
 				fb.size = int64(c.FileSize)
+				c, _ = bundle.ReadCompressed(io.NewSectionReader(rest, 0, fb.size), fb.size)
 			}
-			tmp, err := os.CreateTemp("", "goffload-bundle-")
-			if err != nil {
-				return nil, done, err
+			if fb.Entries, err = c.Entries(); err != nil {
+				return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
 			}
-			temps = append(temps, tmp)
-			n, err := bundle.Decompress(tmp, rest, fb.size)
-			if err != nil {
-				return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
-			}
-			if b, err = bundle.Read(tmp, n); err != nil {
-				return nil, done, fmt.Errorf("section %s+%#x: decompressed: %w", s.Name, off, err)
-			}
+			fb.comp = c
 		case err != nil:
-			return nil, done, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+			return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
 		default:
 			fb.size = int64(b.End())
+			fb.plain, fb.Entries = b, b.Entries
 		}
-		fb.Bundle = b
 		fbs = append(fbs, fb)
 		// The next bundle, if any, starts at the next byte that is not
 		// padding: the linker aligns each input's section (16 bytes for
 		// clang-linker-wrapper's).
 		if off, err = nextNonZero(sr, off+max(fb.size, 1)); err != nil {
-			return nil, done, err
+			return nil, err
 		}
 	}
-	return fbs, done, nil
+	return fbs, nil
 }
 
 // nextNonZero returns the offset of the first byte at or after off that is

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"debug/elf"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +34,9 @@ func runEmbed(args []string, _ io.Writer) error {
 	if out == "" || fs.NArg() == 0 {
 		return fmt.Errorf("-o OUT and at least one BINARY are required")
 	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
@@ -52,29 +59,43 @@ func runEmbed(args []string, _ io.Writer) error {
 	}
 	var srcs []fatobj.Source
 	for _, path := range fs.Args() {
-		f, size, err := openSized(path)
+		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		// Check that the file is a sequence of binaries, as LLVM will read it.
-		if _, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: rel}); err != nil {
+		bins, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: rel})
+		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		srcs = append(srcs, fatobj.Source{R: io.NewSectionReader(f, 0, size), Size: size})
+		if len(bins) == 0 {
+			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
+		}
+		srcs = append(srcs, fatobj.Source{R: f, Size: f.Size()})
 	}
 	if err := fatobj.Embed(o, srcs...); err != nil {
 		return err
 	}
-	return writeObject(out, o)
+	return fromInput(into, writeObject(out, o))
+}
+
+// fromInput names the input an object was loaded from in an error of
+// writing it that says the object is inconsistent: its fault, not the
+// output's.
+func fromInput(in string, err error) error {
+	if in != "" && errors.Is(err, elfobj.ErrInconsistent) {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	return err
 }
 
 func openObject(path string) (*elfobj.File, func(), error) {
-	f, size, err := openSized(path)
+	f, err := openSized(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	ef, err := elfobj.Read(f, size)
+	ef, err := elfobj.Read(f, f.Size())
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
@@ -103,107 +124,202 @@ func runExtract(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	filter := fatobj.Filter{Strings: map[string]string{}, Kind: kind}
+	x := &extractor{rel: rel, raw: raw, filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}, names: map[string]string{}}
 	// A flag given, even empty (`--arch ""`), must match.
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "triple" || f.Name == "arch" {
-			filter.Strings[f.Name] = f.Value.String()
+			x.filter.Strings[f.Name] = f.Value.String()
 		}
 	})
-	opt := &offload.ReadOptions{Release: rel}
+	// Every input is read and every file named before the first is written,
+	// so that bad input writes nothing.
+	var counts []int
 	for _, path := range fs.Args() {
-		n, err := extractFile(dir, path, filter, raw, opt)
+		n, done, err := x.plan(path)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s: %d image(s) extracted\n", path, n)
+		defer done()
+		counts = append(counts, n)
+	}
+	if err := x.write(dir); err != nil {
+		return err
+	}
+	for i, path := range fs.Args() {
+		fmt.Fprintf(stdout, "%s: %d image(s) extracted\n", path, counts[i])
 	}
 	return nil
 }
 
-func extractFile(dir, path string, filter fatobj.Filter, raw bool, opt *offload.ReadOptions) (int, error) {
+// extractor plans the files that extract writes, then writes them.
+type extractor struct {
+	rel    *offload.Release
+	raw    bool
+	filter fatobj.Filter
+	files  []extracted
+	names  map[string]string // file name → the input it comes from
+	total  int64
+}
+
+// extracted is one file to write.
+type extracted struct {
+	from, name string
+	size       int64 // bytes it takes
+	write      func(w io.Writer) error
+}
+
+// plan adds the files of the images of path. The index of an image counts
+// on from the previous inputs', so no two files have one name.
+func (x *extractor) plan(path string) (int, func(), error) {
 	ins, done, err := openInputs(path)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, nil, inFile(path, err)
 	}
-	defer done()
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	index := 0
+	first := len(x.files)
 	for _, in := range ins {
-		bins, err := in.binaries(opt)
-		if err != nil {
-			return index, fmt.Errorf("%s: %w", in.name, err)
+		if err := x.planInput(stem, in); err != nil {
+			done()
+			return 0, nil, err
 		}
-		for _, b := range bins {
-			for i := range b.Images {
-				im := &b.Images[i]
-				if !filter.Match(opt.Release, im) {
-					continue
+	}
+	return len(x.files) - first, done, nil
+}
+
+func (x *extractor) planInput(stem string, in input) error {
+	bins, err := in.binaries(&offload.ReadOptions{Release: x.rel})
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	for _, b := range bins {
+		for i := range b.Images {
+			im := &b.Images[i]
+			if !x.filter.Match(x.rel, im) {
+				continue
+			}
+			if x.raw {
+				r, err := b.Open(i)
+				if err != nil {
+					return fmt.Errorf("%s: %w", in.name, err)
 				}
-				name := fatobj.PackagerName(stem, &im.Image, index)
-				var r io.Reader
-				if raw {
-					if r, err = b.Open(i); err != nil {
-						return index, fmt.Errorf("%s: %w", in.name, err)
-					}
-				} else {
-					name = binaryName(stem, &im.Image, index)
-					r = b.Reader()
+				if err := x.add(in.name, stem, &im.Image, "", r.Size(), copier(r)); err != nil {
+					return err
 				}
-				if err := copyTo(filepath.Join(dir, name), r); err != nil {
-					return index, err
-				}
-				index++
+				continue
+			}
+			r := b.Reader()
+			if err := x.add(in.name, stem, &im.Image, "offload", r.Size(), copier(r)); err != nil {
+				return err
 			}
 		}
-		fbs, fbDone, err := in.hipFatbins()
-		if err != nil {
-			return index, fmt.Errorf("%s: %w", in.name, err)
-		}
-		index, err = extractBundles(dir, stem, index, fbs, filter, raw, opt.Release)
-		fbDone()
-		if err != nil {
-			return index, fmt.Errorf("%s: %w", in.name, err)
-		}
 	}
-	return index, nil
+	fbs, err := in.hipFatbins()
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	return x.planBundles(in.name, stem, fbs)
 }
 
-// binaryName names an extracted OffloadBinary as the packager names its
-// image, with the extension "offload".
-func binaryName(stem string, im *offload.Image, index int) string {
-	return strings.TrimSuffix(fatobj.PackagerName(stem, im, index), im.Kind.Extension()) + "offload"
-}
-
-// extractBundles extracts the device code objects of HIP fatbins (not the
-// empty host entries) that filter selects, seen as the images that
+// planBundles adds the device code objects of HIP fatbins (not the empty
+// host entries) that the filter selects, seen as the images that
 // clang-linker-wrapper made them from: kind elf, offload kind hip, the
-// entry's triple and target ID as arch. With raw the code object is written,
+// entry's triple and target ID as arch. Raw, the code object is written,
 // else an OffloadBinary holding it.
-func extractBundles(dir, stem string, index int, fbs []hipFatbin, filter fatobj.Filter, raw bool, r *offload.Release) (int, error) {
+func (x *extractor) planBundles(from, stem string, fbs []hipFatbin) error {
 	for _, fb := range fbs {
 		for i, e := range fb.Entries {
 			im, ok := bundleImage(e.ID)
-			if !ok || e.Size == 0 || !filter.Match(r, &offload.BinaryImage{Image: im}) {
+			if !ok || e.Size == 0 || !x.filter.Match(x.rel, &offload.BinaryImage{Image: im}) {
 				continue
 			}
-			data := fb.Open(i)
-			var err error
-			if raw {
-				err = copyTo(filepath.Join(dir, fatobj.PackagerName(stem, &im, index)), data)
-			} else {
-				err = atomicfile.Write(filepath.Join(dir, binaryName(stem, &im, index)), 0o644, func(w io.Writer) error {
-					_, err := offload.WriteBinary(w, r, &im, data, data.Size())
+			if e.Size > math.MaxInt64/2 {
+				return fmt.Errorf("%s: bundle entry %s: %d bytes", from, e.ID, e.Size)
+			}
+			size := int64(e.Size)
+			fb, i := fb, i
+			if x.raw {
+				err := x.add(from, stem, &im, "", size, func(w io.Writer) error { return copyAll(w, fb.open(i), size) })
+				if err != nil {
 					return err
-				})
+				}
+				continue
 			}
+			err := x.add(from, stem, &im, "offload", size, func(w io.Writer) error {
+				_, err := offload.WriteBinary(w, x.rel, &im, fb.open(i), size)
+				return err
+			})
 			if err != nil {
-				return index, err
+				return err
 			}
-			index++
 		}
 	}
-	return index, nil
+	return nil
+}
+
+// add plans a file for image im of input from, named as the packager names
+// it, with the extension ext instead of the image kind's if ext is not "".
+func (x *extractor) add(from, stem string, im *offload.Image, ext string, size int64, write func(io.Writer) error) error {
+	index := len(x.files)
+	name, err := fatobj.PackagerName(stem, im, index)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if ext != "" {
+		name = strings.TrimSuffix(name, im.Kind.Extension()) + ext
+	}
+	if prev, ok := x.names[name]; ok {
+		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was", from, index, name, prev)
+	}
+	x.names[name] = from
+	x.files = append(x.files, extracted{from: from, name: name, size: size, write: write})
+	x.total += size
+	return nil
+}
+
+// write writes the planned files into dir, made if it does not exist (and
+// removed again if nothing could be written), after checking that its file
+// system has room for them.
+func (x *extractor) write(dir string) (err error) {
+	if len(x.files) == 0 {
+		return nil
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				os.Remove(dir) // only if empty
+			}
+		}()
+	}
+	if free, ok := atomicfile.Available(dir); ok && x.total > free {
+		return fmt.Errorf("%s: the images take %d bytes, the file system has %d free", dir, x.total, free)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range x.files {
+		if err := atomicfile.WriteIn(root, dir, f.name, f.write); err != nil {
+			return fmt.Errorf("%s: %w", f.from, err)
+		}
+	}
+	return nil
+}
+
+func copier(r *io.SectionReader) func(io.Writer) error {
+	return func(w io.Writer) error { return copyAll(w, io.NewSectionReader(r, 0, r.Size()), r.Size()) }
+}
+
+// copyAll copies the size bytes of r to w; fewer is an error.
+func copyAll(w io.Writer, r io.Reader, size int64) error {
+	n, err := io.Copy(w, io.LimitReader(r, size))
+	if err == nil && n < size {
+		err = fmt.Errorf("%d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
+	}
+	return err
 }
 
 // runStrip keeps only the chosen targets' device code in an object or in
@@ -220,6 +336,9 @@ func runStrip(args []string, stdout io.Writer) error {
 	if out == "" || fs.NArg() != 1 || len(keep) == 0 {
 		return fmt.Errorf("--keep TRIPLE[:ARCH], -o OUT and one input are required")
 	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
@@ -233,17 +352,64 @@ func runStrip(args []string, stdout io.Writer) error {
 		targets = append(targets, t)
 	}
 	in := fs.Arg(0)
-	f, size, err := openSized(in)
+	f, err := openSized(in)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	head := make([]byte, 8)
 	n, _ := f.ReadAt(head, 0)
+	s := &stripper{rel: rel, keep: keep, targets: targets, matched: make([]bool, len(targets))}
 	if ar.IsArchive(head[:n]) {
-		return stripArchive(stdout, in, f, size, out, rel, targets)
+		err = s.archive(in, f, f.Size(), out)
+	} else {
+		err = s.object(in, f, f.Size(), out)
 	}
-	ef, err := elfobj.Read(f, size)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, s.report.String())
+	return nil
+}
+
+// stripper strips an object or the objects of an archive.
+type stripper struct {
+	rel     *offload.Release
+	keep    []string // as given
+	targets []fatobj.Target
+	matched []bool          // of targets, in any object
+	report  strings.Builder // printed once the output is written
+}
+
+// strip strips o, the object name, and returns whether it held device code.
+func (s *stripper) strip(name string, o *elfobj.Object) (bool, error) {
+	st, err := fatobj.Strip(o, s.rel, s.targets)
+	if err == fatobj.ErrNoOffloading {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", name, err)
+	}
+	for i, m := range st.Matched {
+		s.matched[i] = s.matched[i] || m
+	}
+	fmt.Fprintf(&s.report, "%s: kept %d, dropped %d device binaries\n", name, st.Kept, st.Dropped)
+	return true, nil
+}
+
+// checkMatched refuses a --keep that matches no image of the input: a typing
+// error there would drop all device code.
+func (s *stripper) checkMatched(in string) error {
+	for i, m := range s.matched {
+		if !m {
+			return fmt.Errorf("%s: --keep %s matches no device image (nothing written)", in, s.keep[i])
+		}
+	}
+	return nil
+}
+
+func (s *stripper) object(in string, r io.ReaderAt, size int64, out string) error {
+	ef, err := elfobj.Read(r, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
@@ -251,17 +417,20 @@ func runStrip(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	kept, dropped, err := fatobj.Strip(o, rel, targets)
-	if err != nil && err != fatobj.ErrNoOffloading {
-		return fmt.Errorf("%s: %w", in, err)
+	if _, err := s.strip(in, o); err != nil {
+		return err
 	}
-	fmt.Fprintf(stdout, "%s: kept %d, dropped %d device binaries\n", in, kept, dropped)
-	return writeObject(out, o)
+	if err := s.checkMatched(in); err != nil {
+		return err
+	}
+	return fromInput(in, writeObject(out, o))
 }
 
-// stripArchive strips every object member of an archive and writes a GNU
-// archive with the same members, names, headers and symbol index.
-func stripArchive(stdout io.Writer, path string, r io.ReaderAt, size int64, out string, rel *offload.Release, targets []fatobj.Target) error {
+// archive strips every object member of an archive and writes a GNU archive
+// with the same members, names, headers and symbol index. The stripped
+// members go one after the other into one scratch file, so that an archive
+// of any number of members takes one descriptor.
+func (s *stripper) archive(path string, r io.ReaderAt, size int64, out string) error {
 	a, err := ar.Open(r, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -277,63 +446,65 @@ func stripArchive(stdout io.Writer, path string, r io.ReaderAt, size int64, out 
 	for _, s := range syms {
 		bySym[s.Member] = append(bySym[s.Member], s.Name)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), ".goffload-strip")
+	scratch, err := atomicfile.Scratch()
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer scratch.Close()
+	var end int64 // of the scratch file's contents
 	var members []ar.NewMember
 	for i, m := range a.Members() {
+		name := fmt.Sprintf("%s(%s)", path, m.Name)
 		sr, err := a.Open(m)
 		if err != nil {
-			return fmt.Errorf("%s(%s): %w", path, m.Name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, R: sr, Size: m.Size, Symbols: bySym[i]}
-		var magic [4]byte
-		if n, _ := sr.ReadAt(magic[:], 0); n == 4 && bytes.Equal(magic[:], elfMagic) {
-			stripped, kept, dropped, err := stripMember(sr, rel, targets, filepath.Join(tmp, fmt.Sprint(i)))
+		o, err := s.member(name, sr)
+		if err != nil {
+			return err
+		}
+		if o != nil {
+			bw := bufio.NewWriterSize(io.NewOffsetWriter(scratch, end), 1<<20)
+			n, err := elfobj.Write(bw, o)
+			if err == nil {
+				err = bw.Flush()
+			}
 			if err != nil {
-				return fmt.Errorf("%s(%s): %w", path, m.Name, err)
+				return fmt.Errorf("%s: %w", name, err)
 			}
-			if stripped != nil {
-				defer stripped.Close()
-				st, err := stripped.Stat()
-				if err != nil {
-					return err
-				}
-				nm.R, nm.Size = stripped, st.Size()
-			}
-			fmt.Fprintf(stdout, "%s(%s): kept %d, dropped %d device binaries\n", path, m.Name, kept, dropped)
+			nm.R, nm.Size = io.NewSectionReader(scratch, end, n), n
+			end += n
 		}
 		members = append(members, nm)
 	}
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error { return ar.WriteGNU(w, members) })
+	if err := s.checkMatched(path); err != nil {
+		return err
+	}
+	return atomicfile.Write(out, func(w io.Writer) error { return ar.WriteGNU(w, members) })
 }
 
-// stripMember writes the stripped object to the file tmp and returns it open
-// at its start, or nil when the member has no device code to strip.
-func stripMember(sr *io.SectionReader, rel *offload.Release, targets []fatobj.Target, tmp string) (*os.File, int, int, error) {
+// member returns the stripped object of an archive member, or nil when the
+// member stays as it is (not a relocatable object, or one without device
+// code).
+func (s *stripper) member(name string, sr *io.SectionReader) (*elfobj.Object, error) {
+	var magic [4]byte
+	if n, _ := sr.ReadAt(magic[:], 0); n < 4 || !bytes.Equal(magic[:], elfMagic) {
+		return nil, nil
+	}
 	ef, err := elfobj.Read(sr, sr.Size())
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if ef.Type != elf.ET_REL { // kept as it is
-		return nil, 0, 0, nil
+	if ef.Type != elf.ET_REL {
+		return nil, nil
 	}
 	o, err := ef.Object()
 	if err != nil {
-		return nil, 0, 0, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	kept, dropped, err := fatobj.Strip(o, rel, targets)
-	if err == fatobj.ErrNoOffloading {
-		return nil, 0, 0, nil
+	if held, err := s.strip(name, o); err != nil || !held {
+		return nil, err
 	}
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	if err := writeObject(tmp, o); err != nil {
-		return nil, 0, 0, err
-	}
-	f, err := os.Open(tmp)
-	return f, kept, dropped, err
+	return o, nil
 }

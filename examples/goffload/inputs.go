@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -27,56 +30,83 @@ var (
 	offloadMagic = offload.Magic[:]
 )
 
+// maxArchiveDepth bounds the nesting of archives in archives: far beyond
+// what any build makes, and it stops a thin archive that names itself.
+const maxArchiveDepth = 16
+
 // openInputs opens path and returns the inputs it holds, with a function that
 // closes what was opened.
 func openInputs(path string) ([]input, func(), error) {
-	f, size, err := openSized(path)
+	o := &opener{}
+	ins, err := o.file(path, nil, 0)
 	if err != nil {
+		o.close()
 		return nil, nil, err
 	}
-	closers := []io.Closer{f}
-	done := func() {
-		for _, c := range closers {
-			c.Close()
-		}
-	}
-	head := make([]byte, 8)
-	n, _ := f.ReadAt(head, 0)
-	head = head[:n]
-	var ins []input
-	switch {
-	case size == 0:
-		err = fmt.Errorf("empty file: %w", offload.ErrInvalid)
-	case bytes.HasPrefix(head, offloadMagic):
-		ins = []input{{name: path, r: f, size: size}}
-	case bytes.HasPrefix(head, elfMagic):
-		var in input
-		in, err = elfInput(path, f, size)
-		ins = []input{in}
-	case ar.IsArchive(head):
-		ins, err = archiveInputs(path, f, size, &closers)
-	default:
-		err = fmt.Errorf("not an OffloadBinary, an ELF file or an archive: %w", offload.ErrInvalid)
-	}
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return ins, done, nil
+	return ins, o.close, nil
 }
 
-// openSized opens path for reading and returns its size.
-func openSized(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
+// opener opens an input file and the files its thin archives name.
+type opener struct {
+	files []*infile.File
+}
+
+func (o *opener) close() {
+	for _, f := range o.files {
 		f.Close()
-		return nil, 0, err
 	}
-	return f, st.Size(), nil
+}
+
+// file returns the inputs of the file at path; outer are the files of the
+// thin archives that named it.
+func (o *opener) file(path string, outer []fs.FileInfo, depth int) ([]input, error) {
+	f, err := openSized(path)
+	if err != nil {
+		return nil, err
+	}
+	o.files = append(o.files, f)
+	for _, a := range outer {
+		if os.SameFile(a, f.Stat()) {
+			return nil, fmt.Errorf("%s: a thin archive that includes itself: %w", path, offload.ErrInvalid)
+		}
+	}
+	return o.contents(path, filepath.Dir(path), f, f.Size(), append(outer, f.Stat()), depth)
+}
+
+// contents returns the inputs of the size bytes of r, named name, from a
+// file in dir.
+func (o *opener) contents(name, dir string, r io.ReaderAt, size int64, outer []fs.FileInfo, depth int) ([]input, error) {
+	head := make([]byte, 8)
+	n, _ := r.ReadAt(head, 0)
+	head = head[:n]
+	switch {
+	case size == 0:
+		return nil, fmt.Errorf("empty file: %w", offload.ErrInvalid)
+	case bytes.HasPrefix(head, offloadMagic):
+		return []input{{name: name, r: r, size: size}}, nil
+	case bytes.HasPrefix(head, elfMagic):
+		in, err := elfInput(name, r, size)
+		return []input{in}, err
+	case ar.IsArchive(head):
+		return o.archive(name, dir, r, size, outer, depth)
+	}
+	return nil, fmt.Errorf("not an OffloadBinary, an ELF file or an archive: %w", offload.ErrInvalid)
+}
+
+// inFile names path in err, unless err names it already.
+func inFile(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// openSized opens path for reading: a regular file, never a FIFO or a device,
+// read through a pool that bounds the open descriptors however many files
+// are open.
+func openSized(path string) (*infile.File, error) {
+	return infile.Open(path)
 }
 
 func elfInput(name string, r io.ReaderAt, size int64) (input, error) {
@@ -87,27 +117,39 @@ func elfInput(name string, r io.ReaderAt, size int64) (input, error) {
 	return input{name: name, r: r, size: size, elf: ef}, nil
 }
 
-// archiveInputs returns the ELF members of an archive, thin members opened
-// beside it.
-func archiveInputs(path string, r io.ReaderAt, size int64, closers *[]io.Closer) ([]input, error) {
+// archive returns the ELF and OffloadBinary members of an archive (other
+// members, such as llvm-objdump lists nothing for, are left out), thin
+// members opened from the archive's folder dir, nested archives in turn.
+// outer are the files that hold the archive, and the thin archives that
+// named them.
+func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs.FileInfo, depth int) ([]input, error) {
+	if depth >= maxArchiveDepth {
+		return nil, fmt.Errorf("archives nested more than %d deep: %w", maxArchiveDepth, offload.ErrInvalid)
+	}
 	a, err := ar.Open(r, size)
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Dir(path)
-	open := func(name string) (io.ReaderAt, int64, error) {
-		f, size, err := openSized(name)
-		if err != nil {
-			return nil, 0, err
-		}
-		*closers = append(*closers, f)
-		return f, size, nil
-	}
 	var ins []input
 	for _, m := range a.Members() {
+		name := fmt.Sprintf("%s(%s)", path, m.Name)
+		mdir, mouter := dir, outer
 		var sr *io.SectionReader
 		if m.Thin {
-			sr, err = a.OpenThin(m, func(name string) (io.ReaderAt, int64, error) { return open(filepath.Join(dir, name)) })
+			sr, err = a.OpenThin(m, func(_ string) (io.ReaderAt, int64, error) {
+				f, err := openSized(m.Path(dir))
+				if err != nil {
+					return nil, 0, err
+				}
+				o.files = append(o.files, f)
+				for _, a := range outer {
+					if os.SameFile(a, f.Stat()) {
+						return nil, 0, fmt.Errorf("a thin archive that includes itself: %w", offload.ErrInvalid)
+					}
+				}
+				mdir, mouter = filepath.Dir(m.Path(dir)), append(outer[:len(outer):len(outer)], f.Stat())
+				return f, f.Size(), nil
+			})
 		} else {
 			sr, err = a.Open(m)
 		}
@@ -116,23 +158,14 @@ func archiveInputs(path string, r io.ReaderAt, size int64, closers *[]io.Closer)
 		}
 		var head [8]byte
 		n, _ := sr.ReadAt(head[:], 0)
-		name := fmt.Sprintf("%s(%s)", path, m.Name)
-		if ar.IsArchive(head[:n]) {
-			nested, err := archiveInputs(name, sr, sr.Size(), closers)
-			if err != nil {
-				return nil, err
-			}
-			ins = append(ins, nested...)
-			continue
-		}
-		if n < 4 || !bytes.Equal(head[:4], elfMagic) {
+		if !ar.IsArchive(head[:n]) && !bytes.HasPrefix(head[:n], elfMagic) && !bytes.HasPrefix(head[:n], offloadMagic) {
 			continue // not an object: llvm-objdump lists nothing for it either
 		}
-		in, err := elfInput(name, sr, sr.Size())
+		nested, err := o.contents(name, mdir, sr, sr.Size(), mouter, depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("member %q: %w", m.Name, err)
 		}
-		ins = append(ins, in)
+		ins = append(ins, nested...)
 	}
 	return ins, nil
 }

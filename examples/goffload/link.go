@@ -55,20 +55,18 @@ func runLink(args []string, stdout io.Writer) error {
 	fs.StringVar(&l.hostTriple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
 	fs.BoolVar(&l.relocatable, "r", false, "relocatable link: merge the inputs and the wrapper for a later link (LLVM 19+)")
 	fs.BoolVar(&l.dryRun, "dry-run", false, "print every command, run none")
-	if err := parseFlags(fs, args); err != nil {
+	// Flags goffload does not know go to the host link.
+	extra, err := parseArgs(fs, args, true)
+	if err != nil {
 		return err
 	}
-	for _, a := range fs.Args() {
-		if strings.HasPrefix(a, "-") {
-			l.extra = append(l.extra, a)
-		} else {
-			l.inputs = append(l.inputs, a)
-		}
-	}
+	l.extra, l.inputs = extra, fs.Args()
 	if len(l.inputs) == 0 {
 		return fmt.Errorf("no input file")
 	}
-	var err error
+	if err := atomicfile.Check(l.out); err != nil {
+		return err
+	}
 	if l.rel, err = offload.ParseRelease(llvm); err != nil {
 		return err
 	}
@@ -81,14 +79,16 @@ func runLink(args []string, stdout io.Writer) error {
 	if l.libdir == "" {
 		l.libdir = fmt.Sprintf("/usr/lib/llvm-%d/lib", l.rel.Major)
 	}
-	if l.tmp, err = os.MkdirTemp("", "goffload-link"); err != nil {
+	tmp, remove, err := atomicfile.TempDir("", "goffload-link")
+	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(l.tmp)
+	defer remove()
+	l.tmp = tmp
 	return l.run()
 }
 
-func (l *linker) run() error {
+func (l *linker) run() (err error) {
 	targets, closeAll, err := l.extract()
 	if err != nil {
 		return err
@@ -102,7 +102,7 @@ func (l *linker) run() error {
 		if l.dryRun {
 			continue
 		}
-		f, size, err := openSized(t.linked)
+		f, err := openSized(t.linked)
 		if err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (l *linker) run() error {
 		if arch == "generic" {
 			arch = "" // clang-linker-wrapper 22 writes "" for a generic image
 		}
-		b, err := wrap.FromImage(l.rel, offload.LinkedImage(offload.OffloadOpenMP, t.triple, arch), f, size)
+		b, err := wrap.FromImage(l.rel, offload.LinkedImage(offload.OffloadOpenMP, t.triple, arch), f, f.Size())
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,23 @@ func (l *linker) run() error {
 	if l.relocatable {
 		return l.relocatableLink(objs)
 	}
-	args := append([]string{"-o", l.out}, objs...)
+	// The host linker writes beside the output, which replaces it only
+	// when the link succeeds.
+	out := l.out
+	if !l.dryRun {
+		pending, err := atomicfile.Reserve(l.out)
+		if err != nil {
+			return err
+		}
+		defer pending.Discard()
+		out = pending.Name
+		defer func() {
+			if err == nil {
+				err = pending.Commit()
+			}
+		}()
+	}
+	args := append([]string{"-o", out}, objs...)
 	args = append(args, "-L"+l.libdir, "-Wl,--push-state,--no-as-needed", "-lomp", "-lomptarget", "-Wl,--pop-state", "-Wl,-rpath,"+l.libdir)
 	return l.command(l.cc, append(args, l.extra...)...)
 }
@@ -190,6 +206,12 @@ func (l *linker) extract() ([]*target, func(), error) {
 					if ext := im.Kind.Extension(); ext != "" {
 						name += "." + ext
 					}
+					// The triple and the arch are the input's: the name must
+					// stay in the temporary folder.
+					if err := atomicfile.CheckName(name); err != nil {
+						closeAll()
+						return nil, nil, fmt.Errorf("%s: %w", in.name, err)
+					}
 					t.files = append(t.files, filepath.Join(l.tmp, name))
 					t.images = append(t.images, r)
 				}
@@ -210,7 +232,7 @@ func (l *linker) extract() ([]*target, func(), error) {
 }
 
 func copyTo(path string, r io.Reader) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		_, err := io.Copy(w, r)
 		return err
 	})
@@ -223,7 +245,11 @@ func (l *linker) deviceLink(t *target) error {
 		t.linked = l.prelinked
 		return nil
 	}
-	t.linked = filepath.Join(l.tmp, fmt.Sprintf("%s.%s.%s.img", filepath.Base(l.out), t.triple, t.arch))
+	name := fmt.Sprintf("%s.%s.%s.img", filepath.Base(l.out), t.triple, t.arch)
+	if err := atomicfile.CheckName(name); err != nil {
+		return err
+	}
+	t.linked = filepath.Join(l.tmp, name)
 	args := []string{"--target=" + t.triple}
 	if t.arch != "" && t.arch != "generic" {
 		args = append(args, "-march="+t.arch)
@@ -240,7 +266,7 @@ func (l *linker) deviceLink(t *target) error {
 // suffix made of the merged object's MD5, so that this object's constructor
 // registers only its own entries.
 func (l *linker) relocatableLink(objs []string) error {
-	merged := l.out + ".tmp-r.o"
+	merged := filepath.Join(l.tmp, "merged-r.o")
 	args := append([]string{"-r", "-nostdlib", "-o", merged}, objs...)
 	if err := l.command(l.cc, append(args, l.extra...)...); err != nil {
 		return err
@@ -250,17 +276,16 @@ func (l *linker) relocatableLink(objs []string) error {
 	if l.dryRun {
 		return nil
 	}
-	defer os.Remove(merged)
-	mf, size, err := openSized(merged)
+	mf, err := openSized(merged)
 	if err != nil {
 		return err
 	}
 	defer mf.Close()
-	suffix, err := wrap.RelocatableSuffix(io.NewSectionReader(mf, 0, size))
+	suffix, err := wrap.RelocatableSuffix(mf.Section())
 	if err != nil {
 		return err
 	}
-	f, err := elfobj.Read(mf, size)
+	f, err := elfobj.Read(mf, mf.Size())
 	if err != nil {
 		return err
 	}
@@ -282,7 +307,7 @@ func (l *linker) command(name string, args ...string) error {
 	}
 	cmd := exec.Command(name, args...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := atomicfile.Run(cmd); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil

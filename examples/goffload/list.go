@@ -37,7 +37,7 @@ func runList(args []string, stdout io.Writer) error {
 func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) error {
 	ins, done, err := openInputs(path)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return inFile(path, err)
 	}
 	defer done()
 	for _, in := range ins {
@@ -51,7 +51,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 				return fmt.Errorf("%s: %w", in.name, err)
 			}
 		}
-		fbs, fbDone, err := in.hipFatbins()
+		fbs, err := in.hipFatbins()
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.name, err)
 		}
@@ -60,7 +60,6 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 		} else {
 			err = printText(w, in, bins, ents, fbs)
 		}
-		fbDone()
 		if err != nil {
 			return err
 		}

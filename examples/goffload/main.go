@@ -44,6 +44,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -66,11 +67,10 @@ var commands = []command{
 }
 
 func main() {
+	// A signal removes the temporary files of the writes under way.
+	atomicfile.RemoveOnSignal()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// errUsage is returned for a bad command line; its message has been printed.
-var errUsage = errors.New("usage")
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -90,8 +90,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 0
-		case errors.Is(err, errUsage):
-			return 1
 		case errors.As(err, new(errMissing)):
 			return 1 // check printed what is missing
 		}
@@ -112,22 +110,66 @@ func usage(w io.Writer) {
 
 func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
 
-// newFlags returns a flag set for command name that reports errors through
-// errUsage and has the shared --llvm flag.
+// newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
 	fs.StringVar(llvm, "llvm", fmt.Sprint(offload.DefaultRelease), "LLVM release `N` whose format to write and read (15-22)")
 	return fs
 }
 
+// parseFlags parses args with fs as LLVM's tools parse their command lines:
+// flags may come before, between and after the operands, "-x=v" and "-x v"
+// alike, with one dash or two; "--" ends the flags and "-" alone is an
+// operand. Afterwards fs.Args() holds the operands.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	_, err := parseArgs(fs, args, false)
+	return err
+}
+
+// parseArgs is parseFlags that, with passUnknown, returns the flags fs does
+// not define instead of refusing them (for the host link).
+func parseArgs(fs *flag.FlagSet, args []string, passUnknown bool) (unknown []string, err error) {
+	var operands []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			operands = append(operands, args[i+1:]...)
+			break
 		}
-		return errUsage
+		if len(a) < 2 || a[0] != '-' {
+			operands = append(operands, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		switch {
+		case f == nil && (name == "h" || name == "help"):
+			fs.SetOutput(os.Stderr)
+			fs.Usage()
+			return nil, flag.ErrHelp
+		case f == nil && passUnknown:
+			unknown = append(unknown, a)
+			continue
+		case f == nil:
+			return nil, fmt.Errorf("unknown flag %s (see %s -h)", a, fs.Name())
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if !hasValue {
+				value = "true"
+			}
+		} else if !hasValue {
+			if i+1 == len(args) {
+				return nil, fmt.Errorf("flag %s needs a value", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := fs.Set(name, value); err != nil {
+			return nil, fmt.Errorf("flag %s: bad value %q: %v", a, value, err)
+		}
 	}
-	return nil
+	// Parse sets what fs.Args() returns: the operands, after "--".
+	return unknown, fs.Parse(append([]string{"--"}, operands...))
 }
 
 // stringList is a repeatable flag.

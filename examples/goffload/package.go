@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -25,44 +24,60 @@ func runPackage(args []string, _ io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
 	}
-	// Check every argument before any file is written, as the packager does.
+	// Check every argument and open every file before the output is made, as
+	// the packager checks its arguments.
+	files := map[string]*io.SectionReader{}
+	var closers []io.Closer
+	defer func() {
+		for _, c := range closers {
+			c.Close()
+		}
+	}()
 	for _, a := range images {
-		if _, err := rel.ParseImageArg(a); err != nil {
+		pis, err := rel.ParseImageArg(a)
+		if err != nil {
 			return err
 		}
+		for _, pi := range pis {
+			if _, ok := files[pi.File]; ok {
+				continue
+			}
+			r, c, err := openImage(pi.File)
+			if err != nil {
+				return err
+			}
+			files[pi.File], closers = r, append(closers, c)
+		}
 	}
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
-		_, err := rel.Package(w, images, openImage)
+	return atomicfile.Write(out, func(w io.Writer) error {
+		_, err := rel.Package(w, images, func(name string) (io.Reader, int64, error) {
+			r := files[name]
+			return io.NewSectionReader(r, 0, r.Size()), r.Size(), nil
+		})
 		return err
 	})
 }
 
-// openImage opens an image file for the packager; "-" is standard input, as for
-// LLVM's getFileOrSTDIN.
-func openImage(name string) (io.Reader, int64, error) {
+// openImage opens an image file for the packager; "-" is standard input, as
+// for LLVM's getFileOrSTDIN, copied to a scratch file.
+func openImage(name string) (*io.SectionReader, io.Closer, error) {
 	if name == "-" {
-		data, err := io.ReadAll(os.Stdin)
+		f, n, err := atomicfile.Spool(os.Stdin)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, fmt.Errorf("standard input: %w", err)
 		}
-		return bytes.NewReader(data), int64(len(data)), nil
+		return io.NewSectionReader(f, 0, n), f, nil
 	}
-	f, err := os.Open(name)
+	f, err := openSized(name)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, fmt.Errorf("%s: not a regular file", name)
-	}
-	return f, st.Size(), nil
+	return f.Section(), f, nil
 }

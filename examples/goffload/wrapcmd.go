@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +33,9 @@ func runWrap(args []string, _ io.Writer) error {
 	if out == "" || (fs.NArg() == 0 && len(images) == 0) {
 		return fmt.Errorf("-o OUT and at least one input are required")
 	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
 	rel, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return err
@@ -55,14 +61,17 @@ func runWrap(args []string, _ io.Writer) error {
 func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 	var bins []wrap.Binary
 	for _, path := range paths {
-		f, size, err := openSized(path)
+		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release, MaxVersion: 1})
+		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release, MaxVersion: 1})
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(all) == 0 {
+			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
 		}
 		for _, b := range all {
 			bin, err := wrap.FromBinary(io.NewSectionReader(f, b.Offset, int64(b.Size)), int64(b.Size))
@@ -77,12 +86,12 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 
 // wrapCUDA wraps a CUDA fatbinary, copied into the object as is.
 func wrapCUDA(out string, opt wrap.Options, path string) error {
-	f, size, err := openSized(path)
+	f, err := openSized(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return writeGPU(out, opt, offload.OffloadCUDA, path, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+	return writeGPU(out, opt, offload.OffloadCUDA, path, wrap.Fatbin{R: f, Size: f.Size()})
 }
 
 // wrapHIP wraps either one file that is a HIP fatbin already (an offload
@@ -96,7 +105,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 	}
 	var devs []bundle.DeviceImage
 	for _, path := range paths {
-		f, size, err := openSized(path)
+		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
@@ -106,9 +115,12 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
 			}
 			// Copied into the object as is, compressed or not.
-			return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: io.NewSectionReader(f, 0, size), Size: size})
+			return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: f, Size: f.Size()})
 		}
-		all, err := offload.ReadAll(f, size, &offload.ReadOptions{Release: opt.Release})
+		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
+		if err == nil && len(all) == 0 {
+			err = offload.ErrInvalid
+		}
 		if err != nil {
 			return fmt.Errorf("%s: neither an offload bundle nor offload binaries: %w", path, err)
 		}
@@ -134,18 +146,36 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 		if !ok || id == "" || path == "" {
 			return fmt.Errorf("--image %q: want TARGETID=FILE", arg)
 		}
-		f, size, err := openSized(path)
+		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		devs = append(devs, bundle.DeviceImage{TargetID: id, R: io.NewSectionReader(f, 0, size), Size: size})
+		if err := amdgpuCodeObject(f); err != nil {
+			return fmt.Errorf("--image %s: %s: %w", id, path, err)
+		}
+		devs = append(devs, bundle.DeviceImage{TargetID: id, R: f, Size: f.Size()})
 	}
 	fb, err := br.HIPFatbin(devs)
 	if err != nil {
 		return err
 	}
 	return writeGPU(out, opt, offload.OffloadHIP, "", wrap.Fatbin{R: fb, Size: fb.Size()})
+}
+
+// amdgpuCodeObject checks that r starts as an AMDGPU code object does: a
+// 64-bit ELF header for machine EM_AMDGPU. The HIP runtime loads nothing
+// else from a fatbin.
+func amdgpuCodeObject(r io.ReaderAt) error {
+	var h [20]byte
+	n, _ := r.ReadAt(h[:], 0)
+	switch {
+	case n < len(h) || !bytes.HasPrefix(h[:], elfMagic) || h[elf.EI_CLASS] != byte(elf.ELFCLASS64) || h[elf.EI_DATA] != byte(elf.ELFDATA2LSB):
+		return fmt.Errorf("not an AMDGPU code object (no 64-bit little-endian ELF header): %w", offload.ErrInvalid)
+	case elf.Machine(binary.LittleEndian.Uint16(h[18:])) != elf.EM_AMDGPU:
+		return fmt.Errorf("not an AMDGPU code object (machine %v): %w", elf.Machine(binary.LittleEndian.Uint16(h[18:])), offload.ErrInvalid)
+	}
+	return nil
 }
 
 func isBundle(r io.ReaderAt) bool {
@@ -178,7 +208,7 @@ func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {
 
 // writeObject writes o to out whole or not at all.
 func writeObject(out string, o *elfobj.Object) error {
-	return atomicfile.Write(out, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(out, func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
 		return err
 	})

@@ -1,0 +1,542 @@
+package main
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+)
+
+// The table of hostile inputs: every subcommand that reads a file is run, as
+// its own process, on every input below. Whatever the input, goffload must
+// exit 0 or 1 (never panic), print one line naming the user's path when it
+// fails, change nothing but its output (-o) and leave no temporary file,
+// within maxRunTime and maxRunRSS. New readers and subcommands join the
+// table: add the input to hostileInputs, the command to hostileCommands.
+
+const (
+	maxRunTime = 10 * time.Second
+	maxRunRSS  = 200 << 20 // bytes
+)
+
+// hostileCommand is a subcommand with IN where the hostile input goes and
+// OUT where its output goes.
+type hostileCommand struct {
+	name   string
+	args   []string
+	outDir bool // OUT is a folder
+}
+
+func hostileCommands(good string) []hostileCommand {
+	return []hostileCommand{
+		{name: "list", args: []string{"list", "IN"}},
+		{name: "list-json", args: []string{"list", "IN", "--json"}},
+		{name: "check", args: []string{"check", "IN"}},
+		{name: "extract", args: []string{"extract", "-o", "OUT", "IN"}, outDir: true},
+		{name: "extract-raw", args: []string{"extract", "--raw", "IN", "-o", "OUT"}, outDir: true},
+		{name: "embed", args: []string{"embed", "-o", "OUT", "IN"}},
+		{name: "embed-into", args: []string{"embed", "--into", "IN", "-o", "OUT", good}},
+		{name: "strip", args: []string{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", "IN"}},
+		{name: "wrap", args: []string{"wrap", "-o", "OUT", "IN"}},
+		{name: "wrap-cuda", args: []string{"wrap", "--kind", "cuda", "-o", "OUT", "IN"}},
+		{name: "wrap-hip", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "IN"}},
+		{name: "wrap-hip-image", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "--image", "gfx90a=IN"}},
+		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
+		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
+		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
+	}
+}
+
+// hostileInput is a file to give every command.
+type hostileInput struct {
+	name string
+	path string
+	// pass lists the commands that accept the input; the others must refuse
+	// it. With any, a command may do either (cut and mutated inputs).
+	pass []string
+	any  bool
+}
+
+var (
+	exeOnce sync.Once
+	exePath string
+	exeErr  error
+	exeDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if exeDir != "" {
+		os.RemoveAll(exeDir)
+	}
+	os.Exit(code)
+}
+
+// goffloadExe builds the command once for the tests that run it as a
+// process.
+func goffloadExe(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds goffload")
+	}
+	exeOnce.Do(func() {
+		if exeDir, exeErr = os.MkdirTemp("", "goffload-exe"); exeErr != nil {
+			return
+		}
+		exePath = filepath.Join(exeDir, "goffload")
+		if msg, err := exec.Command("go", "build", "-o", exePath, ".").CombinedOutput(); err != nil {
+			exeErr = fmt.Errorf("go build: %v\n%s", err, msg)
+		}
+	})
+	if exeErr != nil {
+		t.Fatal(exeErr)
+	}
+	return exePath
+}
+
+// thinArchive returns a GNU thin archive naming files of the given sizes.
+func thinArchive(names []string, sizes []int64) []byte {
+	b := []byte("!<thin>\n")
+	for i, n := range names {
+		b = append(b, fmt.Sprintf("%-16s%-12d%-6d%-6d%-8o%-10d`\n", n+"/", 0, 0, 0, 0o644, sizes[i])...)
+	}
+	return b
+}
+
+// archiveOf returns a GNU archive of the members.
+func archiveOf(t testing.TB, members map[string][]byte) []byte {
+	var names []string
+	for n := range members {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var ms []ar.NewMember
+	for _, n := range names {
+		ms = append(ms, ar.NewMember{Name: n, Mode: 0o644, R: bytes.NewReader(members[n]), Size: int64(len(members[n]))})
+	}
+	var buf bytes.Buffer
+	if err := ar.WriteGNU(&buf, ms); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// bombBundle returns a compressed bundle whose header declares 1 TiB and
+// whose stream inflates to 64 MiB: a bundle header, then zeros.
+func bombBundle() []byte {
+	var hdr []byte
+	hdr = append(hdr, bundle.Magic...)
+	hdr = binary.LittleEndian.AppendUint64(hdr, 2)
+	for _, e := range []struct {
+		off, size uint64
+		id        string
+	}{{4096, 1, "host-x86_64-unknown-linux-gnu-"}, {1<<40 - 4096, 4096, "hipv4-amdgcn-amd-amdhsa--gfx90a"}} {
+		hdr = binary.LittleEndian.AppendUint64(hdr, e.off)
+		hdr = binary.LittleEndian.AppendUint64(hdr, e.size)
+		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(e.id)))
+		hdr = append(hdr, e.id...)
+	}
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	zw.Write(hdr)
+	zw.Write(make([]byte, 64<<20))
+	zw.Close()
+	b := []byte(bundle.CompressedMagic)
+	b = binary.LittleEndian.AppendUint16(b, 3)
+	b = binary.LittleEndian.AppendUint16(b, uint16(bundle.MethodZlib))
+	b = binary.LittleEndian.AppendUint64(b, uint64(32+z.Len()))
+	b = binary.LittleEndian.AppendUint64(b, 1<<40)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	return append(b, z.Bytes()...)
+}
+
+// objectWith returns an x86-64 relocatable object holding one section.
+func objectWith(t testing.TB, name string, typ elf.SectionType, data []byte) []byte {
+	o, err := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AddSection(&elfobj.Section{Name: name, Type: typ, Addralign: 8, Data: data}, false)
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// packaged returns what goffload package writes for the image argument.
+func packaged(t testing.TB, dir, image string) []byte {
+	out := filepath.Join(dir, "packaged.tmp")
+	defer os.Remove(out)
+	var stderr bytes.Buffer
+	if code := run([]string{"package", "-o", out, "--image", image}, io.Discard, &stderr); code != 0 {
+		t.Fatalf("package %s: %s", image, stderr.String())
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// mutations returns cut and byte-flipped copies of data, the same every
+// run.
+func mutations(data []byte, seed int64, n int) [][]byte {
+	rng := rand.New(rand.NewSource(seed))
+	var out [][]byte
+	for _, cut := range []int{1, 7, 8, 63, 64, len(data) / 3, len(data) / 2, len(data) - 1} {
+		if cut > 0 && cut < len(data) {
+			out = append(out, data[:cut])
+		}
+	}
+	for range n {
+		m := bytes.Clone(data)
+		for range 1 + rng.Intn(8) {
+			m[rng.Intn(len(m))] = byte(rng.Intn(256))
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// hostileInputs writes the inputs into dir.
+func hostileInputs(t *testing.T, dir string) []hostileInput {
+	t.Helper()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	read := func(parts ...string) []byte {
+		data, err := os.ReadFile(filepath.Join(parts...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	var ins []hostileInput
+	add := func(name, path string, pass ...string) {
+		// The packager packages any regular file.
+		if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && len(pass) == 0 {
+			pass = []string{"package"}
+		}
+		ins = append(ins, hostileInput{name: name, path: path, pass: pass})
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	add("fifo", fifo)
+	add("empty", write("empty", nil))
+	add("text", write("passwd", []byte("root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534::/:/usr/sbin/nologin\n")))
+	add("zeros", write("zeros", make([]byte, 4096)))
+	add("device", "/dev/zero")
+	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
+	add("folder", filepath.Join(dir, "folder"))
+	add("missing", filepath.Join(dir, "missing"))
+	loop := filepath.Join(dir, "loop")
+	os.Symlink(loop, loop)
+	add("symlink-loop", loop)
+
+	// Thin archives that name themselves, each other, a FIFO; archives
+	// nested deeper than anyone makes them.
+	self := thinArchive([]string{"self.a"}, []int64{68})
+	add("thin-self", write("self.a", self))
+	add("thin-self-twice", write("self2.a", thinArchive([]string{"self2.a", "self2.a"}, []int64{128, 128})))
+	write("pong.a", thinArchive([]string{"ping.a"}, []int64{68}))
+	add("thin-pair", write("ping.a", thinArchive([]string{"pong.a"}, []int64{68})))
+	add("thin-fifo", write("thin-fifo.a", thinArchive([]string{"fifo"}, []int64{0})))
+	add("thin-device", write("thin-dev.a", thinArchive([]string{"/dev/zero"}, []int64{0})))
+	deep := read("..", "..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin")
+	for i := range 40 {
+		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})
+	}
+	add("nested-40", write("deep.a", deep))
+
+	// A compressed bundle that declares 1 TiB, alone and in an object.
+	bomb := bombBundle()
+	add("bomb-bundle", write("bomb.ccob", bomb))
+	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link")
+
+	// Binaries whose strings would lead files out of the output folder.
+	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
+	// Accepted by whatever reads binaries; refused by extract (the name) and
+	// by what wants something else (an object, a fatbin, a spec).
+	evilPass := []string{"list", "list-json", "embed", "wrap", "package", "link"}
+	for _, e := range []struct{ name, triple, arch string }{
+		{"evil-dotdot", "/../../escape/x", "y"},
+		{"evil-slash", "x", "a/b"},
+		{"evil-long", "x", strings.Repeat("a", 300)},
+	} {
+		add(e.name, write(e.name+".bin", packaged(t, dir, "file="+img+",triple="+e.triple+",arch="+e.arch+",kind=openmp")), evilPass...)
+	}
+
+	// Bundle entry IDs hold any bytes: a '/' or a NUL where the arch goes.
+	for name, id := range map[string]string{"evil-bundle-slash": "hipv4-amdgcn-amd-amdhsa--../../../escape/x", "evil-bundle-nul": "hipv4-amdgcn-amd-amdhsa--gfx90a\x00x"} {
+		var b bytes.Buffer
+		code := bytes.NewReader(make([]byte, 64))
+		if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: id, R: code, Size: 64}}); err != nil {
+			t.Fatal(err)
+		}
+		add(name, write(name+".o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link")
+	}
+
+	// Objects: cut short, of no machine, and a good one for reference.
+	fat := read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
+	add("elf-cut", write("cut.o", fat[:100]))
+	none := objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), read("..", "..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin"))
+	binary.LittleEndian.PutUint16(none[18:], uint16(elf.EM_NONE))
+	add("elf-em-none", write("none.o", none), "list", "list-json", "extract", "extract-raw", "check", "package", "embed-into", "link")
+
+	// Cut and mutated copies of real inputs: the readers' own fuzz corpora
+	// and the shapes fuzzing found.
+	bases := map[string][]byte{
+		"fat":     fat,
+		"binary":  read("..", "..", "offload", "testdata", "llvm", "packager", "multi-llvm19.bin"),
+		"bundle":  read("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"),
+		"ccob":    read("..", "..", "bundle", "testdata", "hip-fatbin-llvm22-zstd-v3.ccob"),
+		"hipwrap": read("..", "..", "offload", "testdata", "llvm", "wrapper", "hip-wrapper-llvm22.o"),
+		"archive": archiveOf(t, map[string][]byte{"a.o": fat, "b.bin": deep[:0], "c.o": fat}),
+	}
+	var names []string
+	for n := range bases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		for j, m := range mutations(bases[n], int64(i), 6) {
+			ins = append(ins, hostileInput{name: fmt.Sprintf("mutated-%s-%d", n, j), path: write(fmt.Sprintf("%s-%d", n, j), m), any: true})
+		}
+	}
+	for _, corpus := range []string{filepath.Join("..", "..", "elfobj", "testdata", "fuzz", "FuzzRead")} {
+		ents, _ := os.ReadDir(corpus)
+		for _, e := range ents {
+			data := read(corpus, e.Name())
+			// The corpus files are in Go's fuzz encoding: take the bytes.
+			if v, err := unquoteCorpus(data); err == nil {
+				data = v
+			}
+			ins = append(ins, hostileInput{name: "corpus-" + e.Name(), path: write("corpus-"+e.Name(), data), any: true})
+		}
+	}
+	return ins
+}
+
+// unquoteCorpus decodes a one-value fuzz corpus file ("go test fuzz v1"
+// then []byte("...")).
+func unquoteCorpus(data []byte) ([]byte, error) {
+	lines := strings.SplitN(string(data), "\n", 2)
+	if len(lines) != 2 || lines[0] != "go test fuzz v1" {
+		return nil, fmt.Errorf("not a corpus file")
+	}
+	v := strings.TrimSpace(lines[1])
+	if !strings.HasPrefix(v, "[]byte(") || !strings.HasSuffix(v, ")") {
+		return nil, fmt.Errorf("not a []byte")
+	}
+	var s string
+	if _, err := fmt.Sscanf(v[len("[]byte("):len(v)-1], "%q", &s); err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}
+
+// fileState is what a snapshot keeps of a file.
+type fileState struct {
+	mode  fs.FileMode
+	size  int64
+	ino   uint64
+	mtime time.Time
+	sum   [32]byte
+}
+
+// snapshot records every file under the roots, without opening anything
+// but regular files.
+func snapshot(t *testing.T, roots ...string) map[string]fileState {
+	t.Helper()
+	m := map[string]fileState{}
+	for _, root := range roots {
+		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			st := fileState{mode: info.Mode(), size: info.Size(), mtime: info.ModTime()}
+			if sys, ok := info.Sys().(*syscall.Stat_t); ok {
+				st.ino = sys.Ino
+			}
+			if info.Mode().IsRegular() {
+				if data, err := os.ReadFile(path); err == nil {
+					st.sum = sha256.Sum256(data)
+				}
+			}
+			if !info.IsDir() || path != root {
+				m[path] = st
+			}
+			return nil
+		})
+	}
+	return m
+}
+
+// changes lists the paths whose state differs between two snapshots.
+func changes(before, after map[string]fileState) []string {
+	var out []string
+	for p, b := range before {
+		a, ok := after[p]
+		switch {
+		case !ok:
+			out = append(out, "removed "+p)
+		case a.mode.IsDir() && b.mode.IsDir():
+		case a != b:
+			out = append(out, "changed "+p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			out = append(out, "created "+p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// runResult is how one run of goffload ended.
+type runResult struct {
+	code           int
+	stdout, stderr string
+	rss            int64 // peak, bytes
+	took           time.Duration
+}
+
+// runGoffload runs the command in dir with TMPDIR set to dir/tmp.
+func runGoffload(t *testing.T, exe, dir string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*maxRunTime)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res := runResult{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start), code: -1}
+	if cmd.ProcessState != nil {
+		res.code = cmd.ProcessState.ExitCode()
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			res.rss = ru.Maxrss << 10
+		}
+	}
+	if err != nil && res.code == -1 {
+		t.Errorf("%v: %v", args, err)
+	}
+	return res
+}
+
+// checkRun checks what every run must do: no panic, exit 0 or 1, one line
+// naming path on failure, bounded time and memory.
+func checkRun(t *testing.T, res runResult, path string) {
+	t.Helper()
+	if res.code != 0 && res.code != 1 {
+		t.Errorf("exit %d:\n%s", res.code, res.stderr)
+	}
+	if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine ") {
+		t.Errorf("panicked:\n%s", res.stderr)
+	}
+	if res.code == 1 {
+		msg := strings.TrimSuffix(res.stderr, "\n")
+		if msg == "" || strings.Contains(msg, "\n") || !strings.HasSuffix(res.stderr, "\n") {
+			t.Errorf("message is not one line: %q", res.stderr)
+		}
+		if !strings.Contains(msg, path) {
+			t.Errorf("message does not name %s: %q", path, msg)
+		}
+		if strings.Contains(msg, ".goffload-tmp-") || strings.Contains(msg, "goffload-scratch") {
+			t.Errorf("message names a temporary file: %q", msg)
+		}
+	}
+	if res.took > maxRunTime {
+		t.Errorf("took %v", res.took)
+	}
+	if res.rss > maxRunRSS {
+		t.Errorf("peak memory %d MiB", res.rss>>20)
+	}
+}
+
+// TestHostileInputs runs every subcommand on every hostile input.
+func TestHostileInputs(t *testing.T) {
+	exe := goffloadExe(t)
+	in := t.TempDir()
+	ins := hostileInputs(t, in)
+	good := filepath.Join(in, "good.bin")
+	os.WriteFile(good, packaged(t, in, "file="+filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")+",triple=x86_64-unknown-linux-gnu,kind=openmp"), 0o644)
+	before := snapshot(t, in)
+	for _, c := range hostileCommands(good) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for _, hi := range ins {
+				work := t.TempDir()
+				os.Mkdir(filepath.Join(work, "tmp"), 0o755)
+				out := filepath.Join(work, "out")
+				args := make([]string, len(c.args))
+				for i, a := range c.args {
+					a = strings.ReplaceAll(a, "IN", hi.path)
+					args[i] = strings.ReplaceAll(a, "OUT", out)
+				}
+				pre := snapshot(t, work)
+				res := runGoffload(t, exe, work, args...)
+				t.Run(hi.name, func(t *testing.T) {
+					checkRun(t, res, hi.path)
+					wantPass := false
+					for _, p := range hi.pass {
+						wantPass = wantPass || p == c.name
+					}
+					if !hi.any && wantPass != (res.code == 0) {
+						t.Errorf("%v: exit %d, want success %v:\n%s", args, res.code, wantPass, res.stderr)
+					}
+					var unexpected []string
+					for _, ch := range changes(pre, snapshot(t, work)) {
+						p := ch[strings.IndexByte(ch, ' ')+1:]
+						mayWrite := res.code == 0 && (p == out || c.outDir && strings.HasPrefix(p, out+string(filepath.Separator)))
+						if !mayWrite {
+							unexpected = append(unexpected, ch)
+						}
+					}
+					if len(unexpected) > 0 {
+						t.Errorf("%v (exit %d): %s", args, res.code, strings.Join(unexpected, ", "))
+					}
+				})
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if ch := changes(before, snapshot(t, in)); len(ch) > 0 {
+			t.Errorf("inputs changed: %s", strings.Join(ch, ", "))
+		}
+	})
+}
