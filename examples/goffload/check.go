@@ -50,7 +50,7 @@ func checkFile(w io.Writer, path string, rel *offload.Release) (int, error) {
 	defer done()
 	missing := 0
 	for _, in := range ins {
-		if in.elf == nil && in.name == path {
+		if in.elf == nil && !in.member {
 			return 0, fmt.Errorf("%s: a raw OffloadBinary has no entries to check", in.name)
 		}
 		if in.elf == nil {

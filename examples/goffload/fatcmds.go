@@ -159,6 +159,7 @@ type extractor struct {
 	files  []extracted
 	names  map[string]string // file name → the input it comes from
 	total  int64
+	paths  []string // the inputs, as given
 }
 
 // extracted is one file to write.
@@ -177,6 +178,7 @@ func (x *extractor) plan(path string) (int, func(), error) {
 	}
 	stem := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	first := len(x.files)
+	x.paths = append(x.paths, path)
 	for _, in := range ins {
 		if err := x.planInput(stem, in); err != nil {
 			done()
@@ -294,7 +296,7 @@ func (x *extractor) write(dir string) (err error) {
 		}()
 	}
 	if free, ok := atomicfile.Available(dir); ok && x.total > free {
-		return fmt.Errorf("%s: the images take %d bytes, the file system has %d free", dir, x.total, free)
+		return fmt.Errorf("%s: the images take %d bytes, the file system of %s has %d free", strings.Join(x.paths, ", "), x.total, dir, free)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {

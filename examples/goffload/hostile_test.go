@@ -74,6 +74,8 @@ type hostileInput struct {
 	// it. With any, a command may do either (cut and mutated inputs).
 	pass []string
 	any  bool
+	// says is what the message of a command that refuses it must say.
+	says map[string]string
 }
 
 var (
@@ -140,16 +142,17 @@ func archiveOf(t testing.TB, members map[string][]byte) []byte {
 	return buf.Bytes()
 }
 
-// bombBundle returns a compressed bundle whose header declares 1 TiB and
-// whose stream inflates to 64 MiB: a bundle header, then zeros.
-func bombBundle() []byte {
+// bombBundle returns a compressed bundle whose header declares 2 TiB and
+// whose stream inflates to 64 MiB: a bundle header, then zeros. Its device
+// entry of size bytes starts at 1 TiB.
+func bombBundle(size uint64) []byte {
 	var hdr []byte
 	hdr = append(hdr, bundle.Magic...)
 	hdr = binary.LittleEndian.AppendUint64(hdr, 2)
 	for _, e := range []struct {
 		off, size uint64
 		id        string
-	}{{4096, 1, "host-x86_64-unknown-linux-gnu-"}, {1<<40 - 4096, 4096, "hipv4-amdgcn-amd-amdhsa--gfx90a"}} {
+	}{{4096, 1, "host-x86_64-unknown-linux-gnu-"}, {1 << 40, size, "hipv4-amdgcn-amd-amdhsa--gfx90a"}} {
 		hdr = binary.LittleEndian.AppendUint64(hdr, e.off)
 		hdr = binary.LittleEndian.AppendUint64(hdr, e.size)
 		hdr = binary.LittleEndian.AppendUint64(hdr, uint64(len(e.id)))
@@ -164,7 +167,7 @@ func bombBundle() []byte {
 	b = binary.LittleEndian.AppendUint16(b, 3)
 	b = binary.LittleEndian.AppendUint16(b, uint16(bundle.MethodZlib))
 	b = binary.LittleEndian.AppendUint64(b, uint64(32+z.Len()))
-	b = binary.LittleEndian.AppendUint64(b, 1<<40)
+	b = binary.LittleEndian.AppendUint64(b, 2<<40)
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	return append(b, z.Bytes()...)
 }
@@ -276,9 +279,13 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("nested-40", write("deep.a", deep))
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
-	bomb := bombBundle()
+	bomb := bombBundle(4096)
 	add("bomb-bundle", write("bomb.ccob", bomb))
 	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link")
+	// One whose device entry is 1 TiB: extract checks the room first.
+	huge := bombBundle(1 << 40)
+	add("bomb-huge-entry", write("huge.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link")
+	ins[len(ins)-1].says = map[string]string{"extract": "free", "extract-raw": "free"}
 
 	// Binaries whose strings would lead files out of the output folder.
 	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
@@ -518,6 +525,9 @@ func TestHostileInputs(t *testing.T) {
 					}
 					if !hi.any && wantPass != (res.code == 0) {
 						t.Errorf("%v: exit %d, want success %v:\n%s", args, res.code, wantPass, res.stderr)
+					}
+					if want, ok := hi.says[c.name]; ok && !strings.Contains(res.stderr, want) {
+						t.Errorf("%v: message %q does not say %q", args, res.stderr, want)
 					}
 					var unexpected []string
 					for _, ch := range changes(pre, snapshot(t, work)) {

@@ -23,6 +23,8 @@ type input struct {
 	r    io.ReaderAt  // its bytes
 	size int64        //
 	elf  *elfobj.File // nil for a raw OffloadBinary
+	// member is set for a member of an archive (of one nested in it).
+	member bool
 }
 
 var (
@@ -164,6 +166,9 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 		nested, err := o.contents(name, mdir, sr, sr.Size(), mouter, depth+1)
 		if err != nil {
 			return nil, fmt.Errorf("member %q: %w", m.Name, err)
+		}
+		for i := range nested {
+			nested[i].member = true
 		}
 		ins = append(ins, nested...)
 	}

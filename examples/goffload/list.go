@@ -72,8 +72,12 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 // then the entries of the HIP fatbins.
 func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin) error {
 	var sb strings.Builder
-	if in.elf != nil {
+	switch {
+	case in.elf != nil:
 		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.name, fileFormat(in.elf))
+	case in.member:
+		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
+		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", in.name)
 	}
 	i := 0
 	for _, b := range bins {
