@@ -10,6 +10,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
 )
 
 func writeTo(o *elfobj.Object) func(io.Writer) error {
@@ -47,6 +48,21 @@ func TestLoadedFileEmbeddedWritesAgainAndAtOnce(t *testing.T) {
 	tooltest.SameBytes(t, writeTo(loaded))
 	if got := triples(section(t, loaded)); len(got) != 3 || got[2] != "nvptx64-nvidia-cuda:sm_70" {
 		t.Errorf("after embedding %v", got)
+	}
+}
+
+// TestStrippedFileWritesAgainAndAtOnce: an object loaded from a file and
+// stripped, the binaries it keeps still in the file, writes the same bytes
+// twice and from several goroutines at once.
+func TestStrippedFileWritesAgainAndAtOnce(t *testing.T) {
+	loaded := loadedFatObject(t)
+	st, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}})
+	if err != nil || st.Kept != 1 {
+		t.Fatalf("%+v, %v", st, err)
+	}
+	tooltest.SameBytes(t, writeTo(loaded))
+	if got := triples(section(t, loaded)); len(got) != 1 || got[0] != "amdgcn-amd-amdhsa:gfx90a" {
+		t.Errorf("after strip %v", got)
 	}
 }
 
