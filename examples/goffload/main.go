@@ -144,7 +144,6 @@ func parseArgs(fs *flag.FlagSet, args []string, passUnknown bool) (unknown []str
 		f := fs.Lookup(name)
 		switch {
 		case f == nil && (name == "h" || name == "help"):
-			fs.SetOutput(os.Stderr)
 			fs.Usage()
 			return nil, flag.ErrHelp
 		case f == nil && passUnknown:
