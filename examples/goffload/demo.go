@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -36,11 +37,11 @@ func runDemo(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "goffload-demo")
+	tmp, remove, err := atomicfile.TempDir("", "goffload-demo")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer remove()
 	obj := filepath.Join(tmp, "vadd.o")
 	if err := os.WriteFile(obj, sampleObject, 0o644); err != nil {
 		return err
