@@ -201,7 +201,34 @@ type Release struct {
 	// HIPFatbin is what clang-linker-wrapper asks of clang-offload-bundler for
 	// a HIP fatbin, and what the bundler writes (spec §3.3; package bundle).
 	HIPFatbin HIPFatbin
+	// BundleIDs is how the release's clang-offload-bundler reads a bundle
+	// entry ID into kind, triple and target ID when it unbundles (package
+	// bundle).
+	BundleIDs BundleIDRule
 }
+
+// BundleIDRule is how clang-offload-bundler splits a bundle entry ID
+// "<kind>-<triple>[-<target id>]" when it unbundles, and so which entries it
+// finds compatible with a requested target.
+type BundleIDRule uint8
+
+const (
+	// BundleIDArchSuffix (up to LLVM 19): the ID before its first ':' is split
+	// at its last '-'; when what follows is an offload arch (sm_70, gfx90a,
+	// ...), the target ID starts there and the kind and triple come before
+	// it; otherwise the whole ID before ':' is the kind and triple. Any ID is
+	// accepted.
+	BundleIDArchSuffix BundleIDRule = iota
+	// BundleIDComponents (LLVM 20 and later, clang::checkOffloadBundleID): an
+	// ID is 5 or 6 components separated by '-' (kind, arch, vendor, OS,
+	// environment, target ID), the sixth a target ID only when it starts
+	// with an offload arch; other IDs are refused.
+	BundleIDComponents
+)
+
+var bundleIDRuleNames = [...]string{"arch-suffix", "components"}
+
+func (v BundleIDRule) String() string { return enumName(bundleIDRuleNames[:], int(v), "BundleIDRule") }
 
 // GPURegistration is how a release's CUDA/HIP wrapper module registers the
 // entries of the entries section.
@@ -367,6 +394,7 @@ var releases = []Release{
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
 		GPURegistration: GPURegistrationFlagBits,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+		BundleIDs:       BundleIDComponents,
 	},
 	{
 		Major: 21, Tested: "21.1.8",
@@ -383,6 +411,7 @@ var releases = []Release{
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
 		GPURegistration: GPURegistrationKindCheck,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
+		BundleIDs:       BundleIDComponents,
 	},
 	{
 		Major: 22, Tested: "22.1.8",
@@ -399,6 +428,7 @@ var releases = []Release{
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
 		GPURegistration: GPURegistrationKindCheck,
 		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
+		BundleIDs:       BundleIDComponents,
 	},
 }
 
