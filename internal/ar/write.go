@@ -21,10 +21,13 @@ type NewMember struct {
 	Symbols []string
 }
 
-// WriteGNU writes a GNU (SysV) archive of members to w: the symbol index
-// "/" (32-bit offsets) when a member has symbols, the long-name table "//"
-// when a name does not fit in 15 bytes, then the members, each padded to an
-// even size, their data copied straight from their readers.
+// WriteGNU writes a GNU (SysV) archive of members to w as LLVM's archive
+// writer lays one out: the symbol index "/" (32-bit offsets) when a member
+// has symbols, padded to an even size with a NUL that its size counts; the
+// long-name table "//" when a name does not fit in 15 bytes, padded with a
+// '\n' that its size counts; then the members, each padded to an even size
+// with a '\n' that its size does not count, their data copied straight from
+// their readers.
 func WriteGNU(w io.Writer, members []NewMember) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var longNames strings.Builder
@@ -50,14 +53,18 @@ func WriteGNU(w io.Writer, members []NewMember) error {
 	indexSize := int64(0)
 	if nsyms > 0 {
 		indexSize = int64(4 + 4*nsyms + strSize)
+		indexSize += indexSize % 2
+	}
+	if longNames.Len()%2 == 1 {
+		longNames.WriteByte('\n')
 	}
 	// Offsets of the members' headers, which the index stores.
 	off := int64(len(Magic))
 	if nsyms > 0 {
-		off += HeaderSize + indexSize + indexSize%2
+		off += HeaderSize + indexSize
 	}
 	if longNames.Len() > 0 {
-		off += HeaderSize + int64(longNames.Len()) + int64(longNames.Len())%2
+		off += HeaderSize + int64(longNames.Len())
 	}
 	offsets := make([]int64, len(members))
 	for i, m := range members {
@@ -79,6 +86,9 @@ func WriteGNU(w io.Writer, members []NewMember) error {
 			for _, s := range m.Symbols {
 				idx = append(append(idx, s...), 0)
 			}
+		}
+		if len(idx)%2 == 1 {
+			idx = append(idx, 0)
 		}
 		if err := writeMember(bw, "/", 0, 0, 0, 0, int64(len(idx)), strings.NewReader(string(idx))); err != nil {
 			return err

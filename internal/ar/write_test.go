@@ -82,3 +82,54 @@ func TestWriteGNU(t *testing.T) {
 		t.Errorf("program: %v", err)
 	}
 }
+
+// TestWriteGNUMatchesLLVMAr writes the archive that llvm-ar makes of the
+// same files (deterministic: dates and owners 0), byte for byte: the symbol
+// index and long-name table padded as LLVM pads them, an odd-sized member.
+func TestWriteGNUMatchesLLVMAr(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tooltest.Missing(t, "cc not found")
+	}
+	llvmAr := tooltest.Tool(t, "llvm-ar", 19)
+	dir := t.TempDir()
+	files := []struct{ name, src string }{
+		{"one.o", "int one(void) { return 1; }\n"},
+		{"a_long_member_name_for_table.o", "int two(void) { return 2; }\nint three(void) { return 3; }\n"},
+		{"odd.txt", ""},
+		{"x.o", "int four_x;\n"},
+	}
+	syms := map[string][]string{"one.o": {"one"}, "a_long_member_name_for_table.o": {"two", "three"}, "x.o": {"four_x"}}
+	var members []NewMember
+	var names []string
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		if f.src == "" {
+			os.WriteFile(path, []byte("odd"), 0o644)
+		} else {
+			src := path + ".c"
+			os.WriteFile(src, []byte(f.src), 0o644)
+			if msg, err := exec.Command(cc, "-c", src, "-o", path).CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, msg)
+			}
+		}
+		data, _ := os.ReadFile(path)
+		st, _ := os.Stat(path)
+		members = append(members, NewMember{Name: f.name, Mode: uint32(st.Mode().Perm()), R: bytes.NewReader(data), Size: int64(len(data)), Symbols: syms[f.name]})
+		names = append(names, f.name)
+	}
+	lib := filepath.Join(dir, "llvm.a")
+	cmd := exec.Command(llvmAr, append([]string{"rcs", lib}, names...)...)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	want, _ := os.ReadFile(lib)
+	var got bytes.Buffer
+	if err := WriteGNU(&got, members); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("WriteGNU differs from llvm-ar: %d and %d bytes", got.Len(), len(want))
+	}
+}

@@ -1,0 +1,239 @@
+package bundle
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+// hipSource is a HIP translation unit that needs no HIP headers.
+const hipSource = `#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+typedef struct { unsigned x, y, z; } dim3;
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);
+__device__ int dvar = 1;
+__device__ int helper(int x) { return x + dvar; }
+__global__ void %s(int *p) { *p = helper(%d); }
+`
+
+// rdcLibrary compiles HIP sources with clang-N -fgpu-rdc for the arches and
+// archives them, with a host object without device code, into lib.a.
+func rdcLibrary(t *testing.T, major int, dir string, archSets ...[]string) string {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	var objs []string
+	for i, archs := range archSets {
+		src := filepath.Join(dir, fmt.Sprintf("k%d.hip", i))
+		os.WriteFile(src, []byte(fmt.Sprintf(hipSource, fmt.Sprintf("kern%d", i), i)), 0o644)
+		obj := filepath.Join(dir, fmt.Sprintf("kernels%d.o", i))
+		args := []string{"-x", "hip", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-c", "-o", obj, src}
+		for _, a := range archs {
+			args = append(args, "--offload-arch="+a)
+		}
+		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		objs = append(objs, obj)
+	}
+	host := filepath.Join(dir, "host.o")
+	if out, err := exec.Command(clang, "-x", "c", "-c", "-o", host, "/dev/null").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lib := filepath.Join(dir, "lib.a")
+	if out, err := exec.Command("ar", append([]string{"rcs", lib, host}, objs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return lib
+}
+
+// unbundleArchive runs our UnbundleArchive and writes the archive.
+func unbundleArchive(t *testing.T, lib, target string, major int, hipOpenMP bool) []byte {
+	t.Helper()
+	data, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := offload.LookupRelease(major)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := UnbundleArchive(bytes.NewReader(data), int64(len(data)), target, ArchiveOptions{Release: rel, HIPOpenMPCompatible: hipOpenMP})
+	if err != nil {
+		t.Fatalf("%s: %v", target, err)
+	}
+	defer d.Close()
+	var buf bytes.Buffer
+	if err := d.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestUnbundleArchiveMatchesBundler makes device archives of HIP -fgpu-rdc
+// static libraries of clang 19 and 22 (one and two arches, xnack and sramecc
+// target IDs) for targets written as the drivers write them and otherwise,
+// and compares them byte for byte with clang-offload-bundler -unbundle
+// -type=a of the same release.
+func TestUnbundleArchiveMatchesBundler(t *testing.T) {
+	for _, major := range bundlerReleases {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			tool := tooltest.Tool(t, "clang-offload-bundler", major)
+			dir := t.TempDir()
+			lib := rdcLibrary(t, major, dir, []string{"gfx90a"}, []string{"gfx90a:xnack+", "gfx908:sramecc-:xnack-"}, []string{"gfx90a:xnack-"})
+			nonEmpty := 0
+			for _, target := range []string{
+				"hip-amdgcn-amd-amdhsa-gfx90a", "hip-amdgcn-amd-amdhsa--gfx90a", "hip-amdgcn-amd-amdhsa-unknown-gfx90a",
+				"hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa--gfx90a:xnack-", "hip-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+",
+				"hip-amdgcn-amd-amdhsa--gfx908", "hip-amdgcn-amd-amdhsa--gfx908:sramecc-:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a",
+				"openmp-amdgcn-amd-amdhsa--gfx90a", "hip-amdgcn-amd-amdhsa--gfx1030", "hip-x86_64-unknown-linux-gnu--gfx90a",
+			} {
+				for _, hipOpenMP := range []bool{false, true} {
+					out := filepath.Join(dir, "out.a")
+					os.Remove(out)
+					args := []string{"-unbundle", "-type=a", "-input=" + lib, "-targets=" + target, "-output=" + out, "-allow-missing-bundles"}
+					if hipOpenMP {
+						args = append(args, "-hip-openmp-compatible")
+					}
+					msg, ok := bundler(t, tool, nil, args...)
+					if !ok {
+						t.Fatalf("%s %v: %s", target, hipOpenMP, msg)
+					}
+					want, _ := os.ReadFile(out)
+					got := unbundleArchive(t, lib, target, major, hipOpenMP)
+					if !bytes.Equal(got, want) {
+						t.Errorf("%s (hip-openmp-compatible %v): ours %d bytes %s, the bundler's %d bytes %s", target, hipOpenMP,
+							len(got), memberNames(t, got), len(want), memberNames(t, want))
+					}
+					if len(want) > 8 {
+						nonEmpty++
+					}
+				}
+			}
+			if nonEmpty < 10 {
+				t.Errorf("only %d device archives have members", nonEmpty)
+			}
+		})
+	}
+}
+
+func memberNames(t *testing.T, data []byte) string {
+	a, err := ar.Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return err.Error()
+	}
+	var names []string
+	for _, m := range a.Members() {
+		names = append(names, m.Name)
+	}
+	syms, _ := a.Symbols()
+	return fmt.Sprintf("%v (%d symbols)", names, len(syms))
+}
+
+// TestCompatibleAgreesWithBundler asks each release's bundler which of many
+// crafted code-object IDs it extracts for each of many targets, with and
+// without -hip-openmp-compatible, and compares with Compatible.
+func TestCompatibleAgreesWithBundler(t *testing.T) {
+	haves := []string{
+		"hip-amdgcn-amd-amdhsa--gfx90a", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa--gfx90a:xnack-",
+		"hip-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+", "hipv4-amdgcn-amd-amdhsa--gfx908", "hip-amdgcn-amd-amdhsa-gfx90a",
+		"openmp-amdgcn-amd-amdhsa--gfx90a", "openmp-x86_64-pc-linux-gnu", "openmp-x86_64-unknown-linux-gnu--",
+		"hip-amdgcn-amd-amdhsa-unknown-gfx90a", "hip-amdgcn-amd-amdhsa--gfx1030", "openmp-nvptx64-nvidia-cuda--sm_70",
+		"openmp-x86_64-pc-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-",
+	}
+	wants := append(append([]string{}, haves...), "hip-amdgcn-amd-amdhsa-gfx908", "openmp-nvptx64-nvidia-cuda-sm_70",
+		"openmp-x86_64-pc-linux", "hip-amdgcn-amd-amdhsa--gfx90a:sramecc-", "openmp-amdgcn-amd-amdhsa-unknown-gfx90a:xnack+")
+	for _, major := range bundlerReleases {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			tool := tooltest.Tool(t, "clang-offload-bundler", major)
+			rel, _ := offload.LookupRelease(major)
+			dir := t.TempDir()
+			// One member per ID: an object with one bundle section holding
+			// the ID, so the output's members say which IDs matched.
+			var members []ar.NewMember
+			for i, id := range haves {
+				if _, err := ParseID(id, rel.BundleIDs); err != nil {
+					continue // refused by this release: tested below
+				}
+				data := objectWithSection(t, SectionPrefix+id, []byte(fmt.Sprintf("code %d", i)))
+				members = append(members, ar.NewMember{Name: fmt.Sprintf("m%02d.o", i), Mode: 0o644, R: bytes.NewReader(data), Size: int64(len(data))})
+			}
+			lib := filepath.Join(dir, "lib.a")
+			var buf bytes.Buffer
+			if err := ar.WriteGNU(&buf, members); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(lib, buf.Bytes(), 0o644)
+			for _, want := range wants {
+				if _, err := ParseID(want, rel.BundleIDs); err != nil {
+					continue
+				}
+				for _, hipOpenMP := range []bool{false, true} {
+					out := filepath.Join(dir, "out.a")
+					os.Remove(out)
+					args := []string{"-unbundle", "-type=a", "-input=" + lib, "-targets=" + want, "-output=" + out, "-allow-missing-bundles"}
+					if hipOpenMP {
+						args = append(args, "-hip-openmp-compatible")
+					}
+					if msg, ok := bundler(t, tool, nil, args...); !ok {
+						t.Errorf("%s: %s", want, firstLine(msg))
+						continue
+					}
+					theirs, _ := os.ReadFile(out)
+					ours := unbundleArchive(t, lib, want, major, hipOpenMP)
+					if !bytes.Equal(ours, theirs) {
+						t.Errorf("target %s (hip-openmp-compatible %v):\n  bundler  %s\n  goffload %s", want, hipOpenMP, memberNames(t, theirs), memberNames(t, ours))
+					}
+				}
+			}
+		})
+	}
+}
+
+// objectWithSection returns an x86-64 object holding one SHF_EXCLUDE
+// section.
+func objectWithSection(t testing.TB, name string, data []byte) []byte {
+	o, err := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.AddSection(&elfobj.Section{Name: name, Type: elf.SHT_PROGBITS, Flags: elfobj.SHF_EXCLUDE, Addralign: 1, Data: data}, false)
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func TestDeviceMemberName(t *testing.T) {
+	for _, c := range []struct{ member, id, tid, want string }{
+		{"rdc19.o", "hip-amdgcn-amd-amdhsa--gfx90a", "gfx90a", "rdc19-hip-amdgcn-amd-amdhsa--gfx90ardc19.bc"},
+		{"dir/k.o", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "gfx90a:xnack+", "k-hip-amdgcn-amd-amdhsa--gfx90a_xnack+k.bc"},
+		{"v.o", "openmp-nvptx64-nvidia-cuda--sm_70", "sm_70", "v-openmp-nvptx64-nvidia-cuda--sm_70v.cubin"},
+		{"v.o", "openmp-x86_64-pc-linux-gnu", "", "v-openmp-x86_64-pc-linux-gnuv.o"},
+		{"noext", "openmp-x86_64-pc-linux-gnu", "", "noext-openmp-x86_64-pc-linux-gnunoext"},
+	} {
+		if got := DeviceMemberName(c.member, c.id, c.tid); got != c.want {
+			t.Errorf("%s %s: %q, want %q", c.member, c.id, got, c.want)
+		}
+	}
+	var names []string
+	for n := range offloadArchs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if !strings.Contains(strings.Join(names, " "), "gfx90a") {
+		t.Error("gfx90a is not an offload arch")
+	}
+}

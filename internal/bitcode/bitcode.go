@@ -1,0 +1,165 @@
+// Package bitcode reads the one thing of an LLVM bitcode file that the
+// archive writer needs: its IR symbol table (the SYMTAB_BLOCK and
+// STRTAB_BLOCK that LLVM 5 and later append after the modules, laid out as
+// llvm/Object/IRSymtab.h's storage structures). llvm-ar and
+// clang-offload-bundler -type=a take an archive member's symbols from it;
+// the modules themselves are skipped by their block lengths, never parsed.
+//
+// The reader is meant for untrusted input: every length and offset is checked
+// against the file before it is used, nothing larger than the file is
+// allocated, and bad input gives an error matching [ErrFormat], never a
+// panic.
+package bitcode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/goffload/goffload/internal/ferr"
+)
+
+var (
+	// ErrFormat: not well-formed bitcode.
+	ErrFormat = errors.New("malformed bitcode")
+	// ErrNoSymtab: bitcode without an IR symbol table (made before LLVM 5).
+	ErrNoSymtab = errors.New("bitcode without a symbol table")
+)
+
+const (
+	blockStrtab = 23 // STRTAB_BLOCK_ID
+	blockSymtab = 25 // SYMTAB_BLOCK_ID
+	recordBlob  = 1  // STRTAB_BLOB and SYMTAB_BLOB
+)
+
+// The flag bits of a storage::Symbol.
+const (
+	flagUndefined      = 1 << 3
+	flagWeak           = 1 << 4
+	flagCommon         = 1 << 5
+	flagGlobal         = 1 << 10
+	flagFormatSpecific = 1 << 11
+)
+
+// Symbol is one symbol of the IR symbol table.
+type Symbol struct {
+	Name  string // mangled
+	Flags uint32 // storage::Symbol::Flags
+}
+
+// Undefined, Global and FormatSpecific read the symbol's flags.
+func (s Symbol) Undefined() bool      { return s.Flags&flagUndefined != 0 }
+func (s Symbol) Global() bool         { return s.Flags&flagGlobal != 0 }
+func (s Symbol) FormatSpecific() bool { return s.Flags&flagFormatSpecific != 0 }
+
+// ArchiveSymbol reports whether an archive's symbol index lists the symbol:
+// global, defined and not format-specific, as LLVM's archive writer decides.
+func (s Symbol) ArchiveSymbol() bool { return s.Global() && !s.Undefined() && !s.FormatSpecific() }
+
+// IsBitcode reports whether b starts as a bitcode file or a bitcode wrapper.
+func IsBitcode(b []byte) bool {
+	return len(b) >= 4 && (string(b[:4]) == "BC\xc0\xde" || binary.LittleEndian.Uint32(b) == wrapperMagic)
+}
+
+const wrapperMagic = 0x0B17C0DE
+
+func formatErr(off int64, what string, val any) error {
+	return &ferr.FormatError{Format: "bitcode", Off: off, What: what, Val: val, Err: ErrFormat}
+}
+
+// Symbols returns the symbols of the IR symbol table of the bitcode file
+// held in the size bytes of r, in the table's order.
+func Symbols(r io.ReaderAt, size int64) ([]Symbol, error) {
+	if err := ferr.CheckInput("bitcode", r, size); err != nil {
+		return nil, err
+	}
+	base, end, err := stream(r, size)
+	if err != nil {
+		return nil, err
+	}
+	br := &bitReader{r: r, base: base, bits: uint64(end-base) * 8}
+	var symtab, strtab []byte
+	for br.left() >= 32 {
+		id, err := br.fixed(2)
+		if err != nil {
+			return nil, err
+		}
+		if id != 1 { // only blocks at the top level; the rest is padding
+			if id == 0 && br.allZero() {
+				break
+			}
+			return nil, formatErr(br.byteOff(), "top-level abbreviation ID", id)
+		}
+		blockID, width, words, err := br.enterBlock()
+		if err != nil {
+			return nil, err
+		}
+		bodyEnd := br.pos + words*32
+		if bodyEnd > br.bits {
+			return nil, formatErr(br.byteOff(), fmt.Sprintf("block %d length", blockID), words)
+		}
+		if blockID == blockSymtab || blockID == blockStrtab {
+			blob, err := br.blobRecord(width, bodyEnd)
+			if err != nil {
+				return nil, err
+			}
+			if blockID == blockSymtab {
+				symtab = blob
+			} else {
+				strtab = blob
+			}
+		}
+		br.pos = bodyEnd
+	}
+	if symtab == nil {
+		return nil, ErrNoSymtab
+	}
+	return readSymtab(symtab, strtab)
+}
+
+// stream returns where the bitstream starts and ends: after the magic, or
+// inside a bitcode wrapper.
+func stream(r io.ReaderAt, size int64) (start, end int64, err error) {
+	var h [20]byte
+	n, _ := r.ReadAt(h[:min(size, 20)], 0)
+	switch {
+	case n >= 4 && string(h[:4]) == "BC\xc0\xde":
+		return 4, size, nil
+	case n == 20 && binary.LittleEndian.Uint32(h[:]) == wrapperMagic:
+		off, sz := int64(binary.LittleEndian.Uint32(h[8:])), int64(binary.LittleEndian.Uint32(h[12:]))
+		if off < 20 || off > size || sz > size-off || sz < 4 {
+			return 0, 0, formatErr(8, "wrapper offset and size", [2]int64{off, sz})
+		}
+		var m [4]byte
+		if _, err := r.ReadAt(m[:], off); err != nil || string(m[:]) != "BC\xc0\xde" {
+			return 0, 0, formatErr(off, "wrapped magic", m[:])
+		}
+		return off + 4, off + sz, nil
+	}
+	return 0, 0, formatErr(0, "magic", h[:min(n, 4)])
+}
+
+// readSymtab reads the symbols of an irsymtab storage::Header and its
+// string table.
+func readSymtab(symtab, strtab []byte) ([]Symbol, error) {
+	le := binary.LittleEndian
+	if len(symtab) < 36 {
+		return nil, formatErr(-1, "symbol table header", len(symtab))
+	}
+	off, count := uint64(le.Uint32(symtab[28:])), uint64(le.Uint32(symtab[32:]))
+	const symSize = 24 // Name, IRName (Str each), ComdatIndex, Flags
+	if off > uint64(len(symtab)) || count > (uint64(len(symtab))-off)/symSize {
+		return nil, formatErr(-1, "symbol range", [2]uint64{off, count})
+	}
+	syms := make([]Symbol, count)
+	for i := range syms {
+		s := symtab[off+uint64(i)*symSize:]
+		noff, nlen := uint64(le.Uint32(s)), uint64(le.Uint32(s[4:]))
+		if noff > uint64(len(strtab)) || nlen > uint64(len(strtab))-noff {
+			return nil, formatErr(-1, fmt.Sprintf("symbol %d name", i), [2]uint64{noff, nlen})
+		}
+		syms[i] = Symbol{Name: string(strtab[noff : noff+nlen]), Flags: le.Uint32(s[20:])}
+	}
+	return syms, nil
+}

@@ -1,0 +1,118 @@
+package bitcode
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/google/go-cmp/cmp"
+)
+
+const source = `
+int defined_global = 1;
+static int local_static = 2;
+extern int undefined_global;
+__attribute__((weak)) int weak_global;
+int common_global;
+static int helper(int x) { return x + local_static; }
+int exported(int x) { return helper(x) + undefined_global; }
+__attribute__((visibility("hidden"))) int hidden_fn(void) { return 3; }
+`
+
+// TestArchiveSymbolsMatchLLVMAr compiles C to bitcode with clang of 19 and
+// 22, archives it with the same release's llvm-ar, and compares the
+// archive's symbol index with the symbols Symbols marks as archive symbols.
+func TestArchiveSymbolsMatchLLVMAr(t *testing.T) {
+	for _, major := range []int{19, 22} {
+		t.Run(filepath.Base(tooltest.Tool(t, "clang", major)), func(t *testing.T) {
+			clang, llvmAr := tooltest.Tool(t, "clang", major), tooltest.Tool(t, "llvm-ar", major)
+			dir := t.TempDir()
+			src := filepath.Join(dir, "s.c")
+			os.WriteFile(src, []byte(source), 0o644)
+			for _, target := range []string{"x86_64-unknown-linux-gnu", "amdgcn-amd-amdhsa"} {
+				bc := filepath.Join(dir, target+".bc")
+				args := []string{"-target", target, "-O1", "-fcommon", "-c", "-emit-llvm", "-o", bc, src}
+				if target == "amdgcn-amd-amdhsa" {
+					args = append(args, "-mcpu=gfx90a", "-nogpulib")
+				}
+				if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				lib := filepath.Join(dir, target+".a")
+				if out, err := exec.Command(llvmAr, "rcs", lib, bc).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				data, _ := os.ReadFile(lib)
+				a, err := ar.Open(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				index, err := a.Symbols()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []string
+				for _, s := range index {
+					want = append(want, s.Name)
+				}
+				bcData, _ := os.ReadFile(bc)
+				syms, err := Symbols(bytes.NewReader(bcData), int64(len(bcData)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, s := range syms {
+					if s.ArchiveSymbol() {
+						got = append(got, s.Name)
+					}
+				}
+				if diff := cmp.Diff(want, got); diff != "" || len(want) < 4 {
+					t.Errorf("%s: llvm-ar's index (-) and ours (+):\n%s", target, diff)
+				}
+			}
+		})
+	}
+}
+
+func TestSymbolsRefusesWhatIsNotBitcode(t *testing.T) {
+	for name, data := range map[string][]byte{
+		"empty": nil, "elf": []byte("\x7fELF\x02\x01\x01"), "magic only": []byte("BC\xc0\xde"),
+		"bad wrapper": append([]byte{0xde, 0xc0, 0x17, 0x0b}, make([]byte, 16)...),
+		"bad block":   []byte("BC\xc0\xde\xff\xff\xff\xff\xff\xff\xff\xff"),
+	} {
+		_, err := Symbols(bytes.NewReader(data), int64(len(data)))
+		if err == nil || !(errors.Is(err, ErrFormat) || errors.Is(err, ErrNoSymtab)) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := Symbols(nil, 10); err == nil {
+		t.Error("a nil reader")
+	}
+}
+
+// FuzzSymbols: symbols or an error, never a panic, from any input.
+func FuzzSymbols(f *testing.F) {
+	f.Add([]byte("BC\xc0\xde"))
+	f.Add([]byte("BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00\x62\x0c\x30\x24"))
+	if files, _ := filepath.Glob("testdata/*.bc"); len(files) > 0 {
+		for _, name := range files {
+			if data, err := os.ReadFile(name); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		syms, err := Symbols(bytes.NewReader(data), int64(len(data)))
+		if err != nil && syms != nil {
+			t.Fatal("symbols and an error")
+		}
+		if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrNoSymtab) && err != nil {
+			t.Fatalf("error %v matches neither ErrFormat nor ErrNoSymtab", err)
+		}
+	})
+}
