@@ -21,13 +21,13 @@ const SectionPrefix = Magic
 type Contents uint8
 
 const (
-	ContentsUnknown Contents = iota // none of the below
-	ContentsEmpty                   // no bytes
-	ContentsHost                    // the host entry's one zero byte
-	ContentsELF                     // an ELF file (a device object or code object)
-	ContentsBitcode                 // LLVM bitcode
-	ContentsBundle                  // an offload bundle, compressed or not
-	ContentsOffloadBinary           // an OffloadBinary
+	ContentsUnknown       Contents = iota // none of the below
+	ContentsEmpty                         // no bytes
+	ContentsHost                          // the host entry's one zero byte
+	ContentsELF                           // an ELF file (a device object or code object)
+	ContentsBitcode                       // LLVM bitcode
+	ContentsBundle                        // an offload bundle, compressed or not
+	ContentsOffloadBinary                 // an OffloadBinary
 )
 
 var contentsNames = [...]string{"unknown", "empty", "host", "elf", "bitcode", "bundle", "offload-binary"}
