@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/offload"
 )
 
 // SectionPrefix starts the name of each section of a bundled object, the
@@ -97,4 +98,22 @@ func ObjectEntries(f *elfobj.File) ([]ObjectEntry, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// Image describes the code object of an entry as the image an OffloadBinary
+// would hold: the kind of its contents (an ELF object or LLVM bitcode), the
+// offload kind of the ID's kind, the ID's triple (without the empty
+// environment's trailing '-') and its target ID as the arch. A host entry
+// has offload kind none.
+func (id ID) Image(c Contents, r *offload.Release) offload.Image {
+	im := offload.LinkedImage(id.OffloadKind(r), strings.TrimRight(id.Triple, "-"), id.TargetID)
+	switch c {
+	case ContentsELF:
+		im.Kind = offload.ImageObject
+	case ContentsBitcode:
+		im.Kind = offload.ImageBitcode
+	default:
+		im.Kind = offload.ImageNone
+	}
+	return im
 }

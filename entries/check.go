@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
@@ -13,8 +14,8 @@ import (
 // DeviceImage is a device image that a file carries, with the symbols it
 // defines.
 type DeviceImage struct {
-	Section string // the SHT_LLVM_OFFLOADING section it was found in
-	Offset  int64  // of its binary in that section
+	Section string // the section it was found in
+	Offset  int64  // of its binary in an SHT_LLVM_OFFLOADING section
 	Index   int    // among the images of its binary
 	offload.Image
 	// Symbols holds the names the image defines; nil when its symbols cannot
@@ -46,8 +47,49 @@ type Report struct {
 
 // DeviceImages returns the device images of every SHT_LLVM_OFFLOADING section
 // of f (a fat object's, or the copy the wrapper puts in a linked program),
-// with the symbols of those that are ELF files.
+// then those of a bundled object's device entries (sections
+// __CLANG_OFFLOAD_BUNDLE__<ID>, IDs read as release r's bundler reads them)
+// and of clang 14's image sections, with the symbols of those that are ELF
+// files.
 func DeviceImages(f *elfobj.File, r *offload.Release) ([]DeviceImage, error) {
+	out, err := binaryImages(f, r)
+	if err != nil {
+		return out, err
+	}
+	bundled, err := bundle.ObjectEntries(f)
+	if err != nil {
+		return out, fmt.Errorf("entries: %w", err)
+	}
+	for _, e := range bundled {
+		id, err := bundle.ParseID(e.ID, r.BundleIDs)
+		if err != nil {
+			return out, fmt.Errorf("entries: section %q: %w", e.Section, err)
+		}
+		if id.IsHost() {
+			continue
+		}
+		d := DeviceImage{Section: e.Section, Image: id.Image(e.Contents, r)}
+		if d.Symbols, d.Skipped, err = imageSymbols(e.Open()); err != nil {
+			return out, fmt.Errorf("entries: section %q: %w", e.Section, err)
+		}
+		out = append(out, d)
+	}
+	for _, s := range f.Sections {
+		triple, arch, _, ok := offload.ParseImageSection(s.Name)
+		if !ok || s.Type == elfobj.SHT_LLVM_OFFLOADING {
+			continue
+		}
+		d := DeviceImage{Section: s.Name, Image: offload.LinkedImage(offload.OffloadOpenMP, triple, arch)}
+		if d.Symbols, d.Skipped, err = imageSymbols(s.Open()); err != nil {
+			return out, fmt.Errorf("entries: section %q: %w", s.Name, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// binaryImages returns the images of the OffloadBinaries of f.
+func binaryImages(f *elfobj.File, r *offload.Release) ([]DeviceImage, error) {
 	var out []DeviceImage
 	for _, s := range f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
 		sr := s.Open()

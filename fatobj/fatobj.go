@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/concat"
@@ -145,38 +146,89 @@ type Stripped struct {
 	Matched []bool
 }
 
-// Strip keeps in o only the binaries whose image is for one of the targets
-// (for a multi-image binary, when any image is), read with release r, and
-// removes .llvm.offloading when none is left. Everything else of the object
-// stays as it was.
+// Strip keeps in o only the device code for the targets, read with release
+// r: the binaries of .llvm.offloading whose image is for one of them (for a
+// multi-image binary, when any image is), removing the section when none is
+// left; the device entries of a bundled object (sections
+// __CLANG_OFFLOAD_BUNDLE__<ID>, the host's entry always kept) and clang 14's
+// image sections whose triple and arch (target ID, or its processor) are a
+// target's. Everything else of the object stays as it was. An object with
+// none of these gives [ErrNoOffloading].
 func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (Stripped, error) {
 	st := Stripped{Matched: make([]bool, len(keep))}
-	sec := o.Section(Section)
-	if sec == nil || sec.Type != elfobj.SHT_LLVM_OFFLOADING {
+	found := false
+	if sec := o.Section(Section); sec != nil && sec.Type == elfobj.SHT_LLVM_OFFLOADING {
+		found = true
+		if err := stripBinaries(o, sec, r, keep, &st); err != nil {
+			return st, err
+		}
+	}
+	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
+		var triple, arch string
+		if raw, ok := strings.CutPrefix(s.Name, bundle.SectionPrefix); ok {
+			id, err := bundle.ParseID(raw, r.BundleIDs)
+			if err != nil {
+				return st, fmt.Errorf("fatobj: section %q: %w", s.Name, err)
+			}
+			found = true
+			if id.IsHost() {
+				continue
+			}
+			triple, arch = strings.TrimRight(id.Triple, "-"), id.TargetID
+		} else if t, a, _, ok := offload.ParseImageSection(s.Name); ok && s.Type != elfobj.SHT_LLVM_OFFLOADING {
+			found = true
+			triple, arch = t, a
+		} else {
+			continue
+		}
+		kept := false
+		for j, t := range keep {
+			proc, _, _ := strings.Cut(arch, ":")
+			if t.Triple == triple && (t.Arch == "" || t.Arch == arch || t.Arch == proc) {
+				st.Matched[j], kept = true, true
+			}
+		}
+		if kept {
+			st.Kept++
+			continue
+		}
+		if err := o.RemoveSection(s); err != nil {
+			return st, fmt.Errorf("fatobj: %w", err)
+		}
+		st.Dropped++
+	}
+	if !found {
 		return st, ErrNoOffloading
 	}
+	return st, nil
+}
+
+// stripBinaries strips the binaries of sec, o's .llvm.offloading.
+func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *offload.Release, keep []Target, st *Stripped) error {
 	ra, size, err := readerAt(sec)
 	if err != nil {
-		return st, err
+		return err
 	}
 	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
 	if err != nil {
-		return st, fmt.Errorf("fatobj: %s: %w", Section, err)
+		return fmt.Errorf("fatobj: %s: %w", Section, err)
 	}
 	var parts concat.ReaderAt
+	kept := 0
 	for _, b := range bins {
 		if keepsAny(b, keep, st.Matched) {
 			parts.Add(ra, b.Offset, int64(b.Size))
-			st.Kept++
+			kept++
 		} else {
 			st.Dropped++
 		}
 	}
-	if st.Kept == 0 {
-		return st, o.RemoveSection(sec)
+	st.Kept += kept
+	if kept == 0 {
+		return o.RemoveSection(sec)
 	}
 	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
-	return st, nil
+	return nil
 }
 
 // keepsAny reports whether any image of b is for one of the targets, and

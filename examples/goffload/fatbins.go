@@ -41,6 +41,9 @@ const hipFatbinSection = ".hip_fatbin"
 // hipFatbins returns the bundles of in's .hip_fatbin section, one after the
 // other with zero padding between them.
 func (in input) hipFatbins() ([]hipFatbin, error) {
+	if in.bundleFile {
+		return bundles("", io.NewSectionReader(in.r, 0, in.size), 0)
+	}
 	if in.elf == nil {
 		return nil, nil
 	}
@@ -48,17 +51,23 @@ func (in input) hipFatbins() ([]hipFatbin, error) {
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}
-	sr := s.Open()
+	return bundles(s.Name, s.Open(), int64(s.Offset))
+}
+
+// bundles reads the bundles of sr, the section named section at byte base of
+// the file ("" for a bundle file), one after the other with zero padding
+// between them.
+func bundles(section string, sr *io.SectionReader, base int64) ([]hipFatbin, error) {
 	var fbs []hipFatbin
 	for off := int64(0); off < sr.Size(); {
 		rest := io.NewSectionReader(sr, off, sr.Size()-off)
-		fb := hipFatbin{section: s.Name, offset: int64(s.Offset) + off}
+		fb := hipFatbin{section: section, offset: base + off}
 		b, err := bundle.Read(rest, rest.Size())
 		switch {
 		case errors.Is(err, bundle.ErrCompressed):
 			c, err := bundle.ReadCompressed(rest, rest.Size())
 			if err != nil {
-				return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+				return nil, fmt.Errorf("%s: %w", where(section, off), err)
 			}
 			fb.size = rest.Size()
 			if c.FileSize != 0 && int64(c.FileSize) <= rest.Size() {
@@ -66,11 +75,11 @@ func (in input) hipFatbins() ([]hipFatbin, error) {
 				c, _ = bundle.ReadCompressed(io.NewSectionReader(rest, 0, fb.size), fb.size)
 			}
 			if fb.Entries, err = c.Entries(); err != nil {
-				return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+				return nil, fmt.Errorf("%s: %w", where(section, off), err)
 			}
 			fb.comp = c
 		case err != nil:
-			return nil, fmt.Errorf("section %s+%#x: %w", s.Name, off, err)
+			return nil, fmt.Errorf("%s: %w", where(section, off), err)
 		default:
 			fb.size = int64(b.End())
 			fb.plain, fb.Entries = b, b.Entries
@@ -84,6 +93,14 @@ func (in input) hipFatbins() ([]hipFatbin, error) {
 		}
 	}
 	return fbs, nil
+}
+
+// where names the bundle at off of section for errors.
+func where(section string, off int64) string {
+	if section == "" {
+		return fmt.Sprintf("bundle at %#x", off)
+	}
+	return fmt.Sprintf("section %s+%#x", section, off)
 }
 
 // nextNonZero returns the offset of the first byte at or after off that is

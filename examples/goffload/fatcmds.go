@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/ar"
@@ -219,7 +220,81 @@ func (x *extractor) planInput(stem string, in input) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	return x.planBundles(in.name, stem, fbs)
+	if err := x.planBundles(in.name, stem, fbs); err != nil {
+		return err
+	}
+	return x.planLegacy(in)
+}
+
+// planLegacy adds the device code of a bundled object's sections and of
+// clang 14's image sections that the filter selects (not the host's entry).
+// Raw, a bundle entry is named as clang-offload-bundler names it in a device
+// archive ("<stem>-<ID><stem><ext>", ':' as '_'), an image section's image
+// as the packager names images; else each is an OffloadBinary holding it.
+func (x *extractor) planLegacy(in input) error {
+	if in.elf == nil {
+		return nil
+	}
+	legacy, err := fatobj.LegacyImages(in.elf, x.rel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	stem := strings.TrimSuffix(filepath.Base(baseName(in.name)), filepath.Ext(baseName(in.name)))
+	for i := range legacy {
+		im := &legacy[i]
+		// Every device entry is written, empty or not, as the bundler
+		// writes it; only the host's stands for the object itself.
+		if im.Host() || !x.filter.Match(x.rel, &offload.BinaryImage{Image: im.Image}) {
+			continue
+		}
+		r := im.Open()
+		switch {
+		case !x.raw:
+			err = x.add(in.name, stem, &im.Image, "offload", r.Size(), func(w io.Writer) error {
+				_, err := offload.WriteBinary(w, x.rel, &im.Image, r, r.Size())
+				return err
+			})
+		case im.ID != "":
+			name := bundle.DeviceMemberName(baseName(in.name), im.ID, im.Arch())
+			err = x.addNamed(in.name, name, r.Size(), copier(r))
+		default:
+			err = x.add(in.name, stem, &im.Image, "", r.Size(), copier(r))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// baseName is the name of a file, or of an archive member ("lib.a(k.o)"
+// gives "k.o").
+func baseName(name string) string {
+	if strings.HasSuffix(name, ")") {
+		if i := strings.LastIndexByte(name, '('); i >= 0 {
+			return filepath.Base(name[i+1 : len(name)-1])
+		}
+	}
+	return filepath.Base(name)
+}
+
+// addNamed plans a file of a name made elsewhere; a name already planned
+// gets the file's index before its extension, so nothing is written twice.
+func (x *extractor) addNamed(from, name string, size int64, write func(io.Writer) error) error {
+	if err := atomicfile.CheckName(name); err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if _, taken := x.names[name]; taken {
+		ext := filepath.Ext(name)
+		name = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), len(x.files), ext)
+		if _, taken := x.names[name]; taken {
+			return fmt.Errorf("%s: %s would be written twice", from, name)
+		}
+	}
+	x.names[name] = from
+	x.files = append(x.files, extracted{from: from, name: name, size: size, write: write})
+	x.total += size
+	return nil
 }
 
 // planBundles adds the device code objects of HIP fatbins (not the empty

@@ -63,6 +63,7 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
+		{name: "device-archive", args: []string{"device-archive", "--target", "hip-amdgcn-amd-amdhsa--gfx90a", "-o", "OUT", "IN"}},
 	}
 }
 
@@ -174,11 +175,24 @@ func bombBundle(size uint64) []byte {
 
 // objectWith returns an x86-64 relocatable object holding one section.
 func objectWith(t testing.TB, name string, typ elf.SectionType, data []byte) []byte {
+	return objectWithSections(t, section{name, typ, data})
+}
+
+type section struct {
+	name string
+	typ  elf.SectionType
+	data []byte
+}
+
+// objectWithSections returns an x86-64 relocatable object holding sections.
+func objectWithSections(t testing.TB, secs ...section) []byte {
 	o, err := elfobj.ForTriple("x86_64-unknown-linux-gnu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.AddSection(&elfobj.Section{Name: name, Type: typ, Addralign: 8, Data: data}, false)
+	for _, sec := range secs {
+		o.AddSection(&elfobj.Section{Name: sec.name, Type: sec.typ, Addralign: 8, Data: sec.data}, false)
+	}
 	var buf bytes.Buffer
 	if _, err := elfobj.Write(&buf, o); err != nil {
 		t.Fatal(err)
@@ -276,11 +290,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	for i := range 40 {
 		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})
 	}
-	add("nested-40", write("deep.a", deep))
+	add("nested-40", write("deep.a", deep), "device-archive", "package")
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
 	bomb := bombBundle(4096)
-	add("bomb-bundle", write("bomb.ccob", bomb))
+	// A bundle file is listed from its header; link has no OpenMP code in it.
+	add("bomb-bundle", write("bomb.ccob", bomb), "list", "list-json", "package", "link")
 	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link")
 	// One whose device entry is 1 TiB: extract checks the room first.
 	huge := bombBundle(1 << 40)
@@ -309,6 +324,27 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		}
 		add(name, write(name+".o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link")
 	}
+
+	// Bundled objects: IDs the bundler of 22 refuses, with a '/', of kinds
+	// goffload does not know, twice; entries of no bytes; a bundle file
+	// whose ID would lead out of the folder; an archive of them.
+	pb := bundle.SectionPrefix
+	host := section{pb + "host-x86_64-pc-linux-gnu-", elf.SHT_PROGBITS, []byte{0}}
+	code := []byte("neither ELF nor bitcode")
+	bundledPass := []string{"list", "list-json", "check", "extract", "extract-raw", "embed-into", "package", "link"}
+	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link")
+	add("bundled-slash-id", write("slashid.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a/../../escape", elf.SHT_PROGBITS, code}, host)),
+		"list", "list-json", "check", "extract", "embed-into", "package", "link")
+	add("bundled-empty", write("emptyb.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, nil}, host)), bundledPass...)
+	add("bundled-unknown-kind", write("kind.o", objectWithSections(t, section{pb + "foo-x86_64-pc-linux-gnu-", elf.SHT_PROGBITS, code}, host)), bundledPass...)
+	dup := objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, code}, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, code[:4]}, host)
+	add("bundled-dup", write("dup.o", dup), bundledPass...)
+	add("bundled-archive", write("bundled.a", archiveOf(t, map[string][]byte{"dup.o": dup, "k.o": read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")})), "list", "list-json", "check", "extract", "extract-raw", "package", "link", "device-archive", "strip")
+	var evilFB bytes.Buffer
+	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
+		t.Fatal(err)
+	}
+	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip")
 
 	// Objects: cut short, of no machine, and a good one for reference.
 	fat := read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")

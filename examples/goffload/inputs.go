@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/infile"
@@ -25,6 +26,8 @@ type input struct {
 	elf  *elfobj.File // nil for a raw OffloadBinary
 	// member is set for a member of an archive (of one nested in it).
 	member bool
+	// bundleFile is set for a clang offload bundle file.
+	bundleFile bool
 }
 
 var (
@@ -91,8 +94,12 @@ func (o *opener) contents(name, dir string, r io.ReaderAt, size int64, outer []f
 		return []input{in}, err
 	case ar.IsArchive(head):
 		return o.archive(name, dir, r, size, outer, depth)
+	case bytes.HasPrefix(head, []byte(bundle.Magic[:8])) || bytes.HasPrefix(head, []byte(bundle.CompressedMagic)):
+		// A bundle file (a .hipfb), compressed or not: read as the bundles
+		// of a .hip_fatbin section are.
+		return []input{{name: name, r: r, size: size, bundleFile: true}}, nil
 	}
-	return nil, fmt.Errorf("not an OffloadBinary, an ELF file or an archive: %w", offload.ErrInvalid)
+	return nil, fmt.Errorf("not an OffloadBinary, an ELF file, an archive or an offload bundle: %w", offload.ErrInvalid)
 }
 
 // inFile names path in err, unless err names it already.
@@ -160,7 +167,8 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 		}
 		var head [8]byte
 		n, _ := sr.ReadAt(head[:], 0)
-		if !ar.IsArchive(head[:n]) && !bytes.HasPrefix(head[:n], elfMagic) && !bytes.HasPrefix(head[:n], offloadMagic) {
+		if !ar.IsArchive(head[:n]) && !bytes.HasPrefix(head[:n], elfMagic) && !bytes.HasPrefix(head[:n], offloadMagic) &&
+			!bytes.HasPrefix(head[:n], []byte(bundle.Magic[:8])) && !bytes.HasPrefix(head[:n], []byte(bundle.CompressedMagic)) {
 			continue // not an object: llvm-objdump lists nothing for it either
 		}
 		nested, err := o.contents(name, mdir, sr, sr.Size(), mouter, depth+1)
@@ -205,6 +213,9 @@ type located struct {
 // binaries returns the OffloadBinaries of in: the whole of a raw file, or
 // those of every SHT_LLVM_OFFLOADING section of an ELF file in turn.
 func (in input) binaries(opt *offload.ReadOptions) ([]located, error) {
+	if in.bundleFile {
+		return nil, nil
+	}
 	if in.elf == nil {
 		bins, err := offload.ReadAll(in.r, in.size, opt)
 		out := make([]located, len(bins))

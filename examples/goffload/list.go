@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -55,10 +56,16 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 		if err != nil {
 			return fmt.Errorf("%s: %w", in.name, err)
 		}
+		var legacy []fatobj.LegacyImage
+		if in.elf != nil {
+			if legacy, err = fatobj.LegacyImages(in.elf, opt.Release); err != nil {
+				return fmt.Errorf("%s: %w", in.name, err)
+			}
+		}
 		if asJSON {
-			err = printJSON(w, in.name, bins, ents, fbs)
+			err = printJSON(w, in.name, bins, ents, fbs, legacy)
 		} else {
-			err = printText(w, in, bins, ents, fbs)
+			err = printText(w, in, bins, ents, fbs, legacy)
 		}
 		if err != nil {
 			return err
@@ -69,8 +76,9 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 
 // printText prints what llvm-objdump --offloading prints (the file's format
 // line for an ELF file, then the images numbered from 0), then the entries,
-// then the entries of the HIP fatbins.
-func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin) error {
+// then the entries of the HIP fatbins and bundle files, then the device code
+// of a bundled object's sections and of clang 14's image sections.
+func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage) error {
 	var sb strings.Builder
 	switch {
 	case in.elf != nil:
@@ -100,10 +108,36 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs 
 		sb.WriteByte('\n')
 	}
 	for _, fb := range fbs {
-		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s at %#x] (%s):\n", fb.section, fb.offset, fb.compression())
+		where := fmt.Sprintf("%s at %#x", fb.section, fb.offset)
+		if fb.section == "" {
+			where = fmt.Sprintf("at %#x", fb.offset)
+		}
+		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s] (%s):\n", where, fb.compression())
 		for i, e := range fb.Entries {
 			fmt.Fprintf(&sb, "  [%d] %s offset=%d size=%d\n", i, quoteName(e.ID), e.Offset, e.Size)
 		}
+	}
+	n := 0
+	for _, im := range legacy {
+		if im.ID == "" {
+			continue
+		}
+		if n == 0 {
+			sb.WriteString("\nBUNDLED OBJECT (clang-offload-bundler -type=o):\n")
+		}
+		fmt.Fprintf(&sb, "  [%d] %s size=%d %s\n", n, quoteName(im.ID), im.Size, im.Contents)
+		n++
+	}
+	n = 0
+	for _, im := range legacy {
+		if im.ID != "" {
+			continue
+		}
+		if n == 0 {
+			sb.WriteString("\nIMAGE SECTIONS (clang 14 -fopenmp-new-driver):\n")
+		}
+		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), im.Triple(), quoteName(im.Arch()), im.Size, im.Contents)
+		n++
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
@@ -132,6 +166,24 @@ type jsonFile struct {
 	Images  []jsonImage  `json:"images"`
 	Entries []jsonEntry  `json:"entries"`
 	Bundles []jsonBundle `json:"bundles"`
+	// Bundled lists a bundled object's sections, ImageSections clang 14's
+	// image sections.
+	Bundled       []jsonBundled `json:"bundled"`
+	ImageSections []jsonBundled `json:"image_sections"`
+}
+
+// jsonBundled is a bundled object's entry, or a clang 14 image section (no
+// ID, kind).
+type jsonBundled struct {
+	Section  string `json:"section"`
+	ID       string `json:"id,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	Offload  string `json:"offload_kind"`
+	Triple   string `json:"triple"`
+	TargetID string `json:"target_id"`
+	Offset   int64  `json:"offset"`
+	Size     int64  `json:"size"`
+	Contents string `json:"contents"`
 }
 
 type jsonBundle struct {
@@ -179,8 +231,18 @@ type jsonEntry struct {
 	Aux     string `json:"aux"`
 }
 
-func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin) error {
-	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}}
+func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage) error {
+	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
+	for _, im := range legacy {
+		jb := jsonBundled{Section: im.Section, ID: im.ID, Offload: im.OffloadKind.String(), Triple: im.Triple(), TargetID: im.Arch(),
+			Offset: im.Offset, Size: im.Size, Contents: im.Contents.String()}
+		if im.ID == "" {
+			out.ImageSections = append(out.ImageSections, jb)
+			continue
+		}
+		jb.Kind, _, _ = strings.Cut(im.ID, "-")
+		out.Bundled = append(out.Bundled, jb)
+	}
 	for _, b := range bins {
 		for _, im := range b.Images {
 			strs := make(map[string]string, len(im.Strings))

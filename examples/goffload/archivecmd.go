@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/offload"
+)
+
+// runDeviceArchive writes the device archive of a static library of bundled
+// objects for one target, as clang-offload-bundler -unbundle -type=a
+// -allow-missing-bundles does for the HIP -fgpu-rdc link.
+func runDeviceArchive(args []string, stdout io.Writer) error {
+	var llvm, target, out string
+	var hipOpenMP bool
+	fs := newFlags("device-archive", &llvm)
+	fs.StringVar(&target, "target", "", "the bundle entry `ID` to extract, e.g. hip-amdgcn-amd-amdhsa--gfx90a")
+	fs.StringVar(&out, "o", "", "write the device archive to `OUT.a`")
+	fs.BoolVar(&hipOpenMP, "hip-openmp-compatible", false, "HIP code objects serve OpenMP targets and the other way")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if target == "" || out == "" || fs.NArg() != 1 {
+		return fmt.Errorf("--target ID, -o OUT.a and one archive are required")
+	}
+	if err := atomicfile.Check(out); err != nil {
+		return err
+	}
+	rel, err := offload.ParseRelease(llvm)
+	if err != nil {
+		return err
+	}
+	in := fs.Arg(0)
+	f, err := openSized(in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := bundle.UnbundleArchive(f, f.Size(), target, bundle.ArchiveOptions{Release: rel, HIPOpenMPCompatible: hipOpenMP})
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	defer d.Close()
+	if err := atomicfile.Write(out, d.Write); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %d code object(s) for %s\n", in, len(d.Members), target)
+	return nil
+}
