@@ -73,7 +73,8 @@ func HeaderSize(v uint16) int {
 // DefaultMaxWindow is the largest zstd window [Compressed.Open] accepts when
 // Compressed.MaxWindow is 0: 128 MiB, the limit of libzstd's streaming
 // decoder, which covers every level clang-offload-bundler compresses at
-// (long-distance matching with a 2^27 window).
+// (long-distance matching with a 2^27 window). A single-segment frame's
+// window is its content size.
 const DefaultMaxWindow = 1 << 27
 
 // Compressed is a compressed bundle whose header has been read.
@@ -82,7 +83,8 @@ type Compressed struct {
 	// DataOffset is where the compressed stream starts: the header's size.
 	DataOffset int64
 	// MaxWindow bounds the memory of zstd decompression: a frame whose
-	// window is larger gives [ErrTooLarge]. 0 means [DefaultMaxWindow].
+	// window is larger gives [ErrTooLarge]. 0 means [DefaultMaxWindow]; a
+	// value under 1 KiB, zstd's smallest window, means 1 KiB.
 	MaxWindow int64
 
 	r    io.ReaderAt
@@ -150,12 +152,17 @@ func (c *Compressed) uncompressedSizeOffset() int64 {
 
 // Open returns a reader of the uncompressed bundle, decompressing as it is
 // read, from DataOffset to the end of the input. Its memory is bounded by the
-// zstd window (at most MaxWindow) plus at most 400 KiB, or by zlib's 32 KiB
-// window; never by UncompressedSize. Reading more than UncompressedSize bytes
-// gives [ErrTooLarge], data that does not decompress [ErrCorrupt] or
-// [ErrTruncated], each in a [*FormatError] with the offset in the input.
-// A zstd frame checksum is checked, as libzstd does; the header's MD5 Hash is
-// not (see [Hash]).
+// zstd window (at most MaxWindow, allocated when a frame's first block is
+// decoded) plus at most 1 MiB, or by zlib's 32 KiB window; never by
+// UncompressedSize. It decompresses in the goroutine that reads and starts
+// none, so a reader left half read holds nothing but memory. Reading more
+// than UncompressedSize bytes gives [ErrTooLarge], data that does not
+// decompress [ErrCorrupt] or [ErrTruncated], a zstd frame that needs a
+// dictionary [ErrUnsupported], each in a [*FormatError] with the offset in
+// the input: of the field for a frame header, else how far the input had
+// been read (zstd reads a block whole before decoding it). A zstd frame
+// checksum is checked, as libzstd does; the header's MD5 Hash is not (see
+// [Hash]). zstd is decoded by github.com/klauspost/compress/zstd.
 func (c *Compressed) Open() io.Reader {
 	src := io.NewSectionReader(c.r, c.DataOffset, c.size-c.DataOffset)
 	d := &decompressor{c: c, left: c.UncompressedSize}

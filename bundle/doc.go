@@ -51,9 +51,9 @@
 // -compression-level or OFFLOAD_BUNDLER_COMPRESSION_LEVEL says otherwise;
 // zlib bundles are read as well (LLVM reads both). [Read] refuses a
 // compressed bundle with [ErrCompressed]. [ReadCompressed] reads its header
-// and [Compressed.Open] streams the uncompressed bundle, with a zstd decoder
-// of this package (RFC 8878) or compress/zlib; to read the entries in place,
-// decompress into a temporary file and [Read] that:
+// and [Compressed.Open] streams the uncompressed bundle, with
+// github.com/klauspost/compress/zstd or compress/zlib; to read the entries
+// in place, decompress into a temporary file and [Read] that:
 //
 //	f, _ := os.Open("kernels.hipfb")
 //	st, _ := f.Stat()
@@ -81,10 +81,10 @@
 // fewer bytes than the declared uncompressed size but not more, the stream
 // running to the end of the input whatever the file size field says, zlib
 // data followed by other bytes, zstd frames (skippable ones too) with
-// nothing after them, and a zstd checksum that matches. The zstd decoder
-// follows RFC 8878 and decodes every frame as zstd 1.5.4 does; on damaged
-// data without a checksum, libzstd 1.5 (which LLVM links) still decodes some
-// streams that the RFC calls corrupt (a Huffman stream not used up exactly, a
+// nothing after them, and a zstd checksum that matches. The zstd library
+// decodes every frame as zstd 1.5.4 does; on damaged data without a
+// checksum, libzstd 1.5 (which LLVM links) still decodes some streams that
+// the library calls corrupt (a Huffman stream not used up exactly, a
 // sequence stream read past its start) into garbage that LLVM unbundles;
 // this package refuses them. Frames whose window exceeds
 // [Compressed.MaxWindow] are refused too; LLVM decompresses in one shot into
@@ -97,11 +97,11 @@
 // nothing is allocated from a declared length: IDs grow with the bytes
 // actually read, entries are never copied, and the declared uncompressed
 // size only bounds the output. Decompression memory is bounded by the zstd
-// frame's window (at most [Compressed.MaxWindow], default 128 MiB, and
-// allocated only as output arrives) plus at most 400 KiB, or zlib's 32 KiB
-// window. A small compressed input may still decompress to much output (up
-// to the declared uncompressed size, 4 GiB in version 2, which the caller
-// may check before reading). Bad input gives an error, a [*FormatError]
+// frame's window (at most [Compressed.MaxWindow], default 128 MiB, allocated
+// when the frame's first block is decoded) plus at most 1 MiB, or zlib's
+// 32 KiB window; no goroutine is started. A small compressed input may
+// still decompress to much output (up to the declared uncompressed size,
+// 4 GiB in version 2, which the caller may check before reading). Bad input gives an error, a [*FormatError]
 // saying what is wrong at which byte and matching [ErrNotBundle],
 // [ErrCompressed], [ErrFormat], [ErrTruncated], [ErrUnsupported],
 // [ErrCorrupt] or [ErrTooLarge], never a panic. Read and the zstd decoder

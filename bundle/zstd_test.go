@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -184,6 +185,11 @@ func TestZstdRefuses(t *testing.T) {
 		{"truncated-magic", append(append([]byte{}, checked...), 0x28, 0xb5), DefaultMaxWindow, ErrTruncated},
 		{"trailing-garbage", append(append([]byte{}, checked...), "garbage"...), DefaultMaxWindow, ErrCorrupt},
 		{"window-over-limit", streamed, 1 << 20, ErrTooLarge},
+		// A single-segment frame declaring 1 GiB: its window is its size.
+		{"single-segment-over-limit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}, DefaultMaxWindow, ErrTooLarge},
+		// A raw block larger than its frame's 1 KiB window: the library says
+		// "window size exceeded" of it too, but it is corrupt.
+		{"block-over-window", append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x01, 0x40, 0x00}, make([]byte, 2048)...), DefaultMaxWindow, ErrCorrupt},
 		{"dictionary", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrUnsupported},
 		{"reserved-bit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x28, 0x00, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
 		{"reserved-block", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x07, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
@@ -201,42 +207,93 @@ func TestZstdRefuses(t *testing.T) {
 	}
 }
 
-// TestZstdMemoryFollowsOutput checks that a frame declaring a large window
-// allocates history as output arrives, not up front.
-func TestZstdMemoryFollowsOutput(t *testing.T) {
-	// A single-segment frame of one RLE block, declaring 1 GiB of content.
-	src := []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}
-	z := newZstdReader(bytes.NewReader(src), 0, 1<<31)
-	var p [100]byte
-	if _, err := z.Read(p[:]); err != nil {
-		t.Fatal(err)
-	}
-	if c := cap(z.hist.buf); c > 1<<20 {
-		t.Fatalf("history of %d bytes after one 2-byte block", c)
-	}
-	if _, err := io.Copy(io.Discard, z); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("got %v, want the content size mismatch", err)
+// TestZstdErrorOffsets checks where errors say the damage is: a frame
+// header's field, or how far the input was read.
+func TestZstdErrorOffsets(t *testing.T) {
+	tool := zstdTool(t)
+	small := zstdCompress(t, tool, []byte("first frame"), "-3", "--zstd=wlog=17")
+	large := zstdCompress(t, tool, testCorpus()[5].data, "-3", "--long=27")
+	dict := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x01, 0x00, 0x07, 0x01, 0x00, 0x00}
+	for _, c := range []struct {
+		name string
+		src  []byte
+		off  int64
+		want error
+	}{
+		{"window-of-second-frame", append(append([]byte{}, small...), large...), int64(len(small)) + 5, ErrTooLarge},
+		{"dictionary-after-window", append(append([]byte{}, small...), dict...), int64(len(small)) + 6, ErrUnsupported},
+		{"cut", small[:len(small)-2], int64(len(small)) - 2, ErrTruncated},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := unzstd(c.src, 1<<20)
+			var fe *FormatError
+			if !errors.As(err, &fe) || !errors.Is(err, c.want) || fe.Off != c.off {
+				t.Fatalf("got %v, want %v at byte %#x", err, c.want, c.off)
+			}
+		})
 	}
 }
 
-func TestXXH64(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want uint64
-	}{
-		{"", 0xef46db3751d8e999},
-		{"a", 0xd24ec4f1a98c6e5b},
-		{"abc", 0x44bc2cf5ad770999},
-		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
-	} {
-		var x xxh64
-		x.reset()
-		for i := 0; i < len(c.in); i++ { // byte by byte, through the buffer
-			x.write([]byte{c.in[i]})
+// TestZstdInputErrorPassesThrough checks that an error of the input is
+// returned as it is, not taken for bad data.
+func TestZstdInputErrorPassesThrough(t *testing.T) {
+	tool := zstdTool(t)
+	src := zstdCompress(t, tool, testCorpus()[5].data, "-3")
+	broken := errors.New("disk on fire")
+	r := io.MultiReader(bytes.NewReader(src[:len(src)/2]), iotestErrReader{broken})
+	_, err := io.Copy(io.Discard, newZstdReader(r, 0, DefaultMaxWindow))
+	var fe *FormatError
+	if !errors.Is(err, broken) || errors.As(err, &fe) {
+		t.Fatalf("got %v, want the input's error", err)
+	}
+}
+
+type iotestErrReader struct{ err error }
+
+func (r iotestErrReader) Read([]byte) (int, error) { return 0, r.err }
+
+// TestZstdMemoryBoundedByWindow decodes 32 MiB from frames whose window is
+// 128 KiB and 1 MiB: what the decoder allocates follows the window, not the
+// output.
+func TestZstdMemoryBoundedByWindow(t *testing.T) {
+	tool := zstdTool(t)
+	data := bytes.Repeat(testCorpus()[6].data, 16) // structured, 32 MiB
+	for _, wlog := range []int{17, 20} {
+		window := int64(1) << wlog
+		src := zstdCompress(t, tool, data, "-3", fmt.Sprintf("--zstd=wlog=%d", wlog))
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		n, err := io.Copy(io.Discard, newZstdReader(bytes.NewReader(src), 0, window))
+		runtime.ReadMemStats(&after)
+		if err != nil || n != int64(len(data)) {
+			t.Fatalf("decoded %d of %d bytes: %v", n, len(data), err)
 		}
-		if got := x.sum(); got != c.want {
-			t.Errorf("xxh64(%q) = %#x, want %#x", c.in, got, c.want)
+		alloc := int64(after.TotalAlloc - before.TotalAlloc)
+		t.Logf("window %d KiB: %d KiB allocated to decode %d MiB", window>>10, alloc>>10, n>>20)
+		if alloc > window+zstdOverhead {
+			t.Errorf("window %d KiB: %d KiB allocated, more than the window and %d KiB", window>>10, alloc>>10, zstdOverhead>>10)
 		}
+	}
+}
+
+// zstdOverhead is what decoding allocates beyond the window (compressed.go
+// promises it): the window's two blocks of room, one block's buffers, the
+// input's read-ahead.
+const zstdOverhead = 1 << 20
+
+// TestZstdStartsNoGoroutine checks that the decoder runs in the caller's
+// goroutine: a reader left half read leaves nothing running.
+func TestZstdStartsNoGoroutine(t *testing.T) {
+	tool := zstdTool(t)
+	src := zstdCompress(t, tool, testCorpus()[5].data, "-3")
+	before := runtime.NumGoroutine()
+	z := newZstdReader(bytes.NewReader(src), 0, DefaultMaxWindow)
+	if _, err := io.ReadFull(z, make([]byte, 300<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.NumGoroutine(); after != before {
+		t.Fatalf("%d goroutines while decoding, %d before", after, before)
 	}
 }
 
