@@ -1,0 +1,76 @@
+package bundle
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/offload"
+)
+
+var rules = []offload.BundleIDRule{offload.BundleIDArchSuffix, offload.BundleIDComponents}
+
+// FuzzParseID: any ID parses or is refused, never a panic; a parsed ID is
+// compatible with itself as a target written in the standard form.
+func FuzzParseID(f *testing.F) {
+	for _, s := range []string{"hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "host-x86_64-pc-linux-gnu-", "openmp-x86_64-pc-linux-gnu",
+		"hip-amdgcn-amd-amdhsa-gfx90a", "-", "", "a-b-c-d-e-f-g", "x-:", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:xnack-"} {
+		f.Add(s, "hip-amdgcn-amd-amdhsa--gfx90a")
+	}
+	f.Fuzz(func(t *testing.T, have, want string) {
+		for _, rule := range rules {
+			h, err1 := ParseID(have, rule)
+			w, err2 := ParseTarget(want, rule)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			Compatible(h, w, false)
+			Compatible(h, w, true)
+			h.Image(ContentsELF, offload.Default())
+			DeviceMemberName(want, have, h.TargetID)
+		}
+	})
+}
+
+// FuzzObjectEntries: the bundle entries of any ELF input, or an error.
+func FuzzObjectEntries(f *testing.F) {
+	f.Add(objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde")))
+	f.Add(objectWithSection(f, SectionPrefix+"host-x86_64-pc-linux-gnu", []byte{0}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		es, err := ObjectEntries(ef)
+		if err != nil {
+			return
+		}
+		for i := range es {
+			if es[i].Offset+es[i].Size > uint64(len(data)) && es[i].Size > 0 {
+				t.Fatalf("entry %d past the input", i)
+			}
+			io.Copy(io.Discard, es[i].Open())
+		}
+	})
+}
+
+// FuzzUnbundleArchive: a device archive of any archive, or an error.
+func FuzzUnbundleArchive(f *testing.F) {
+	obj := objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde"))
+	var lib bytes.Buffer
+	ar.WriteGNU(&lib, []ar.NewMember{{Name: "k.o", Mode: 0o644, R: bytes.NewReader(obj), Size: int64(len(obj))}})
+	f.Add(lib.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, major := range []int{19, 22} {
+			rel, _ := offload.LookupRelease(major)
+			d, err := UnbundleArchive(bytes.NewReader(data), int64(len(data)), "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel})
+			if err != nil {
+				continue
+			}
+			d.Write(io.Discard)
+			d.Close()
+		}
+	})
+}
