@@ -7,12 +7,16 @@
 //
 // # Releases
 //
-// The package speaks LLVM 15 to 22. [Releases] lists one [Release] row per
+// The package speaks LLVM 13 to 22. [Releases] lists one [Release] row per
 // release; every format decision reads its row, so writing for another release
 // means passing another row. The rows follow the project's specification,
-// measured with the real tools of LLVM 14 to 22 except 20, whose row is
+// measured with the real tools of LLVM 13 to 22 except 20, whose row is
 // inferred (no Debian suite ships it); a field measured only on some releases
-// says so. This package's own tests run the tools of 15, 16, 19 and 22.
+// says so. This package's own tests run the tools of 15, 16, 19 and 22. LLVM
+// 13 and 14, the old OpenMP driver, have no OffloadBinary and no packager
+// ([Release.BinaryVersion] 0: writing one for them is refused with
+// [ErrUnsupported]), and register raw device images with
+// clang-offload-wrapper ([Release.Wrapper]).
 // [DefaultRelease] is 22.
 //
 // # OffloadBinary

@@ -270,7 +270,11 @@ func entrySection(name string) (layout EntryLayout, kind OffloadKind, ok bool) {
 	for i := range releases {
 		r := &releases[i]
 		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
-			rest, found := strings.CutPrefix(name, r.EntriesSection(k))
+			sec := r.EntriesSection(k)
+			if sec == "" { // the release has no entries of kind k
+				continue
+			}
+			rest, found := strings.CutPrefix(name, sec)
 			if !found || (rest != "" && !isRelocatableSuffix(rest)) {
 				continue
 			}

@@ -32,6 +32,10 @@ var (
 	ErrImageRange = errors.New("image outside its binary")
 	// ErrEncoding: a value that the chosen format cannot hold.
 	ErrEncoding = errors.New("cannot encode")
+	// ErrUnsupported: the release has no such thing, such as an
+	// OffloadBinary or clang-offload-packager in LLVM 13 and 14. It is
+	// errors.ErrUnsupported, as in packages elfobj and wrap.
+	ErrUnsupported = errors.ErrUnsupported
 )
 
 // FormatError reports malformed input and where it is: the module's one

@@ -27,8 +27,12 @@ type PackagerImage struct {
 //   - from LLVM 17 a `file` value with commas names several files, one binary
 //     each.
 //
-// The images come back in the order the packager writes them.
+// The images come back in the order the packager writes them. A release
+// without the packager (BinaryVersion 0: LLVM 13, 14) gives ErrUnsupported.
 func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
+	if r.BinaryVersion == 0 {
+		return nil, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
+	}
 	values := map[string]string{}
 	var keys []string
 	for _, part := range strings.Split(arg, ",") {
@@ -98,6 +102,9 @@ type ImageSource func(name string) (io.Reader, int64, error)
 // file's kind is found from its first bytes and its extension, as the packager
 // does. Files are streamed, never held whole in memory.
 func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, error) {
+	if r.BinaryVersion == 0 {
+		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
+	}
 	var total int64
 	for _, arg := range args {
 		imgs, err := r.ParseImageArg(arg)

@@ -100,6 +100,26 @@ var dummyLinkageNames = [...]string{"hidden-global", "local-used"}
 
 func (v DummyLinkage) String() string { return enumName(dummyLinkageNames[:], int(v), "DummyLinkage") }
 
+// WrapperForm is how a release's driver registers the OpenMP device code of
+// a program with the runtime at link time (spec §3, §6).
+type WrapperForm uint8
+
+const (
+	// WrapperLinkerWrapper: clang-linker-wrapper embeds each linked device
+	// image in an OffloadBinary in .llvm.offloading and compiles its module
+	// in process (LLVM 15 and later).
+	WrapperLinkerWrapper WrapperForm = iota
+	// WrapperOffloadWrapper: clang-offload-wrapper embeds the raw device
+	// images (device ELF shared objects, no OffloadBinary) as constants that
+	// the code generator puts in .rodata, and the driver compiles its module
+	// with `clang -cc1 -emit-obj` (the old driver, LLVM 10 to 14).
+	WrapperOffloadWrapper
+)
+
+var wrapperFormNames = [...]string{"clang-linker-wrapper", "clang-offload-wrapper"}
+
+func (v WrapperForm) String() string { return enumName(wrapperFormNames[:], int(v), "WrapperForm") }
+
 // enumName returns names[v], or "typ(v)" for a value without a name.
 func enumName(names []string, v int, typ string) string {
 	if v >= 0 && v < len(names) {
@@ -124,14 +144,34 @@ type Release struct {
 	// rather than measured (LLVM 20: no Debian suite ships it).
 	Inferred bool
 
+	// BinaryVersion is the OffloadBinary version the release's tools write
+	// (spec §1.2): 1 from LLVM 15. It is 0 for LLVM 13 and 14, which have no
+	// OffloadBinary and no clang-offload-packager: their Packager fields mean
+	// nothing, and WriteBinary and the packager refuse them
+	// (ErrUnsupported).
+	BinaryVersion uint32
+	// Wrapper is the form of the OpenMP registration object made at link
+	// time: clang-linker-wrapper's (15 and later) or clang-offload-wrapper's
+	// (13, 14).
+	Wrapper WrapperForm
+	// WrapperStatic: the driver compiles clang-offload-wrapper's module with
+	// the static relocation model (`-mrelocation-model static`, clang-13's
+	// default on Linux; clang-14 of Debian compiles it as PIE), so that the
+	// tables of the object are in .rodata, addressed with absolute
+	// relocations. clang-linker-wrapper always compiles PIC.
+	WrapperStatic bool
+
 	// OffloadKind numbering in OffloadBinary entries and in 56-byte offload
 	// entries (spec §1.8): HIP is 3 up to 20 and 4 from 21; SYCL exists from 21.
+	// LLVM 13 and 14 have no OffloadBinary; their rows read one by the
+	// numbering of 15 to 20.
 	HIPCode  uint16
 	SYCLCode uint16 // 0: the release has no SYCL kind ("sycl" parses as none)
 
 	// PackagerArgs is the order of clang-offload-packager's map of --image
 	// arguments (all keys, `file` and `kind` included); PackagerStrings the order
-	// of the OffloadingImage string map filled from it (spec §1.6).
+	// of the OffloadingImage string map filled from it (spec §1.6). Not
+	// applicable where BinaryVersion is 0.
 	PackagerArgs    MapOrder
 	PackagerStrings MapOrder
 	// PackagerSplitsFiles: a `file` value holding commas (from repeated `file=`
@@ -147,7 +187,9 @@ type Release struct {
 
 	// EntryLayout is the offload entry struct (spec §2.1).
 	EntryLayout EntryLayout
-	// EntrySection holds the entries section of each offload kind (spec §2.2).
+	// EntrySection holds the entries section of each offload kind (spec §2.2),
+	// or "" for a kind without one (CUDA and HIP before the new offload
+	// driver of LLVM 15: their host code registers every kernel itself).
 	OpenMPEntries, CUDAEntries, HIPEntries string
 	// EntryAlign is the alignment of one entry and of the entries section.
 	EntryAlign uint64
@@ -172,7 +214,8 @@ type Release struct {
 	IndirectEntries bool
 
 	// ImageStart and ImageEnd are where the wrapper's __tgt_device_image points
-	// into the embedded OffloadBinary (spec §3.1).
+	// into the embedded OffloadBinary (spec §3.1); in LLVM 13 and 14, which
+	// embed the raw image, the "binary" is the image itself.
 	ImageStart, ImageEnd ImageBound
 	// CtorPriority is the priority of the wrapper's registration constructor
 	// (`.init_array.<N>`).
@@ -315,7 +358,36 @@ var (
 // releases is the table: one row per release, oldest first (spec §7).
 var releases = []Release{
 	{
-		Major: 15, Tested: "15.0.6",
+		// The old OpenMP driver (around-the-binary §2): device code in
+		// __CLANG_OFFLOAD_BUNDLE__ sections, registered by
+		// clang-offload-wrapper. Entries, requires and ctor/dtor entries as
+		// in 15 (measured with clang-13 -c: the same bytes, names and
+		// symbols). The wrapper module is 14's; the driver compiles it
+		// static (WrapperStatic).
+		Major: 13, Tested: "13.0.1",
+		Wrapper: WrapperOffloadWrapper, WrapperStatic: true,
+		HIPCode:       3,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries",
+		EntryAlign:    1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, CtorDtorEntries: true,
+		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+	},
+	{
+		// As 13, but clang-14 of Debian compiles the wrapper module PIE.
+		Major: 14, Tested: "14.0.6",
+		Wrapper:       WrapperOffloadWrapper,
+		HIPCode:       3,
+		EntryLayout:   EntryLegacy,
+		OpenMPEntries: "omp_offloading_entries",
+		EntryAlign:    1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
+		Requires: RequiresCtor, CtorDtorEntries: true,
+		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
+		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+	},
+	{
+		Major: 15, Tested: "15.0.6", BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderStringMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -326,7 +398,7 @@ var releases = []Release{
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
 	},
 	{
-		Major: 16, Tested: "16.0.6",
+		Major: 16, Tested: "16.0.6", BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -337,7 +409,7 @@ var releases = []Release{
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
 	},
 	{
-		Major: 17, Tested: "17.0.6",
+		Major: 17, Tested: "17.0.6", BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -350,7 +422,7 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
 	},
 	{
-		Major: 18, Tested: "18.1.8",
+		Major: 18, Tested: "18.1.8", BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -363,7 +435,7 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
 	},
 	{
-		Major: 19, Tested: "19.1.7",
+		Major: 19, Tested: "19.1.7", BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -381,7 +453,7 @@ var releases = []Release{
 		// (PR #111890, Oct 2024); the kind renumbering (PR #135809) and the unified
 		// section (PR #125731) came after the branch. The 56-byte entry (PR #124018)
 		// was committed on the branch day; 32 bytes is assumed.
-		Major: 20, Inferred: true,
+		Major: 20, Inferred: true, BinaryVersion: 1,
 		HIPCode:      3,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -397,7 +469,7 @@ var releases = []Release{
 		BundleIDs:       BundleIDComponents,
 	},
 	{
-		Major: 21, Tested: "21.1.8",
+		Major: 21, Tested: "21.1.8", BinaryVersion: 1,
 		HIPCode: 4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		OpenMPHostArch: "generic",
@@ -414,7 +486,7 @@ var releases = []Release{
 		BundleIDs:       BundleIDComponents,
 	},
 	{
-		Major: 22, Tested: "22.1.8",
+		Major: 22, Tested: "22.1.8", BinaryVersion: 1,
 		HIPCode: 4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true,
 		OpenMPHostArch: "generic",

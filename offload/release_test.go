@@ -3,17 +3,19 @@ package offload
 import (
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 func TestReleaseTable(t *testing.T) {
 	rs := Releases()
-	if len(rs) != 8 || rs[0].Major != 15 || rs[7].Major != 22 {
+	if len(rs) != 10 || rs[0].Major != 13 || rs[9].Major != 22 {
 		t.Fatalf("table holds %d rows", len(rs))
 	}
 	for i, r := range rs {
-		if r.Major != 15+i {
+		if r.Major != 13+i {
 			t.Errorf("row %d is LLVM %d", i, r.Major)
 		}
 		if r.Inferred != (r.Major == 20) || (r.Tested == "") != r.Inferred {
@@ -22,9 +24,18 @@ func TestReleaseTable(t *testing.T) {
 		if r.EntrySize() != map[EntryLayout]int{EntryLegacy: 32, EntryV1: 56}[r.EntryLayout] {
 			t.Errorf("%v: entry size %d", r, r.EntrySize())
 		}
+		// The old driver (13, 14): no OffloadBinary, clang-offload-wrapper,
+		// entries for OpenMP only (CUDA and HIP register from host code).
+		old := r.Major < 15
+		if (r.BinaryVersion == 0) != old || (r.Wrapper == WrapperOffloadWrapper) != old || (!old && r.BinaryVersion != Version) {
+			t.Errorf("%v: BinaryVersion %d, Wrapper %v", r, r.BinaryVersion, r.Wrapper)
+		}
+		if r.WrapperStatic != (r.Major == 13) {
+			t.Errorf("%v: WrapperStatic %v", r, r.WrapperStatic)
+		}
 		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
-			if r.EntriesSection(k) == "" {
-				t.Errorf("%v: no entries section for %v", r, k)
+			if none := r.EntriesSection(k) == ""; none != (old && k != OffloadOpenMP) {
+				t.Errorf("%v: entries section for %v: %q", r, k, r.EntriesSection(k))
 			}
 		}
 	}
@@ -47,6 +58,8 @@ func TestReleaseFacts(t *testing.T) {
 		argsOrder, stringOrder MapOrder
 		layout                 EntryLayout
 	}{
+		{13, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderInsertion, OrderInsertion, EntryLegacy},
+		{14, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderInsertion, OrderInsertion, EntryLegacy},
 		{15, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderStringMap, OrderStringMap, EntryLegacy},
 		{16, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderStringMap, EntryLegacy},
 		{18, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading_entries", 1, false, BoundImageStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderInsertion, EntryLegacy},
@@ -69,13 +82,13 @@ func TestReleaseFacts(t *testing.T) {
 }
 
 func TestParseRelease(t *testing.T) {
-	for in, want := range map[string]int{"19": 19, "llvm19": 19, "LLVM 22": 22, "19.1.7": 19, " 15 ": 15, "llvm-16": 16} {
+	for in, want := range map[string]int{"14": 14, "13.0.1": 13, "19": 19, "llvm19": 19, "LLVM 22": 22, "19.1.7": 19, " 15 ": 15, "llvm-16": 16} {
 		r, err := ParseRelease(in)
 		if err != nil || r.Major != want {
 			t.Errorf("ParseRelease(%q) = %v, %v; want %d", in, r, err, want)
 		}
 	}
-	for _, in := range []string{"14", "23", "", "x", "1e9"} {
+	for _, in := range []string{"12", "23", "", "x", "1e9"} {
 		if _, err := ParseRelease(in); !errors.Is(err, ErrUnknownRelease) {
 			t.Errorf("ParseRelease(%q): %v, want ErrUnknownRelease", in, err)
 		}
@@ -90,6 +103,7 @@ func TestEnumNames(t *testing.T) {
 		{EntryLegacy, "legacy"}, {EntryV1, "v1"}, {EntryLayout(7), "EntryLayout(7)"},
 		{OrderDenseMap, "DenseMap(hash_value)"}, {RequiresEntryData, "entry-data"},
 		{BoundImageEnd, "image-end"}, {DummyLocalUsed, "local-used"}, {MapOrder(9), "MapOrder(9)"},
+		{WrapperOffloadWrapper, "clang-offload-wrapper"}, {WrapperLinkerWrapper, "clang-linker-wrapper"}, {WrapperForm(2), "WrapperForm(2)"},
 	} {
 		if got := c.v.String(); got != c.want {
 			t.Errorf("%#v.String() = %q, want %q", c.v, got, c.want)
@@ -106,7 +120,7 @@ func TestReleaseRowsAreTheCallers(t *testing.T) {
 	}{
 		{"LookupRelease", func() *Release { r, _ := LookupRelease(19); return r }},
 		{"ParseRelease", func() *Release { r, _ := ParseRelease("llvm 19"); return r }},
-		{"Releases", func() *Release { return Releases()[4] }},
+		{"Releases", func() *Release { return Releases()[6] }}, // 19
 		{"Default", Default},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,5 +154,30 @@ func scribble(t *testing.T, v reflect.Value) {
 		v.SetUint(v.Uint() + 7)
 	default:
 		t.Fatalf("scribble: a field of kind %v", v.Kind())
+	}
+}
+
+// TestOldDriverReleasesRefuseOffloadBinaries: LLVM 13 and 14 have no
+// OffloadBinary and no clang-offload-packager, so writing one for them, or
+// packaging, is refused rather than done as 15 would.
+func TestOldDriverReleasesRefuseOffloadBinaries(t *testing.T) {
+	for _, major := range []int{13, 14} {
+		r := mustRelease(t, major)
+		im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-pc-linux-gnu"}}}
+		if b, err := MarshalBinary(r, &im, []byte("image")); b != nil || !errors.Is(err, ErrUnsupported) {
+			t.Errorf("MarshalBinary(%v): %d bytes, %v; want ErrUnsupported", r, len(b), err)
+		}
+		if _, _, err := BinaryReader(r, &im, nil, 0); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("BinaryReader(%v): %v; want ErrUnsupported", r, err)
+		}
+		if _, err := r.ParseImageArg("file=a.o,triple=x86_64-pc-linux-gnu"); !errors.Is(err, ErrUnsupported) || errors.Is(err, ErrPackagerArgs) {
+			t.Errorf("%v ParseImageArg: %v; want ErrUnsupported", r, err)
+		}
+		for _, args := range [][]string{nil, {"file=a.o,triple=x86_64-pc-linux-gnu"}} {
+			n, err := r.Package(io.Discard, args, func(string) (io.Reader, int64, error) { t.Fatal("opened a file"); return nil, 0, nil })
+			if n != 0 || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "clang-offload-packager") {
+				t.Errorf("%v Package(%q): %d, %v; want ErrUnsupported naming the packager", r, args, n, err)
+			}
+		}
 	}
 }

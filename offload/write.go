@@ -108,6 +108,9 @@ func BinaryReader(r *Release, im *Image, data io.ReaderAt, size int64) (*io.Sect
 // meta returns everything of the binary of im and size image bytes before
 // the image, and its layout.
 func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
+	if err := r.checkBinary(); err != nil {
+		return nil, Layout{}, err
+	}
 	if size < 0 {
 		return nil, Layout{}, fmt.Errorf("image size %d: %w", size, ErrEncoding)
 	}
@@ -117,4 +120,13 @@ func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
 		return nil, Layout{}, err
 	}
 	return meta, l, nil
+}
+
+// checkBinary refuses a release without OffloadBinaries (BinaryVersion 0:
+// LLVM 13 and 14), rather than writing one that its tools never made.
+func (r *Release) checkBinary() error {
+	if r.BinaryVersion == 0 {
+		return fmt.Errorf("%v has no OffloadBinary (it came with LLVM 15; %v embeds raw device images): %w", r, r, ErrUnsupported)
+	}
+	return nil
 }
