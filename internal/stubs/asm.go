@@ -9,9 +9,26 @@ import (
 
 // codegen is what changed between releases in the code that LLVM's code
 // generators emit for the wrapper module. One row per release; the rows of
-// 17, 18, 20 and 21 are inferred (measured marks the others).
+// 17, 18, 20 and 21 are inferred (measured marks the others). The rows of 13
+// and 14 are clang's `-cc1 -emit-obj` at -O0 with the target features of the
+// driver (clang-offload-wrapper's module), the others llc's with empty
+// features at the default -O2 (clang-linker-wrapper's in-process compile).
 type codegen struct {
 	measured bool
+
+	// machines, when not nil, are the only machines whose code is known for
+	// the release; the others are refused. (clang-14 compiles the riscv64
+	// module with the driver's rv64gc features: compressed code with
+	// relaxations, another shape altogether.)
+	machines []elf.Machine
+	// noInfoLink: relocation sections lack SHF_INFO_LINK (LLVM 13's ELF
+	// writer; set from 14).
+	noInfoLink bool
+
+	// ppc64Frame is the size of the ppc64 frame: 0 for the 32-byte ELFv2
+	// minimum, 96 at -O0 (LLVM 14's clang -cc1), which also reserves the
+	// 64-byte parameter save area.
+	ppc64Frame int32
 
 	// ppc64SaveLRFirst: the prologue stores LR (`std 0, 16(1)`) before
 	// `stdu` (LLVM 15); from 16 on it stores it after, at 48(1).
@@ -41,6 +58,9 @@ type codegen struct {
 }
 
 var codegens = map[int]codegen{
+	13: {measured: true, machines: []elf.Machine{elf.EM_X86_64}, noInfoLink: true},
+	14: {measured: true, machines: []elf.Machine{elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64},
+		ppc64SaveLRFirst: true, ppc64Frame: 96, arm64MappingSuffix: true},
 	15: {measured: true, ppc64SaveLRFirst: true, riscvBBLabels: true, riscvISA: "rv64i2p0", arm64MappingSuffix: true},
 	16: {measured: true, riscvISA: "rv64i2p0", arm64MappingSuffix: true},
 	17: {riscvTempLabels: true, riscvISA: "rv64i2p1"},
@@ -55,8 +75,8 @@ var codegens = map[int]codegen{
 // number of images.
 type variant struct {
 	codegen
-	atexit bool
-	images uint64
+	atexit, static bool
+	images         uint64
 }
 
 // arch is how one machine's code is laid out and written.
@@ -75,7 +95,7 @@ type arch struct {
 // (no instruction's size depends on where unreg is), then again with unreg's
 // offset.
 func assemble(a arch, v variant) *Code {
-	c := &Code{Align: a.align, Measured: v.measured}
+	c := &Code{Align: a.align, Measured: v.measured, InfoLink: !v.noInfoLink}
 	c.DescriptorOffset = 32 * v.images
 	a.setup(c, v)
 

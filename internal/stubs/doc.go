@@ -1,7 +1,9 @@
 // Package stubs holds the machine code of the two functions of the OpenMP
 // registration ("wrapper") object that clang-linker-wrapper compiles, for the
 // host machines x86-64, AArch64, ppc64le and riscv64, byte for byte as LLVM's
-// code generators of releases 15 to 22 emit them (spec §3.1–§3.2):
+// code generators of releases 15 to 22 emit them (spec §3.1–§3.2), and of
+// the object that the old driver of LLVM 13 and 14 compiles from
+// clang-offload-wrapper's module (around-the-binary §2):
 //
 //   - `.omp_offloading.descriptor_reg` calls `__tgt_register_lib(&descriptor)`
 //     and, in the LLVM 19+ module, `atexit(.omp_offloading.descriptor_unreg)`;
@@ -34,9 +36,22 @@
 // 20 and 21 (from the LLVM changes that 22 shows, both merged in autumn 2024,
 // before the LLVM 20 branch).
 //
-//	x86-64    no change 15–22.
-//	AArch64   code unchanged; mapping symbol `$x.0` (15, 16) then `$x`.
-//	ppc64le   15 stores LR before `stdu` (`std 0,16(1)`), 16+ after (`std 0,48(1)`).
+// LLVM 13 and 14 are measured on `clang-N -cc1 -emit-obj` of the module of
+// clang-offload-wrapper-N, with the flags that the driver passes (clang -###):
+// -O0 and the driver's target features, where 15 to 22 compile with llc's
+// defaults. 14 compiles PIE: the code is 15's on x86-64 and AArch64, and on
+// ppc64le 15's but for a 96-byte frame (-O0 reserves the parameter save
+// area); its riscv64 module is compiled rv64gc with relaxation (compressed
+// code, another shape), which this package does not write. 13's driver
+// compiles without PIC ([Options.Static]): the descriptor is loaded with
+// `movabs` (R_X86_64_64 against .rodata, where the tables are); and 13's ELF
+// writer leaves SHF_INFO_LINK off the relocation sections
+// ([Code.InfoLink]); x86-64 only.
+//
+//	x86-64    no change 13–22 but static code's movabs.
+//	AArch64   code unchanged; mapping symbol `$x.0` (14–16) then `$x`.
+//	ppc64le   14, 15 store LR before `stdu` (`std 0,16(1)`), 16+ after (`std 0,48(1)`);
+//	          14's frame is 96 bytes, the others' 32.
 //	          20+ GlobalMerge (PR #114850): device_images and the descriptor
 //	          become one block, sorted by size (stable): one image puts the
 //	          descriptor at 0x20 and the code adds `addi 3,3,32` after the

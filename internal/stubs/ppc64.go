@@ -33,13 +33,13 @@ var ppc64 = arch{
 			ppc64AddrR3(e, Unreg, 0)
 			ppc64Call(e, Atexit)
 		}
-		ppc64Epilogue(e)
+		ppc64Epilogue(e, v)
 	},
 	unreg: func(e *emitter, v variant) {
 		ppc64Prologue(e, v)
 		ppc64Descriptor(e, v)
 		ppc64Call(e, UnregisterLib)
-		ppc64Epilogue(e)
+		ppc64Epilogue(e, v)
 	},
 }
 
@@ -64,8 +64,14 @@ const (
 // is 8 bytes after its global one (STO_PPC64_LOCAL = 3, in bits 5–7).
 const LocalEntry8 = 3 << 5
 
-// ppc64Frame is the size of the frame: the 32-byte ELFv2 minimum.
-const ppc64Frame = 32
+// ppc64Frame is the size of the frame: the 32-byte ELFv2 minimum, unless
+// the code generator reserves more.
+func ppc64Frame(v variant) int32 {
+	if v.ppc64Frame != 0 {
+		return v.ppc64Frame
+	}
+	return 32
+}
 
 func ppc64D(op, rt, ra uint32, imm int32) uint32 {
 	return op<<26 | rt<<21 | ra<<16 | uint32(imm)&0xffff
@@ -83,14 +89,15 @@ func ppc64Prologue(e *emitter, v variant) {
 	e.reloc(e.pc(), elf.R_PPC64_REL16_LO, TOC, 4)
 	e.word(ppc64D(ppc64OpAddi, 2, 2, 0)) // addi 2, 2, .TOC.-gep@l
 	e.word(ppc64Mflr0)
+	frame := ppc64Frame(v)
 	if v.ppc64SaveLRFirst {
-		e.word(ppc64DS(ppc64OpStd, 0, 1, 16, 0))          // std 0, 16(1)
-		e.word(ppc64DS(ppc64OpStd, 1, 1, -ppc64Frame, 1)) // stdu 1, -32(1)
+		e.word(ppc64DS(ppc64OpStd, 0, 1, 16, 0))     // std 0, 16(1)
+		e.word(ppc64DS(ppc64OpStd, 1, 1, -frame, 1)) // stdu 1, -32(1)
 	} else {
-		e.word(ppc64DS(ppc64OpStd, 1, 1, -ppc64Frame, 1))   // stdu 1, -32(1)
-		e.word(ppc64DS(ppc64OpStd, 0, 1, ppc64Frame+16, 0)) // std 0, 48(1)
+		e.word(ppc64DS(ppc64OpStd, 1, 1, -frame, 1))   // stdu 1, -32(1)
+		e.word(ppc64DS(ppc64OpStd, 0, 1, frame+16, 0)) // std 0, 48(1)
 	}
-	e.rule(elfobj.DefCFAOffset(ppc64Frame), elfobj.Offset(65, 16)) // LR (DWARF 65) at CFA+16
+	e.rule(elfobj.DefCFAOffset(uint64(frame)), elfobj.Offset(65, 16)) // LR (DWARF 65) at CFA+16
 }
 
 // ppc64Descriptor puts the descriptor's address in r3. With merged globals
@@ -123,9 +130,9 @@ func ppc64Call(e *emitter, t Target) {
 	e.word(ppc64Nop)
 }
 
-func ppc64Epilogue(e *emitter) {
-	e.word(ppc64D(ppc64OpAddi, 1, 1, ppc64Frame)) // addi 1, 1, 32
-	e.word(ppc64DS(ppc64OpLd, 0, 1, 16, 0))       // ld 0, 16(1)
+func ppc64Epilogue(e *emitter, v variant) {
+	e.word(ppc64D(ppc64OpAddi, 1, 1, ppc64Frame(v))) // addi 1, 1, 32
+	e.word(ppc64DS(ppc64OpLd, 0, 1, 16, 0))          // ld 0, 16(1)
 	e.word(ppc64Mtlr0)
 	e.word(ppc64Blr)
 	e.bytes(make([]byte, 12)...) // empty traceback table: .long 0; .quad 0

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/goffload/goffload/elfobj"
 )
@@ -133,22 +134,33 @@ type Code struct {
 	// Attributes is the content of `.riscv.attributes` (riscv64 only).
 	Attributes []byte
 
+	// InfoLink says that the relocation sections have SHF_INFO_LINK, as
+	// LLVM's ELF writer sets from LLVM 14 on; LLVM 13 leaves their flags 0.
+	InfoLink bool
+
 	// Measured is true when this code was compared with the output of that
-	// release's llc (LLVM 15, 16, 19 and 22), false when it is inferred
-	// from the neighbouring releases and LLVM's history (17, 18, 20, 21).
+	// release's code generator (llc of LLVM 15, 16, 19 and 22; clang -cc1
+	// of 13 and 14), false when it is inferred from the neighbouring
+	// releases and LLVM's history (17, 18, 20, 21).
 	Measured bool
 }
 
 // Options selects the code generator and the wrapper module it compiles.
 type Options struct {
 	// LLVM is the release whose code generator compiles the wrapper module
-	// (clang-linker-wrapper compiles in process, with its own libLLVM): 15
-	// to 22; 0 means 19.
+	// (clang-linker-wrapper compiles in process, with its own libLLVM; the
+	// driver of 13 and 14 compiles clang-offload-wrapper's module with
+	// `clang -cc1 -emit-obj`): 13 to 22; 0 means 19. LLVM 13 has x86-64
+	// code only, 14 has no riscv64 code.
 	LLVM int
 	// Atexit says that reg calls atexit(unreg), as the wrapper module of
 	// LLVM 19 and later does; LLVM 15–18 register unreg in .fini_array
 	// instead.
 	Atexit bool
+	// Static says that the module is compiled with the static relocation
+	// model, as the driver of LLVM 13 compiles clang-offload-wrapper's: the
+	// descriptor is addressed with an absolute 64-bit move (x86-64 only).
+	Static bool
 	// Images is the number of device images (1 if 0). It decides
 	// DescriptorOffset and, where LLVM merges globals and so orders them by
 	// size (ppc64 from LLVM 20), the code.
@@ -189,12 +201,18 @@ func OpenMPWith(m elf.Machine, o Options) (*Code, error) {
 	}
 	cg, ok := codegens[o.LLVM]
 	if !ok {
-		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 15 to 22)", o.LLVM, ErrUnsupported)
+		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 13 to 22)", o.LLVM, ErrUnsupported)
 	}
 	arch, ok := arches[m]
 	if !ok {
 		return nil, fmt.Errorf("openmp wrapper code for %v: %w", m, ErrUnsupported)
 	}
-	v := variant{codegen: cg, atexit: o.Atexit, images: uint64(o.Images)}
+	if cg.machines != nil && !slices.Contains(cg.machines, m) {
+		return nil, fmt.Errorf("openmp wrapper code of LLVM %d for %v: %w (known for %v)", o.LLVM, m, ErrUnsupported, cg.machines)
+	}
+	if o.Static && m != elf.EM_X86_64 {
+		return nil, fmt.Errorf("static openmp wrapper code for %v: %w (x86-64 only)", m, ErrUnsupported)
+	}
+	v := variant{codegen: cg, atexit: o.Atexit, static: o.Static, images: uint64(o.Images)}
 	return assemble(arch, v), nil
 }

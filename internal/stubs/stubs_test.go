@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,6 +131,55 @@ var decodeGolden = []struct {
 0x0084: .long 0x0
 0x0088: .long 0x0
 0x008c: .long 0x0`},
+	// LLVM 13 (static: movabs, llvm-objdump-14's `movabsq $0, %rdi`) and
+	// 14's ppc64le (a 96-byte frame), checked against llvm-objdump-14 -d of
+	// clang-13/14 -cc1's objects.
+	{elf.EM_X86_64, 13, false, `
+0x0000: push %rax
+0x0001: mov $0x0,%rdi
+0x000b: callq 0x10
+0x0010: pop %rax
+0x0011: retq
+0x0012: nopw %cs:(%rax,%rax,1)
+0x001c: nopl (%rax)
+0x0020: push %rax
+0x0021: mov $0x0,%rdi
+0x002b: callq 0x30
+0x0030: pop %rax
+0x0031: retq`},
+	{elf.EM_PPC64, 14, false, `
+0x0000: addis r2,r12,0
+0x0004: addi r2,r2,0
+0x0008: mflr r0
+0x000c: std r0,16(r1)
+0x0010: stdu r1,-96(r1)
+0x0014: addis r3,r2,0
+0x0018: addi r3,r3,0
+0x001c: bl .+0x0
+0x0020: nop
+0x0024: addi r1,r1,96
+0x0028: ld r0,16(r1)
+0x002c: mtlr r0
+0x0030: blr
+0x0034: .long 0x0
+0x0038: .long 0x0
+0x003c: .long 0x0
+0x0040: addis r2,r12,0
+0x0044: addi r2,r2,0
+0x0048: mflr r0
+0x004c: std r0,16(r1)
+0x0050: stdu r1,-96(r1)
+0x0054: addis r3,r2,0
+0x0058: addi r3,r3,0
+0x005c: bl .+0x0
+0x0060: nop
+0x0064: addi r1,r1,96
+0x0068: ld r0,16(r1)
+0x006c: mtlr r0
+0x0070: blr
+0x0074: .long 0x0
+0x0078: .long 0x0
+0x007c: .long 0x0`},
 	{elf.EM_PPC64, 19, false, `
 0x0000: addis r2,r12,0
 0x0004: addi r2,r2,0
@@ -288,7 +338,7 @@ var decodeGolden = []struct {
 func TestDecodeMatchesGolden(t *testing.T) {
 	for _, g := range decodeGolden {
 		t.Run(fmt.Sprintf("%v/llvm%d/atexit=%v", g.machine, g.llvm, g.atexit), func(t *testing.T) {
-			c := openMP(t, g.machine, Options{LLVM: g.llvm, Atexit: g.atexit})
+			c := openMP(t, g.machine, Options{LLVM: g.llvm, Atexit: g.atexit, Static: g.llvm == 13})
 			got, err := disassemble(g.machine, c.Text)
 			if err != nil {
 				t.Fatal(err)
@@ -306,9 +356,12 @@ func TestDecodeMatchesGolden(t *testing.T) {
 // inside the text, functions in order and aligned, CFI that elfobj encodes.
 func TestEveryVariantDecodes(t *testing.T) {
 	for _, m := range machines {
-		for llvm := 15; llvm <= 22; llvm++ {
+		for llvm := 13; llvm <= 22; llvm++ {
+			if ms := codegens[llvm].machines; ms != nil && !slices.Contains(ms, m.machine) {
+				continue
+			}
 			for _, atexit := range []bool{false, true} {
-				c := openMP(t, m.machine, Options{LLVM: llvm, Atexit: atexit})
+				c := openMP(t, m.machine, Options{LLVM: llvm, Atexit: atexit, Static: llvm == 13})
 				name := fmt.Sprintf("%s/llvm%d/atexit=%v", m.name, llvm, atexit)
 				if _, err := disassemble(m.machine, c.Text); err != nil {
 					t.Errorf("%s: %v", name, err)
@@ -375,8 +428,12 @@ func TestErrors(t *testing.T) {
 	}{
 		{elf.EM_386, Options{}},
 		{elf.EM_MIPS, Options{}},
-		{elf.EM_X86_64, Options{LLVM: 14}},
+		{elf.EM_X86_64, Options{LLVM: 12}},
 		{elf.EM_X86_64, Options{LLVM: 23}},
+		{elf.EM_RISCV, Options{LLVM: 14}},   // clang-14 compiles it rv64gc: not measured
+		{elf.EM_AARCH64, Options{LLVM: 13}}, // static code on x86-64 only
+		{elf.EM_PPC64, Options{LLVM: 13}},
+		{elf.EM_AARCH64, Options{LLVM: 19, Static: true}},
 	} {
 		c, err := OpenMPWith(tc.m, tc.o)
 		if c != nil || !errors.Is(err, ErrUnsupported) {
@@ -483,6 +540,57 @@ func TestMatchesClangLinkerWrapper(t *testing.T) {
 			defer f.Close()
 			compareEHFrameBytes(t, f, elf.EM_X86_64, c)
 		})
+	}
+}
+
+// TestMatchesClangOldDriver compiles the module that clang-offload-wrapper
+// of LLVM 13 and 14 writes for one and two images with `clang -cc1
+// -emit-obj` as the driver of that release runs it (from clang -###), for
+// every machine that release has code for, and compares the object with the
+// Code as TestMatchesLLC does.
+func TestMatchesClangOldDriver(t *testing.T) {
+	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
+	for _, llvm := range []int{13, 14} {
+		for _, m := range machines {
+			if !slices.Contains(codegens[llvm].machines, m.machine) {
+				continue
+			}
+			link := tooltest.OldDriverCommands(t, llvm, m.triple)
+			for _, images := range []int{1, 2} {
+				t.Run(fmt.Sprintf("llvm%d/%s/images=%d", llvm, m.name, images), func(t *testing.T) {
+					dir := t.TempDir()
+					var files []string
+					for i := range images {
+						img := bytes.Repeat([]byte{0x7f, 'E', 'L', 'F', 0, byte(i)}, 50+7*i) // interior NULs: not a C string
+						files = append(files, filepath.Join(dir, fmt.Sprintf("img%d", i)))
+						if err := os.WriteFile(files[i], img, 0o644); err != nil {
+							t.Fatal(err)
+						}
+					}
+					bc, obj := filepath.Join(dir, "w.bc"), filepath.Join(dir, "w.o")
+					wrap := link.WrapArgs(bc, files...)
+					run(t, wrap[0], wrap[1:]...)
+					cc := link.CompileArgs(bc, obj)
+					run(t, cc[0], cc[1:]...)
+					c := openMP(t, m.machine, Options{LLVM: llvm, Static: llvm == 13, Images: images}) // clang-13 compiles static
+					if !c.Measured {
+						t.Errorf("Measured is false for a measured release")
+					}
+					compareObject(t, obj, m.machine, c)
+					compareEHFrame(t, dwarfdump, obj, m.machine, c)
+					f, err := elf.Open(obj)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					for _, s := range f.Sections {
+						if s.Type == elf.SHT_RELA && (s.Flags&0x40 != 0) != c.InfoLink {
+							t.Errorf("%s: flags %v, Code.InfoLink %v", s.Name, s.Flags, c.InfoLink)
+						}
+					}
+				})
+			}
+		}
 	}
 }
 
@@ -655,7 +763,14 @@ func readObject(t *testing.T, f *elf.File, m elf.Machine) fromObject {
 		case s.Name == ".omp_offloading.descriptor":
 			o.DescriptorOffset = s.Value
 			addr[s.Name] = s.Value
+		case s.Name == ".omp_offloading.device_images":
+			addr[s.Name] = s.Value
 		}
+	}
+	if tables := descriptorSection(f, syms); tables == ".rodata" {
+		// Static code (LLVM 13): the tables follow the images in .rodata;
+		// DescriptorOffset is from the device images.
+		o.DescriptorOffset -= addr[".omp_offloading.device_images"]
 	}
 	byName := map[string]Target{}
 	for _, tg := range []Target{RegisterLib, UnregisterLib, Atexit, TOC} {
@@ -670,7 +785,7 @@ func readObject(t *testing.T, f *elf.File, m elf.Machine) fromObject {
 			name = f.Sections[s.Section].Name
 		}
 		switch {
-		case name == ".data.rel.ro" && isSection, name == ".omp_offloading.descriptor":
+		case (name == ".data.rel.ro" || name == ".rodata") && isSection, name == ".omp_offloading.descriptor":
 			out.Target = Descriptor
 			if isSection {
 				out.Addend -= int64(addr[".omp_offloading.descriptor"])
@@ -695,6 +810,16 @@ func readObject(t *testing.T, f *elf.File, m elf.Machine) fromObject {
 		o.Relocs = append(o.Relocs, out)
 	}
 	return o
+}
+
+// descriptorSection is the name of the section of the descriptor.
+func descriptorSection(f *elf.File, syms []elf.Symbol) string {
+	for _, s := range syms {
+		if s.Name == ".omp_offloading.descriptor" && int(s.Section) < len(f.Sections) {
+			return f.Sections[s.Section].Name
+		}
+	}
+	return ""
 }
 
 func indexOf(f *elf.File, s *elf.Section) int {

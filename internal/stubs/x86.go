@@ -16,7 +16,7 @@ var x86 = arch{
 	setup: func(c *Code, v variant) { c.DescriptorViaSection = true },
 	reg: func(e *emitter, v variant, unreg uint64) {
 		x86Prologue(e)
-		x86LeaRDI(e, Descriptor)
+		x86Descriptor(e, v)
 		x86Call(e, RegisterLib)
 		if v.atexit {
 			e.bytes(0x48, 0x8d, 0x3d) // lea unreg(%rip), %rdi
@@ -27,7 +27,7 @@ var x86 = arch{
 	},
 	unreg: func(e *emitter, v variant) {
 		x86Prologue(e)
-		x86LeaRDI(e, Descriptor)
+		x86Descriptor(e, v)
 		x86Call(e, UnregisterLib)
 		x86Epilogue(e)
 	},
@@ -42,6 +42,20 @@ func x86Epilogue(e *emitter) {
 	e.bytes(0x58) // pop %rax
 	e.rule(elfobj.DefCFAOffset(8))
 	e.bytes(0xc3) // ret
+}
+
+// x86Descriptor puts the descriptor's address in %rdi: RIP-relative, or
+// with an absolute 64-bit move in static code (LLVM 13's driver, which
+// compiles the module without PIC; clang -cc1 of an IR module uses the
+// large immediate, R_X86_64_64).
+func x86Descriptor(e *emitter, v variant) {
+	if !v.static {
+		x86LeaRDI(e, Descriptor)
+		return
+	}
+	e.bytes(0x48, 0xbf) // movabs $t, %rdi
+	e.reloc(e.pc(), elf.R_X86_64_64, Descriptor, 0)
+	e.bytes(0, 0, 0, 0, 0, 0, 0, 0)
 }
 
 // x86LeaRDI writes `lea t(%rip), %rdi`.

@@ -79,7 +79,8 @@ func Missing(t testing.TB, reason string) {
 // /usr/lib/llvm-<major>/lib (Debian libomp-<major>-dev, libomp5-<major>) or
 // in $OFFLOAD_LLVM_<major>/usr/lib/llvm-<major>/lib (the libomp5-<major>
 // package unpacked with dpkg -x, since the -dev packages of two releases
-// conflict); the folder is made in the test's temporary folder, of links.
+// conflict; for 14, libomp-14-dev too, which holds its libomptarget); the
+// folder is made in the test's temporary folder, of links.
 func OpenMPRuntime(t testing.TB, major int) string {
 	t.Helper()
 	n := strconv.Itoa(major)
