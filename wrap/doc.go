@@ -1,6 +1,7 @@
 // Package wrap makes the registration objects that clang-linker-wrapper makes
-// after device linking, so that a program links and runs with the offloading
-// runtime without any LLVM tool at link time.
+// after device linking (and, for LLVM 13 and 14, clang-offload-wrapper), so
+// that a program links and runs with the offloading runtime without any LLVM
+// tool at link time.
 //
 // [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 22 on
 // x86-64, AArch64, ppc64le and riscv64 hosts (spec §3.1, §3.2): each binary
@@ -21,6 +22,17 @@
 //	o, _ := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []wrap.Binary{bin})
 //	_, err := elfobj.Write(w, o)
 //
+// For LLVM 13 and 14, whose old OpenMP driver registers device code with
+// clang-offload-wrapper (offload.WrapperOffloadWrapper), [OpenMP] takes the
+// linked device images themselves ([RawImage]; [FromImage] gives the same
+// for those releases, so the code above serves every release) and writes
+// the object that clang-offload-wrapper and `clang -cc1 -emit-obj`, run as
+// that release's driver runs them, make: the images raw in .rodata,
+// .init_array.1 and .fini_array.1, the hidden __dummy.omp_offloading.entry;
+// section by section and symbol by symbol the same as LLVM's for 14 on
+// x86-64, AArch64 and ppc64le and for 13 (compiled static) on x86-64, but
+// for images so small that LLVM merges them (see [OpenMP]).
+//
 // [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 22 on
 // x86-64 and AArch64 hosts (spec §3.3) around a fatbin that it first checks
 // as the runtime will read it ([ErrNotFatbin]).
@@ -32,6 +44,7 @@
 //
 // [FromBinary] reads untrusted binaries with package offload's checked reader,
 // and [GPU] untrusted fatbins with package bundle's (decompressing a
-// compressed HIP fatbin once, bounded by its declared size); the rest of the
-// package only writes what its arguments describe.
+// compressed HIP fatbin once, bounded by its declared size), and [OpenMP]
+// reads the first 4 bytes of a raw image to refuse an OffloadBinary given as
+// one; the rest of the package only writes what its arguments describe.
 package wrap

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
@@ -14,13 +15,18 @@ import (
 
 // Binary is one OffloadBinary to embed in a registration object: the Size
 // bytes of R from offset 0, read each time the object is written (it is never
-// held in memory).
+// held in memory). For LLVM 13 and 14, whose clang-offload-wrapper embeds
+// device images as they are, it is a raw device image instead (see
+// [RawImage]).
 type Binary struct {
 	R    io.ReaderAt
 	Size int64
 	// ImageOffset and ImageSize are the binary's first image, where a
 	// __tgt_device_image points.
 	ImageOffset, ImageSize uint64
+	// Raw says that R holds a device image itself, not an OffloadBinary:
+	// what a release whose Wrapper is offload.WrapperOffloadWrapper embeds.
+	Raw bool
 }
 
 // check refuses a Binary that the object could not point into: the
@@ -54,11 +60,27 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 	return bin, nil
 }
 
+// RawImage returns the linked device image of size bytes of r (a device ELF
+// shared object, as the driver's device link makes it) as
+// clang-offload-wrapper of LLVM 13 and 14 embeds it: as it is, with no
+// OffloadBinary around it.
+func RawImage(r io.ReaderAt, size int64) Binary {
+	return Binary{R: r, Size: size, ImageSize: uint64(max(size, 0)), Raw: true}
+}
+
 // FromImage returns the binary that clang-linker-wrapper makes of a linked
 // device image (the size bytes of data) with metadata im (see
 // offload.LinkedImage). The image is read from data each time the object is
-// written.
+// written. For a release whose wrapper embeds raw images (LLVM 13 and 14)
+// it is RawImage(data, size), and im is not used.
 func FromImage(r *offload.Release, im offload.Image, data io.ReaderAt, size int64) (Binary, error) {
+	if r.Wrapper == offload.WrapperOffloadWrapper {
+		bin := RawImage(data, size)
+		if err := bin.check(); err != nil {
+			return Binary{}, fmt.Errorf("wrap: %w", err)
+		}
+		return bin, nil
+	}
 	rd, l, err := offload.BinaryReader(r, &im, data, size)
 	if err != nil {
 		return Binary{}, fmt.Errorf("wrap: %w", err)
@@ -88,14 +110,17 @@ var ErrUnsupported = errors.ErrUnsupported
 
 // names of the wrapper's globals (spec §3.1).
 const (
-	nameImage   = ".omp_offloading.device_image"
-	nameImages  = ".omp_offloading.device_images"
-	nameDesc    = ".omp_offloading.descriptor"
-	nameReg     = ".omp_offloading.descriptor_reg"
-	nameUnreg   = ".omp_offloading.descriptor_unreg"
-	imageSize   = offload.DeviceImageSize
-	descSize    = offload.BinDescSize
-	wrapperFile = "offload.wrapper.module"
+	nameImage  = ".omp_offloading.device_image"
+	nameImages = ".omp_offloading.device_images"
+	nameDesc   = ".omp_offloading.descriptor"
+	nameReg    = ".omp_offloading.descriptor_reg"
+	nameUnreg  = ".omp_offloading.descriptor_unreg"
+	imageSize  = offload.DeviceImageSize
+	descSize   = offload.BinDescSize
+	// The source file names of the modules of clang-linker-wrapper and of
+	// clang-offload-wrapper.
+	wrapperFile       = "offload.wrapper.module"
+	legacyWrapperFile = "offload.wrapper.object"
 )
 
 // OpenMP returns the registration object that clang-linker-wrapper of the
@@ -112,6 +137,22 @@ const (
 // relocation pairs (R_RISCV_ADD32/SUB32, SET6/SUB6) between unnamed symbols,
 // where this .eh_frame holds the values they resolve to, which is the same
 // since the code is not relaxed.
+//
+// For a release whose Wrapper is offload.WrapperOffloadWrapper (LLVM 13 and
+// 14), bins are raw device images ([RawImage]) and the object is the one
+// that clang-offload-wrapper and `clang -cc1 -emit-obj` make with the flags
+// of that release's driver (around-the-binary §2): each image in .rodata,
+// aligned to 16 when it is longer than 16 bytes, the module named
+// offload.wrapper.object, .init_array.1 and .fini_array.1, the hidden
+// __dummy.omp_offloading.entry, and .llvm_addrsig; LLVM 14 on x86-64,
+// AArch64 and ppc64le (its riscv64 object is compiled rv64gc, which this
+// package does not write), LLVM 13 on x86-64, where its driver compiles the
+// module static, with the tables in .rodata too. One thing differs: LLVM
+// puts an image of 4, 8, 16 or 32 bytes, or one that is a C string (a NUL
+// at the end and none before), in a mergeable section (.rodata.cstN,
+// .rodata.str1.N); this package puts every image in .rodata. No device
+// image, an ELF file, is either. Suffix and Relocatable are not for these
+// releases.
 func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
@@ -120,19 +161,26 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if len(bins) == 0 {
 		return nil, fmt.Errorf("wrap: no device binary")
 	}
+	legacy := r.Wrapper == offload.WrapperOffloadWrapper
 	for i, bin := range bins {
 		if err := bin.check(); err != nil {
+			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
+		}
+		if err := checkForm(r, bin); err != nil {
 			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
 		}
 	}
 	if opt.Relocatable && r.RelocatableSection == "" {
 		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, ErrUnsupported)
 	}
+	if legacy && opt.Suffix != "" {
+		return nil, fmt.Errorf("wrap: symbol suffix in %v (clang-offload-wrapper has none): %w", r, ErrUnsupported)
+	}
 	o, err := elfobj.ForTriple(opt.Triple)
 	if err != nil {
 		return nil, err
 	}
-	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: r.UnregisterAtexit, Images: len(bins)})
+	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: r.UnregisterAtexit, Static: r.WrapperStatic, Images: len(bins)})
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
@@ -140,9 +188,33 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 		// ppc64le from LLVM 20 merges the globals into one block.
 		return nil, fmt.Errorf("wrap: %v on %v lays out .data.rel.ro by merging globals: %w", r, o.Machine, ErrUnsupported)
 	}
-	b := &builder{o: o, r: r, opt: opt, code: code, entries: r.EntriesSection(offload.OffloadOpenMP), mapping: map[*elfobj.Section]bool{}}
+	b := &builder{o: o, r: r, opt: opt, code: code, entries: r.EntriesSection(offload.OffloadOpenMP), mapping: map[*elfobj.Section]bool{},
+		legacy: legacy}
 	b.style()
 	return b.build(bins)
+}
+
+// checkForm refuses a binary of the other form than the release embeds: a
+// raw image where clang-linker-wrapper embeds OffloadBinaries, an
+// OffloadBinary where clang-offload-wrapper embeds raw images.
+func checkForm(r *offload.Release, bin Binary) error {
+	if r.Wrapper != offload.WrapperOffloadWrapper {
+		if bin.Raw {
+			return fmt.Errorf("a raw device image, where %v embeds OffloadBinaries (see FromImage): %w", r, fs.ErrInvalid)
+		}
+		return nil
+	}
+	if !bin.Raw {
+		return fmt.Errorf("an OffloadBinary, where %v embeds raw device images (see RawImage): %w", r, fs.ErrInvalid)
+	}
+	var head [4]byte
+	if bin.R == nil { // an empty image (check allows no reader for it)
+		return nil
+	}
+	if n, _ := bin.R.ReadAt(head[:], 0); n == len(head) && head == offload.Magic {
+		return fmt.Errorf("an OffloadBinary (magic %x), where %v embeds the device image itself: extract it first: %w", head, r, fs.ErrInvalid)
+	}
+	return nil
 }
 
 // builder assembles one wrapper object.
@@ -169,8 +241,20 @@ type builder struct {
 	mapping                                            map[*elfobj.Section]bool
 	// mappingNumber is the number of the next data mapping symbol when the
 	// code generator numbers them through the object ($x.0, $d.1, $d.2, ...:
-	// AArch64 in LLVM 15 and 16), or -1.
+	// AArch64 in LLVM 14 to 16), or -1.
 	mappingNumber int
+
+	// legacy: clang-offload-wrapper's object (LLVM 13, 14): raw images in
+	// .rodata, .llvm_addrsig.
+	legacy bool
+	// imageOffs are where the images are in their section. tables is the
+	// section of device_images and the descriptor, at tablesOff:
+	// .data.rel.ro at 0, or, in static code (LLVM 13), the images' .rodata
+	// after them.
+	imageOffs  []uint64
+	tablesOff  uint64
+	tables     *elfobj.Section
+	imagesData *concat.ReaderAt
 }
 
 func (b *builder) style() {
@@ -187,6 +271,7 @@ func (b *builder) style() {
 }
 
 func (b *builder) build(bins []Binary) (*elfobj.Object, error) {
+	b.layout(bins)
 	b.sections(bins)
 	b.symbols(bins)
 	if err := b.data(bins); err != nil {
@@ -197,9 +282,44 @@ func (b *builder) build(bins []Binary) (*elfobj.Object, error) {
 		return nil, err
 	}
 	b.mappingSymbols()
+	b.addrsig()
+	b.relocationSections()
 	b.o.Sections = append(b.o.Sections, &elfobj.Section{Name: ".symtab", Type: elf.SHT_SYMTAB, Addralign: 8, Entsize: 24, Link: b.strtab})
 	return b.o, nil
 }
+
+// layout places the images in their section: one after the other (the
+// OffloadBinaries of clang-linker-wrapper are multiples of 8 bytes, aligned
+// to 8), or as the code generator places clang-offload-wrapper's constants,
+// each at its preferred alignment (16 for more than 16 bytes).
+func (b *builder) layout(bins []Binary) {
+	var off uint64
+	for _, bin := range bins {
+		if b.legacy {
+			off = alignUp(off, constantAlign(b.o.Machine, uint64(bin.Size)))
+		}
+		b.imageOffs = append(b.imageOffs, off)
+		off += uint64(bin.Size)
+	}
+	if b.r.WrapperStatic {
+		b.tablesOff = alignUp(off, 16) // [N x __tgt_device_image] is more than 16 bytes
+	}
+}
+
+// constantAlign is the alignment that LLVM's DataLayout prefers for a global
+// [size x i8] constant without an explicit one: 16 above 16 bytes, else the
+// preferred alignment of i8 (32 bits on AArch64: "i8:8:32").
+func constantAlign(m elf.Machine, size uint64) uint64 {
+	switch {
+	case size > 16:
+		return 16
+	case m == elf.EM_AARCH64:
+		return 4
+	}
+	return 1
+}
+
+func alignUp(n, a uint64) uint64 { return (n + a - 1) &^ (a - 1) }
 
 // sections lays out the sections in LLVM's order: .strtab (the names of
 // sections and symbols alike), .text, .text.startup, the entries section, the
@@ -212,18 +332,33 @@ func (b *builder) sections(bins []Binary) {
 	b.startup = &elfobj.Section{Name: ".text.startup", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR,
 		Addralign: b.code.Align, Data: b.code.Text}
 	b.entrySec = &elfobj.Section{Name: b.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addralign: 8, Data: []byte{}}
-	name := ".llvm.offloading"
+	name, typ, align := ".llvm.offloading", elfobj.SHT_LLVM_OFFLOADING, uint64(8)
 	if b.opt.Relocatable {
 		name = b.r.RelocatableSection
 	}
-	images := &concat.ReaderAt{}
-	for _, bin := range bins {
-		images.Add(bin.R, 0, bin.Size)
+	b.imagesData = &concat.ReaderAt{}
+	for i, bin := range bins {
+		b.imagesData.AddZeros(int64(b.imageOffs[i]) - b.imagesData.Size())
+		b.imagesData.Add(bin.R, 0, bin.Size)
 	}
-	b.images = &elfobj.Section{Name: name, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elf.SHF_ALLOC, Addralign: 8,
-		Reader: images, Size: images.Size()}
-	b.dataRelRo = &elfobj.Section{Name: ".data.rel.ro", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 16}
-	b.o.Sections = append(b.o.Sections, b.strtab, b.text, b.startup, b.entrySec, b.images, b.dataRelRo)
+	if b.legacy {
+		name, typ, align = ".rodata", elf.SHT_PROGBITS, 1
+		for _, bin := range bins {
+			align = max(align, constantAlign(b.o.Machine, uint64(bin.Size)))
+		}
+		if b.r.WrapperStatic {
+			align = 16 // the tables' alignment
+		}
+	}
+	b.images = &elfobj.Section{Name: name, Type: typ, Flags: elf.SHF_ALLOC, Addralign: align,
+		Reader: b.imagesData, Size: b.imagesData.Size()}
+	b.o.Sections = append(b.o.Sections, b.strtab, b.text, b.startup, b.entrySec, b.images)
+	b.tables = b.images
+	if !b.r.WrapperStatic {
+		b.dataRelRo = &elfobj.Section{Name: ".data.rel.ro", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 16}
+		b.tables = b.dataRelRo
+		b.o.Sections = append(b.o.Sections, b.dataRelRo)
+	}
 	array := func(name string, typ elf.SectionType) *elfobj.Section {
 		s := &elfobj.Section{Name: fmt.Sprintf("%s.%d", name, b.r.CtorPriority), Type: typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
 			Addralign: 8, Data: make([]byte, 8)}
@@ -284,9 +419,13 @@ func (b *builder) undefined(name string, vis elf.SymVis) *elfobj.Symbol {
 // reg by the descriptor), the dummy, the images, the device images, each
 // section symbol after the first symbol of its section, then the globals.
 func (b *builder) symbols(bins []Binary) {
-	b.local(wrapperFile, elf.STT_FILE, nil, 0, 0).Index = elf.SHN_ABS
+	file := wrapperFile
+	if b.legacy {
+		file = legacyWrapperFile
+	}
+	b.local(file, elf.STT_FILE, nil, 0, 0).Index = elf.SHN_ABS
 	b.symStartup = b.section(b.startup)
-	descOff := uint64(imageSize * len(bins))
+	descOff := b.tablesOff + uint64(imageSize*len(bins))
 	b.labels = map[string]*elfobj.Symbol{}
 	for i, f := range b.code.Funcs {
 		s := b.local(f.Name+b.opt.Suffix, elf.STT_FUNC, b.startup, f.Offset, f.Size)
@@ -298,28 +437,30 @@ func (b *builder) symbols(bins []Binary) {
 			}
 		}
 		if i == 0 {
-			b.desc = b.local(nameDesc+b.opt.Suffix, elf.STT_OBJECT, b.dataRelRo, descOff, descSize)
+			b.desc = b.local(nameDesc+b.opt.Suffix, elf.STT_OBJECT, b.tables, descOff, descSize)
 		}
 	}
 	if b.r.Dummy == offload.DummyLocalUsed {
 		b.local(b.r.DummySymbol(offload.OffloadOpenMP), elf.STT_OBJECT, b.entrySec, 0, 0)
 	}
-	var off uint64
 	for i, bin := range bins {
 		name := nameImage + b.opt.Suffix
 		if i > 0 {
 			name += fmt.Sprintf(".%d", i)
 		}
-		b.imageSyms = append(b.imageSyms, b.local(name, elf.STT_OBJECT, b.images, off, uint64(bin.Size)))
-		off += uint64(bin.Size)
+		b.imageSyms = append(b.imageSyms, b.local(name, elf.STT_OBJECT, b.images, b.imageOffs[i], uint64(bin.Size)))
 		if i == 0 {
 			b.symImages = b.section(b.images)
 			b.mapData(b.images)
 		}
 	}
-	b.devImages = b.local(nameImages+b.opt.Suffix, elf.STT_OBJECT, b.dataRelRo, 0, descOff)
-	b.symData = b.section(b.dataRelRo)
-	b.mapData(b.dataRelRo)
+	b.devImages = b.local(nameImages+b.opt.Suffix, elf.STT_OBJECT, b.tables, b.tablesOff, uint64(imageSize*len(bins)))
+	if b.tables == b.images {
+		b.symData = b.symImages
+	} else {
+		b.symData = b.section(b.dataRelRo)
+		b.mapData(b.dataRelRo)
+	}
 	b.globals()
 }
 
@@ -360,28 +501,36 @@ func (b *builder) ref(secSym, own *elfobj.Symbol, off uint64) (*elfobj.Symbol, i
 func (b *builder) data(bins []Binary) error {
 	order := b.o.ByteOrder()
 	n := len(bins)
-	descOff := uint64(imageSize * n)
-	b.dataRelRo.Data = make([]byte, descOff+descSize)
-	order.PutUint32(b.dataRelRo.Data[descOff:], uint32(n))
+	base, descOff := b.tablesOff, b.tablesOff+uint64(imageSize*n)
+	data := make([]byte, imageSize*n+descSize)
+	order.PutUint32(data[imageSize*n:], uint32(n))
 	abs := elfobj.Abs64(b.o.Machine)
-	var off uint64
+	var relocs []elfobj.Reloc
 	for i, bin := range bins {
-		start, end := b.bounds(off, bin)
-		base := uint64(i * imageSize)
+		start, end := b.bounds(b.imageOffs[i], bin)
+		at := base + uint64(i*imageSize)
 		ss, sa := b.ref(b.symImages, b.imageSyms[i], start)
 		es, ea := b.ref(b.symImages, b.imageSyms[i], end)
-		b.dataRelRo.Relocs = append(b.dataRelRo.Relocs,
-			elfobj.Reloc{Offset: base + offload.DeviceImageStartOffset, Type: abs, Symbol: ss, Addend: sa},
-			elfobj.Reloc{Offset: base + offload.DeviceImageEndOffset, Type: abs, Symbol: es, Addend: ea},
-			elfobj.Reloc{Offset: base + offload.DeviceImageEntriesBeginOffset, Type: abs, Symbol: b.start},
-			elfobj.Reloc{Offset: base + offload.DeviceImageEntriesEndOffset, Type: abs, Symbol: b.stop})
-		off += uint64(bin.Size)
+		relocs = append(relocs,
+			elfobj.Reloc{Offset: at + offload.DeviceImageStartOffset, Type: abs, Symbol: ss, Addend: sa},
+			elfobj.Reloc{Offset: at + offload.DeviceImageEndOffset, Type: abs, Symbol: es, Addend: ea},
+			elfobj.Reloc{Offset: at + offload.DeviceImageEntriesBeginOffset, Type: abs, Symbol: b.start},
+			elfobj.Reloc{Offset: at + offload.DeviceImageEntriesEndOffset, Type: abs, Symbol: b.stop})
 	}
-	ds, da := b.ref(b.symData, b.devImages, 0)
-	b.dataRelRo.Relocs = append(b.dataRelRo.Relocs,
+	ds, da := b.ref(b.symData, b.devImages, base)
+	relocs = append(relocs,
 		elfobj.Reloc{Offset: descOff + offload.BinDescDeviceImagesOffset, Type: abs, Symbol: ds, Addend: da},
 		elfobj.Reloc{Offset: descOff + offload.BinDescHostEntriesBeginOffset, Type: abs, Symbol: b.start},
 		elfobj.Reloc{Offset: descOff + offload.BinDescHostEntriesEndOffset, Type: abs, Symbol: b.stop})
+	b.tables.Relocs = append(b.tables.Relocs, relocs...)
+	if b.tables == b.dataRelRo {
+		b.dataRelRo.Data = data
+	} else {
+		// After the images in .rodata (static code).
+		b.imagesData.AddZeros(int64(base) - b.imagesData.Size())
+		b.imagesData.AddBytes(data)
+		b.images.Size = b.imagesData.Size()
+	}
 	return b.codeRelocs(descOff)
 }
 
@@ -454,6 +603,37 @@ func (b *builder) unwind() error {
 	}
 	b.o.Sections = append(b.o.Sections, b.ehFrame)
 	return nil
+}
+
+// addrsig adds the .llvm_addrsig section that clang -cc1 writes for the
+// module of clang-offload-wrapper (the driver passes -faddrsig): the
+// symbols whose address is significant, in module order (functions, then
+// variables): reg, __tgt_register_lib, unreg, __tgt_unregister_lib, the
+// entries bounds and the descriptor; the unnamed_addr images and
+// device_images and the unused dummy are not.
+func (b *builder) addrsig() {
+	if !b.legacy {
+		return
+	}
+	b.o.Sections = append(b.o.Sections, &elfobj.Section{Name: ".llvm_addrsig", Type: elfobj.SHT_LLVM_ADDRSIG, Flags: elfobj.SHF_EXCLUDE, Addralign: 1,
+		Addrsig: []*elfobj.Symbol{b.funcs[0], b.regLib, b.funcs[1], b.unregLib, b.start, b.stop, b.desc}})
+}
+
+// relocationSections adds, where the code generator writes relocation
+// sections without SHF_INFO_LINK (LLVM 13), each one after the section it
+// applies to; otherwise elfobj makes them, with the flag.
+func (b *builder) relocationSections() {
+	if b.code.InfoLink {
+		return
+	}
+	var out []*elfobj.Section
+	for _, s := range b.o.Sections {
+		out = append(out, s)
+		if len(s.Relocs) > 0 {
+			out = append(out, &elfobj.Section{Name: ".rela" + s.Name, Type: elf.SHT_RELA, Addralign: 8, Entsize: 24, Target: s})
+		}
+	}
+	b.o.Sections = out
 }
 
 // mappingSymbols adds the `$d` symbols of the sections after .data.rel.ro.
