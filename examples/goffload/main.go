@@ -13,6 +13,7 @@
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload device-archive --target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a
 //	goffload wrap --kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...
+//	goffload wrap --llvm 13|14 [--triple HOST] -o OUT.o IMAGE...
 //	goffload wrap --kind cuda|hip [--triple HOST] [--llvm N] -o OUT.o FATBIN
 //	goffload wrap --kind hip [--triple HOST] [--llvm N] -o OUT.o [BINARY...] [--image TARGETID=FILE...]
 //	goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]
@@ -26,13 +27,13 @@
 // entry of a linked program or fat object whose name is not a symbol of the
 // device images it carries, and exits 1 if there is one. `wrap` writes the
 // registration object of clang-linker-wrapper: for OpenMP from offload
-// binaries; for CUDA from a fatbinary; for HIP from a fatbin (an offload
+// binaries (LLVM 13, 14: clang-offload-wrapper's, from device images); for CUDA from a fatbinary; for HIP from a fatbin (an offload
 // bundle) or from AMDGPU code objects, which it bundles first; `link`
 // runs the whole OpenMP link: it extracts the device code of the inputs,
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).
 //
-// Every subcommand takes --llvm N (15 to 22, default 22): the release whose
+// Every subcommand takes --llvm N (13 to 22, default 22): the release whose
 // format to write and whose numbering to read offload kinds by. The exit status
 // is 0 on success and 1, with a one-line message, on bad input or failure.
 package main
@@ -115,7 +116,7 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ";
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
-	fs.StringVar(llvm, "llvm", fmt.Sprint(offload.DefaultRelease), "LLVM release `N` whose format to write and read (15-22)")
+	fs.StringVar(llvm, "llvm", fmt.Sprint(offload.DefaultRelease), "LLVM release `N` whose format to write and read (13-22)")
 	return fs
 }
 

@@ -59,6 +59,9 @@ func runWrap(args []string, _ io.Writer) error {
 }
 
 func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
+	if opt.Release.Wrapper == offload.WrapperOffloadWrapper {
+		return wrapRawImages(out, opt, paths)
+	}
 	var bins []wrap.Binary
 	for _, path := range paths {
 		f, err := openSized(path)
@@ -80,6 +83,29 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 			}
 			bins = append(bins, bin)
 		}
+	}
+	return writeWrapper(out, opt, bins)
+}
+
+// wrapRawImages wraps linked device images as they are, as
+// clang-offload-wrapper of LLVM 13 and 14 does.
+func wrapRawImages(out string, opt wrap.Options, paths []string) error {
+	var bins []wrap.Binary
+	for _, path := range paths {
+		f, err := openSized(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		var head [4]byte
+		n, _ := f.ReadAt(head[:], 0)
+		switch {
+		case f.Size() == 0:
+			return fmt.Errorf("%s: holds no device image: %w", path, offload.ErrInvalid)
+		case n == len(head) && head == offload.Magic:
+			return fmt.Errorf("%s: an offload binary, where %v wraps the device image itself (extract --raw writes it): %w", path, opt.Release, offload.ErrInvalid)
+		}
+		bins = append(bins, wrap.RawImage(f, f.Size()))
 	}
 	return writeWrapper(out, opt, bins)
 }
