@@ -63,6 +63,7 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
+		{name: "wrap-14", args: []string{"wrap", "--llvm", "14", "-o", "OUT", "IN"}},
 		{name: "device-archive", args: []string{"device-archive", "--target", "hip-amdgcn-amd-amdhsa--gfx90a", "-o", "OUT", "IN"}},
 	}
 }
@@ -254,9 +255,15 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	}
 	var ins []hostileInput
 	add := func(name, path string, pass ...string) {
-		// The packager packages any regular file.
-		if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && len(pass) == 0 {
-			pass = []string{"package"}
+		// The packager packages any regular file; LLVM 14's wrapper wraps
+		// any device image that is not an OffloadBinary.
+		if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+			if len(pass) == 0 {
+				pass = []string{"package"}
+			}
+			if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offloadMagic) {
+				pass = append(pass, "wrap-14")
+			}
 		}
 		ins = append(ins, hostileInput{name: name, path: path, pass: pass})
 	}

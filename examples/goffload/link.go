@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
 )
@@ -158,7 +161,12 @@ func (l *linker) run() (err error) {
 
 // extract finds the OpenMP device images of the inputs, grouped by target in
 // the order they are first seen, and writes them to files for the device
-// link (as clang-linker-wrapper, it takes every member of an archive).
+// link. Images are OffloadBinaries' for a release whose driver runs
+// clang-linker-wrapper, taken from every member of an archive; for LLVM 13
+// and 14 they are the bundled objects' device entries (and clang 14's image
+// sections), taken from the archive members that the host link uses, as ld
+// chooses them: clang 14 itself takes none, and a program whose fat objects
+// come from a static library fails at run time.
 func (l *linker) extract() ([]*target, func(), error) {
 	var closers []func()
 	closeAll := func() {
@@ -166,60 +174,40 @@ func (l *linker) extract() ([]*target, func(), error) {
 			c()
 		}
 	}
-	var targets []*target
-	byKey := map[string]*target{}
-	opt := &offload.ReadOptions{Release: l.rel, MaxVersion: 1}
-	for _, path := range l.inputs {
+	x := &deviceImages{l: l, byKey: map[string]*target{}}
+	legacy := l.rel.Wrapper == offload.WrapperOffloadWrapper
+	resolver := ldsym.New()
+	for _, path := range append(append([]string{}, l.inputs...), l.libraries()...) {
 		ins, done, err := openInputs(path)
 		if err != nil {
 			closeAll()
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, inFile(path, err)
 		}
 		closers = append(closers, done)
+		if legacy {
+			ins, err = hostUsed(resolver, ins)
+			if err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
 		for _, in := range ins {
 			if in.elf == nil {
 				continue
 			}
-			bins, err := in.binaries(opt)
+			if legacy {
+				err = x.legacy(in)
+			} else {
+				err = x.binaries(in)
+			}
 			if err != nil {
 				closeAll()
-				return nil, nil, fmt.Errorf("%s: %w", in.name, err)
-			}
-			for _, b := range bins {
-				for i, im := range b.Images {
-					if im.OffloadKind != offload.OffloadOpenMP {
-						continue
-					}
-					r, err := b.Open(i)
-					if err != nil {
-						closeAll()
-						return nil, nil, fmt.Errorf("%s: %w", in.name, err)
-					}
-					key := im.Triple() + "\x00" + im.Arch()
-					t, ok := byKey[key]
-					if !ok {
-						t = &target{triple: im.Triple(), arch: im.Arch()}
-						byKey[key] = t
-						targets = append(targets, t)
-					}
-					name := fmt.Sprintf("%d-%s-%s-%s", len(t.files), strings.TrimSuffix(filepath.Base(in.name), ".o"), im.Triple(), im.Arch())
-					if ext := im.Kind.Extension(); ext != "" {
-						name += "." + ext
-					}
-					// The triple and the arch are the input's: the name must
-					// stay in the temporary folder.
-					if err := atomicfile.CheckName(name); err != nil {
-						closeAll()
-						return nil, nil, fmt.Errorf("%s: %w", in.name, err)
-					}
-					t.files = append(t.files, filepath.Join(l.tmp, name))
-					t.images = append(t.images, r)
-				}
+				return nil, nil, err
 			}
 		}
 	}
 	if !l.dryRun {
-		for _, t := range targets {
+		for _, t := range x.targets {
 			for i, f := range t.files {
 				if err := copyTo(f, t.images[i]); err != nil {
 					closeAll()
@@ -228,7 +216,156 @@ func (l *linker) extract() ([]*target, func(), error) {
 			}
 		}
 	}
-	return targets, closeAll, nil
+	return x.targets, closeAll, nil
+}
+
+// libraries returns the static libraries that the host link's -lNAME
+// flags name, found in the -LDIR folders as ld finds them (a shared library
+// found first carries no device code to link: none is returned for it).
+// The host link comes after the inputs in the command line.
+func (l *linker) libraries() []string {
+	var dirs, libs []string
+	for _, a := range l.extra {
+		if d, ok := strings.CutPrefix(a, "-L"); ok && d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	for _, a := range l.extra {
+		name, ok := strings.CutPrefix(a, "-l")
+		if !ok || name == "" {
+			continue
+		}
+		candidates := []string{"lib" + name + ".so", "lib" + name + ".a"}
+		if exact, ok := strings.CutPrefix(name, ":"); ok {
+			candidates = []string{exact}
+		}
+	search:
+		for _, d := range dirs {
+			for _, c := range candidates {
+				p := filepath.Join(d, c)
+				if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+					if strings.HasSuffix(c, ".a") {
+						libs = append(libs, p)
+					}
+					break search
+				}
+			}
+		}
+	}
+	return libs
+}
+
+// hostUsed returns the inputs of one command-line input that the host link
+// uses: an object, or the members of an archive that ld pulls.
+func hostUsed(r *ldsym.Resolver, ins []input) ([]input, error) {
+	if len(ins) == 0 || !ins[0].member {
+		for _, in := range ins {
+			if in.elf != nil {
+				if _, err := r.Add(ldsym.Input{Object: in.elf}); err != nil {
+					return nil, fmt.Errorf("%s: %w", in.name, err)
+				}
+			}
+		}
+		return ins, nil
+	}
+	members := make([]ldsym.Member, len(ins))
+	for i, in := range ins {
+		if in.elf == nil {
+			continue
+		}
+		syms, err := in.elf.Symbols()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.name, err)
+		}
+		for _, s := range syms {
+			if s.Section != elf.SHN_UNDEF && s.Index != 0 && (s.Bind() == elf.STB_GLOBAL || s.Bind() == elf.STB_WEAK) {
+				members[i].Defines = append(members[i].Defines, s.Name)
+			}
+		}
+		f := in.elf
+		members[i].Load = func() (*elfobj.File, error) { return f, nil }
+	}
+	pulled, err := r.Add(ldsym.Input{Members: members})
+	if err != nil {
+		return nil, err
+	}
+	var out []input
+	for _, i := range pulled {
+		out = append(out, ins[i])
+	}
+	return out, nil
+}
+
+// deviceImages gathers the images to link, by target.
+type deviceImages struct {
+	l       *linker
+	targets []*target
+	byKey   map[string]*target
+}
+
+// add plans the image r of input in for its target.
+func (x *deviceImages) add(in input, im *offload.Image, r *io.SectionReader) error {
+	key := im.Triple() + "\x00" + im.Arch()
+	t, ok := x.byKey[key]
+	if !ok {
+		t = &target{triple: im.Triple(), arch: im.Arch()}
+		x.byKey[key] = t
+		x.targets = append(x.targets, t)
+	}
+	name := fmt.Sprintf("%d-%s-%s-%s", len(t.files), strings.TrimSuffix(filepath.Base(in.name), ".o"), im.Triple(), im.Arch())
+	if ext := im.Kind.Extension(); ext != "" {
+		name += "." + ext
+	}
+	// The triple and the arch are the input's: the name must stay in the
+	// temporary folder.
+	if err := atomicfile.CheckName(name); err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	t.files = append(t.files, filepath.Join(x.l.tmp, name))
+	t.images = append(t.images, r)
+	return nil
+}
+
+// binaries adds the OpenMP images of the OffloadBinaries of in.
+func (x *deviceImages) binaries(in input) error {
+	bins, err := in.binaries(&offload.ReadOptions{Release: x.l.rel, MaxVersion: 1})
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	for _, b := range bins {
+		for i := range b.Images {
+			im := &b.Images[i].Image
+			if im.OffloadKind != offload.OffloadOpenMP {
+				continue
+			}
+			r, err := b.Open(i)
+			if err != nil {
+				return fmt.Errorf("%s: %w", in.name, err)
+			}
+			if err := x.add(in, im, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// legacy adds the OpenMP device entries of a bundled object and clang 14's
+// image sections.
+func (x *deviceImages) legacy(in input) error {
+	ims, err := fatobj.LegacyImages(in.elf, x.l.rel)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	for i := range ims {
+		if ims[i].OffloadKind != offload.OffloadOpenMP {
+			continue
+		}
+		if err := x.add(in, &ims[i].Image, ims[i].Open()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func copyTo(path string, r io.Reader) error {
