@@ -52,23 +52,37 @@
 // zlib bundles are read as well (LLVM reads both). [Read] refuses a
 // compressed bundle with [ErrCompressed]. [ReadCompressed] reads its header
 // and [Compressed.Open] streams the uncompressed bundle, with
-// github.com/klauspost/compress/zstd or compress/zlib; to read the entries
-// in place, decompress into a temporary file and [Read] that:
+// github.com/klauspost/compress/zstd or compress/zlib. [Compressed.Entries]
+// reads the entries of the bundle inside from its header alone, and
+// [Compressed.OpenEntry] streams one entry's data, so that nothing is ever
+// decompressed whole:
 //
 //	f, _ := os.Open("kernels.hipfb")
 //	st, _ := f.Stat()
-//	b, err := bundle.Read(f, st.Size())
-//	if errors.Is(err, bundle.ErrCompressed) {
-//		tmp, _ := os.CreateTemp("", "bundle")
-//		defer os.Remove(tmp.Name())
-//		n, err := bundle.Decompress(tmp, f, st.Size())
-//		...
-//		b, err = bundle.Read(tmp, n)
-//	}
-//	for i, e := range b.Entries {
-//		data := b.Open(i) // an *io.SectionReader
+//	c, err := bundle.ReadCompressed(f, st.Size())
+//	entries, err := c.Entries()
+//	for _, e := range entries {
+//		r := c.OpenEntry(e) // decompresses up to the entry's end
 //		...
 //	}
+//
+// # Bundled objects and device archives
+//
+// The old offloading driver (OpenMP up to LLVM 14, HIP -fgpu-rdc through
+// 22) puts a bundle's entries in the sections of an object instead:
+// [SectionPrefix] + the entry's ID, the host's entry one zero byte.
+// [ObjectEntries] lists them with what they hold ([Classify]). A release's
+// bundler reads IDs by its own rule ([offload.Release.BundleIDs]): up to 19
+// the last '-' part is a target ID when it names an offload arch, from 20 an
+// ID has five or six parts; [ParseID] reads an entry's ID, [ParseTarget] a
+// requested target as the bundler standardizes it, and [Compatible] decides
+// as clang's isCodeObjectCompatible does (kinds, triples compared as
+// llvm::Triple compares them, processors, xnack and sramecc features).
+// [UnbundleArchive] does what -unbundle -type=a does for a static library
+// of such objects: the compatible code objects, named as the bundler names
+// them ([DeviceMemberName]), and [DeviceArchive.Write] writes the archive
+// byte for byte as the bundler of 19 and 22 does, its symbol index made of
+// the members' ELF symbols or of their bitcode's IR symbol table.
 //
 // # What is read
 //
@@ -101,9 +115,11 @@
 // when the frame's first block is decoded) plus at most 1 MiB, or zlib's
 // 32 KiB window; no goroutine is started. A small compressed input may
 // still decompress to much output (up to the declared uncompressed size,
-// 4 GiB in version 2, which the caller may check before reading). Bad input gives an error, a [*FormatError]
+// 4 GiB in version 2, which the caller may check before reading); Entries
+// decompresses only what the header takes. Bad input gives an error, a [*FormatError]
 // saying what is wrong at which byte and matching [ErrNotBundle],
 // [ErrCompressed], [ErrFormat], [ErrTruncated], [ErrUnsupported],
-// [ErrCorrupt] or [ErrTooLarge], never a panic. Read and the zstd decoder
-// are fuzzed (FuzzRead, FuzzZstd).
+// [ErrCorrupt] or [ErrTooLarge], never a panic. Read, the compressed
+// readers, bundle IDs, bundled objects and device archives are fuzzed
+// (FuzzRead, FuzzZstd, FuzzParseID, FuzzObjectEntries, FuzzUnbundleArchive).
 package bundle
