@@ -5,6 +5,11 @@
 // target as clang-offload-packager does, and drops the binaries of targets
 // from an object, which LLVM has no tool for (spec §6, §8).
 //
+// It also finds the device code that the old offloading driver left in
+// objects ([LegacyImages]: the device entries of a bundled object, OpenMP up
+// to LLVM 14 and HIP -fgpu-rdc through 22, and clang 14's image sections),
+// and [Strip] drops it as it drops binaries.
+//
 // Objects are the editable [elfobj.Object]s of package elfobj; binaries
 // are streamed from their readers when the object is written.
 //
