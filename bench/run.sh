@@ -89,6 +89,8 @@ EOF
 }
 
 out=bench/RESULTS.md
+# bench/bundle.sh writes its own section; it is kept at the end.
+kept=$(sed -n '/^<!-- bench\/bundle.sh -->$/,/^<!-- end bench\/bundle.sh -->$/p' "$out" 2>/dev/null || true)
 {
   echo "# Benchmarks"
   echo
@@ -171,5 +173,6 @@ diff -r "$tmp/x1" "$tmp/x2" > /dev/null
   echo "| extract its 200 images | $ge | $(mib "$gek") | clang-offload-packager-19 | $pe | $(mib "$pek") | $(ratio "$ge" "$pe") |"
   echo
   echo "The packaged binaries are byte-identical (cmp), and so are the extracted files (diff -r)."
+  [ -z "$kept" ] || printf '\n%s\n' "$kept"
 } >> "$out"
 cat "$out"
