@@ -392,7 +392,9 @@ func copier(r *io.SectionReader) func(io.Writer) error {
 
 // copyAll copies the size bytes of r to w; fewer is an error.
 func copyAll(w io.Writer, r io.Reader, size int64) error {
-	n, err := io.Copy(w, io.LimitReader(r, size))
+	// Reads of 1 MiB: a decompressing reader works per call, and the
+	// writer's ReadFrom would read 32 KiB at a time.
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, 1<<20))
 	if err == nil && n < size {
 		err = fmt.Errorf("%d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
 	}
