@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -143,8 +144,25 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 				if !bytes.Equal(w, g) || len(w) <= 8 {
 					t.Errorf("device archive for %s: %d bytes, the bundler's %d", target, len(g), len(w))
 				}
-				// The members extract --raw writes of the library are the
-				// device archive's, by name and bytes.
+				// extract --raw of the library writes each of the device
+				// archive's members under the member's name, with its bytes.
+				all := filepath.Join(dir, "all")
+				os.RemoveAll(all)
+				if _, stderr, code := goffload(t, "extract", "--raw", "--llvm", fmt.Sprint(major), "-o", all, lib); code != 0 {
+					t.Fatalf("extract %s: %s", lib, stderr)
+				}
+				a, err := ar.Open(bytes.NewReader(w), int64(len(w)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, m := range a.Members() {
+					sr, _ := a.Open(m)
+					want := make([]byte, sr.Size())
+					sr.ReadAt(want, 0)
+					if got, err := os.ReadFile(filepath.Join(all, m.Name)); err != nil || !bytes.Equal(got, want) {
+						t.Errorf("extract --raw %s: member %s of the device archive: %d bytes, %v", lib, m.Name, len(got), err)
+					}
+				}
 			}
 			code := filepath.Join(dir, "code.o")
 			os.WriteFile(code, amdgpuHeader(8192), 0o644)
