@@ -293,6 +293,18 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("thin-pair", write("ping.a", thinArchive([]string{"pong.a"}, []int64{68})))
 	add("thin-fifo", write("thin-fifo.a", thinArchive([]string{"fifo"}, []int64{0})))
 	add("thin-device", write("thin-dev.a", thinArchive([]string{"/dev/zero"}, []int64{0})))
+	// A thin archive that names one archive of 600 members 500 times.
+	many := map[string][]byte{}
+	for i := range 600 {
+		many[fmt.Sprintf("m%03d", i)] = []byte("x")
+	}
+	manyData := archiveOf(t, many)
+	write("many.a", manyData)
+	ampNames, ampSizes := make([]string, 500), make([]int64, 500)
+	for i := range ampNames {
+		ampNames[i], ampSizes[i] = "many.a", int64(len(manyData))
+	}
+	add("thin-amplify", write("amplify.a", thinArchive(ampNames, ampSizes)))
 	deep := read("..", "..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin")
 	for i := range 40 {
 		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})

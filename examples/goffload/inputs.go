@@ -51,9 +51,16 @@ func openInputs(path string) ([]input, func(), error) {
 	return ins, o.close, nil
 }
 
+// maxMembers bounds the archive members of one input, counting those of
+// nested archives and of thin archives' files each time they are named: a
+// small thin archive that names one large archive many times would otherwise
+// make an input of any size.
+const maxMembers = 1 << 18
+
 // opener opens an input file and the files its thin archives name.
 type opener struct {
-	files []*infile.File
+	files   []*infile.File
+	members int
 }
 
 func (o *opener) close() {
@@ -141,6 +148,9 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 	}
 	var ins []input
 	for _, m := range a.Members() {
+		if o.members++; o.members > maxMembers {
+			return nil, fmt.Errorf("more than %d archive members: %w", maxMembers, offload.ErrInvalid)
+		}
 		name := fmt.Sprintf("%s(%s)", path, m.Name)
 		mdir, mouter := dir, outer
 		var sr *io.SectionReader
