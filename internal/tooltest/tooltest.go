@@ -80,7 +80,10 @@ func Missing(t testing.TB, reason string) {
 // in $OFFLOAD_LLVM_<major>/usr/lib/llvm-<major>/lib (the libomp5-<major>
 // package unpacked with dpkg -x, since the -dev packages of two releases
 // conflict; for 14, libomp-14-dev too, which holds its libomptarget); the
-// folder is made in the test's temporary folder, of links.
+// folder is made in the test's temporary folder, of links. A release that
+// ships libomptarget alone, under its versioned name only (22: Debian's
+// liboffload-22, libomptarget.so.22.1), takes the libomp its package
+// depends on, the system's libomp.so.5.
 func OpenMPRuntime(t testing.TB, major int) string {
 	t.Helper()
 	n := strconv.Itoa(major)
@@ -90,9 +93,14 @@ func OpenMPRuntime(t testing.TB, major int) string {
 	}
 	roots = append(roots, "/usr/lib/llvm-"+n+"/lib")
 	for _, lib := range roots {
-		target := firstExisting(filepath.Join(lib, "libomptarget.so"), filepath.Join(lib, "libomptarget.so."+n))
+		versioned, _ := filepath.Glob(filepath.Join(lib, "libomptarget.so."+n+".*"))
+		target := firstExisting(append([]string{filepath.Join(lib, "libomptarget.so"), filepath.Join(lib, "libomptarget.so."+n)}, versioned...)...)
 		plugin := firstExisting(filepath.Join(lib, "libomptarget.rtl.x86_64.so"), filepath.Join(lib, "libomptarget.rtl.x86_64.so."+n))
 		omp := firstExisting(filepath.Join(lib, "libomp.so.5"), filepath.Join(lib, "libomp.so"))
+		if omp == "" && target != "" {
+			system, _ := filepath.Glob("/usr/lib/*-linux-gnu*/libomp.so.5")
+			omp = firstExisting(system...)
+		}
 		if target == "" || omp == "" {
 			continue
 		}
@@ -101,7 +109,7 @@ func OpenMPRuntime(t testing.TB, major int) string {
 			links["libomptarget.rtl.x86_64.so"] = plugin
 		}
 		// The versioned names that programs record (libomptarget.so.19.1).
-		versioned, _ := filepath.Glob(filepath.Join(lib, "libomptarget.so.*"))
+		versioned, _ = filepath.Glob(filepath.Join(lib, "libomptarget.so.*"))
 		for _, v := range versioned {
 			links[filepath.Base(v)] = v
 		}
