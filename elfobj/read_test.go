@@ -233,6 +233,9 @@ func exercise(f *File) error {
 	if _, err := f.DynamicSymbols(); err != nil {
 		return err
 	}
+	if _, err := f.Needed(); err != nil {
+		return err
+	}
 	for _, s := range f.Sections[1:] {
 		if s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL {
 			if _, err := f.Relocations(s); err != nil {

@@ -1,0 +1,74 @@
+package elfobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// TestNeededAsDebugElf links a PIE and a shared object against libm and
+// compares Needed with debug/elf's ImportedLibraries; a relocatable object
+// needs nothing.
+func TestNeededAsDebugElf(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tooltest.Missing(t, "cc not found")
+	}
+	dir := t.TempDir()
+	src := filepath.Join("testdata", "dyn", "dyn.c")
+	libm := []string{"-Wl,--no-as-needed", "-lm"}
+	for name, args := range map[string][]string{"pie": append([]string{"-pie", "-fPIE"}, libm...), "so": append([]string{"-shared", "-fPIC"}, libm...), "obj": {"-c"}} {
+		out := filepath.Join(dir, name)
+		if msg, err := exec.Command(cc, append(args, src, "-o", out)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		f, _ := readFile(t, out)
+		got, err := f.Needed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef, err := elf.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := ef.ImportedLibraries()
+		ef.Close()
+		if !slices.Equal(got, want) || (name != "obj") != slices.Contains(got, "libm.so.6") {
+			t.Errorf("%s: Needed %q, debug/elf %q", name, got, want)
+		}
+	}
+}
+
+// TestNeededMalformed: a name offset past the string table is an ErrFormat
+// error.
+func TestNeededMalformed(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tooltest.Missing(t, "cc not found")
+	}
+	out := filepath.Join(t.TempDir(), "so")
+	if msg, err := exec.Command(cc, "-shared", "-fPIC", filepath.Join("testdata", "dyn", "dyn.c"), "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, msg)
+	}
+	f, data := readFile(t, out)
+	dyn := f.SectionsByType(elf.SHT_DYNAMIC)[0]
+	for i := uint64(0); i < dyn.FileSize; i += dynSize {
+		if elf.DynTag(f.order.Uint64(data[dyn.Offset+i:])) == elf.DT_NEEDED {
+			f.order.PutUint64(data[dyn.Offset+i+8:], 1<<40)
+			break
+		}
+	}
+	bad, err := Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bad.Needed(); !errors.Is(err, ErrFormat) {
+		t.Errorf("Needed of a name past the string table: %v", err)
+	}
+}
