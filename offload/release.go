@@ -248,6 +248,19 @@ type Release struct {
 	// entry ID into kind, triple and target ID when it unbundles (package
 	// bundle).
 	BundleIDs BundleIDRule
+
+	// RuntimeLibrary is the soname of the release's libomptarget as LLVM
+	// builds it: the name a program linked against it records in DT_NEEDED.
+	// Measured: "libomptarget.so" (no version) in 14, "libomptarget.so.15"
+	// and ".16", "libomptarget.so.19.1" and ".22.1"; the others inferred.
+	RuntimeLibrary string
+	// RuntimeReadsLegacyEntries: the release's libomptarget reads the 32-byte
+	// entries of LLVM 20 and before besides its own 56-byte ones, as
+	// 56-byte entries whose Data is the old `reserved` field, so that LLVM
+	// 19's requires entry keeps its flags (measured with libomptarget 22; 21
+	// inferred). A runtime up to 20 reads its 32-byte entries only:
+	// libomptarget 19 crashes on a table of 56-byte ones.
+	RuntimeReadsLegacyEntries bool
 }
 
 // BundleIDRule is how clang-offload-bundler splits a bundle entry ID
@@ -373,6 +386,7 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+		RuntimeLibrary: "libomptarget.so",
 	},
 	{
 		// As 13, but clang-14 of Debian compiles the wrapper module PIE.
@@ -385,6 +399,7 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+		RuntimeLibrary: "libomptarget.so",
 	},
 	{
 		Major: 15, Tested: "15.0.6", BinaryVersion: 1,
@@ -396,6 +411,7 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+		RuntimeLibrary: "libomptarget.so.15",
 	},
 	{
 		Major: 16, Tested: "16.0.6", BinaryVersion: 1,
@@ -407,6 +423,7 @@ var releases = []Release{
 		Requires: RequiresCtor, CtorDtorEntries: true,
 		ImageStart: BoundBinaryStart, ImageEnd: BoundBinaryEnd, CtorPriority: 1,
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
+		RuntimeLibrary: "libomptarget.so.16",
 	},
 	{
 		Major: 17, Tested: "17.0.6", BinaryVersion: 1,
@@ -420,6 +437,7 @@ var releases = []Release{
 		Dummy: DummyHiddenGlobal, LegacyDummyName: true,
 		GPURegistration: GPURegistrationWholeFlags,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4"},
+		RuntimeLibrary:  "libomptarget.so.17",
 	},
 	{
 		Major: 18, Tested: "18.1.8", BinaryVersion: 1,
@@ -433,6 +451,7 @@ var releases = []Release{
 		Dummy:           DummyHiddenGlobal,
 		GPURegistration: GPURegistrationFlagBits,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1},
+		RuntimeLibrary:  "libomptarget.so.18.1",
 	},
 	{
 		Major: 19, Tested: "19.1.7", BinaryVersion: 1,
@@ -447,6 +466,7 @@ var releases = []Release{
 		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames,
 		GPURegistration: GPURegistrationFlagBits,
 		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2},
+		RuntimeLibrary:  "libomptarget.so.19.1",
 	},
 	{
 		// Inferred (spec §9.1): the name strings moved to .llvm.rodata.offloading
@@ -467,6 +487,7 @@ var releases = []Release{
 		GPURegistration: GPURegistrationFlagBits,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 		BundleIDs:       BundleIDComponents,
+		RuntimeLibrary:  "libomptarget.so.20.1",
 	},
 	{
 		Major: 21, Tested: "21.1.8", BinaryVersion: 1,
@@ -484,6 +505,7 @@ var releases = []Release{
 		GPURegistration: GPURegistrationKindCheck,
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2},
 		BundleIDs:       BundleIDComponents,
+		RuntimeLibrary:  "libomptarget.so.21.1", RuntimeReadsLegacyEntries: true,
 	},
 	{
 		Major: 22, Tested: "22.1.8", BinaryVersion: 1,
@@ -501,6 +523,7 @@ var releases = []Release{
 		GPURegistration: GPURegistrationKindCheck,
 		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 		BundleIDs:       BundleIDComponents,
+		RuntimeLibrary:  "libomptarget.so.22.1", RuntimeReadsLegacyEntries: true,
 	},
 }
 
