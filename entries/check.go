@@ -48,8 +48,10 @@ type Report struct {
 // DeviceImages returns the device images of every SHT_LLVM_OFFLOADING section
 // of f (a fat object's, or the copy the wrapper puts in a linked program),
 // then those of a bundled object's device entries (sections
-// __CLANG_OFFLOAD_BUNDLE__<ID>, IDs read as release r's bundler reads them)
-// and of clang 14's image sections, with the symbols of those that are ELF
+// __CLANG_OFFLOAD_BUNDLE__<ID>, IDs read as release r's bundler reads them),
+// of clang 14's image sections, the code objects of HIP fatbins and the
+// CUDA fatbinary (.hip_fatbin, .nv_fatbin), and the raw images that the
+// wrapper of LLVM 13 and 14 registers, with the symbols of those that are ELF
 // files.
 func DeviceImages(f *elfobj.File, r *offload.Release) ([]DeviceImage, error) {
 	out, err := binaryImages(f, r)
@@ -85,7 +87,12 @@ func DeviceImages(f *elfobj.File, r *offload.Release) ([]DeviceImage, error) {
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	fatbins, err := fatbinImages(f, r)
+	if out = append(out, fatbins...); err != nil {
+		return out, err
+	}
+	raw, err := rawImages(f)
+	return append(out, raw...), err
 }
 
 // binaryImages returns the images of the OffloadBinaries of f.
