@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "list", args: []string{"list", "IN"}},
 		{name: "list-json", args: []string{"list", "IN", "--json"}},
 		{name: "check", args: []string{"check", "IN"}},
+		{name: "check-json", args: []string{"check", "--json", "IN"}},
 		{name: "extract", args: []string{"extract", "-o", "OUT", "IN"}, outDir: true},
 		{name: "extract-raw", args: []string{"extract", "--raw", "IN", "-o", "OUT"}, outDir: true},
 		{name: "embed", args: []string{"embed", "-o", "OUT", "IN"}},
@@ -265,6 +267,9 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 				pass = append(pass, "wrap-14")
 			}
 		}
+		if slices.Contains(pass, "check") {
+			pass = append(pass, "check-json")
+		}
 		ins = append(ins, hostileInput{name: name, path: path, pass: pass})
 	}
 
@@ -372,15 +377,31 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	binary.LittleEndian.PutUint16(none[18:], uint16(elf.EM_NONE))
 	add("elf-em-none", write("none.o", none), "list", "list-json", "extract", "extract-raw", "check", "package", "embed-into", "link")
 
+	// Linked programs (testdata/mixing of package entries): one clang-19
+	// linked, which check passes; one clang-22 linked from a clang-19
+	// object and stripped (check finds its wrapper's descriptor by its
+	// shape), which check fails, as an archive of objects of LLVM 19 and 22.
+	linked := read("..", "..", "entries", "testdata", "mixing", "same19")
+	stripped := read("..", "..", "entries", "testdata", "mixing", "m19by22.strip")
+	linkedPass := []string{"list", "list-json", "extract", "extract-raw", "package", "link"}
+	add("linked", write("same19", linked), append(linkedPass, "check")...)
+	add("linked-mixed-stripped", write("m19by22", stripped), linkedPass...)
+	ins[len(ins)-1].says = map[string]string{"check": "1 problem", "check-json": "1 problem"}
+	mixed := archiveOf(t, map[string][]byte{"a19.o": read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm19.o"), "b22.o": fat})
+	add("archive-mixed-releases", write("mixed.a", mixed), "list", "list-json", "extract", "extract-raw", "strip", "package", "link", "device-archive")
+	ins[len(ins)-1].says = map[string]string{"check": "mixed.a(b22.o): 1 problem"}
+
 	// Cut and mutated copies of real inputs: the readers' own fuzz corpora
 	// and the shapes fuzzing found.
 	bases := map[string][]byte{
-		"fat":     fat,
-		"binary":  read("..", "..", "offload", "testdata", "llvm", "packager", "multi-llvm19.bin"),
-		"bundle":  read("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"),
-		"ccob":    read("..", "..", "bundle", "testdata", "hip-fatbin-llvm22-zstd-v3.ccob"),
-		"hipwrap": read("..", "..", "offload", "testdata", "llvm", "wrapper", "hip-wrapper-llvm22.o"),
-		"archive": archiveOf(t, map[string][]byte{"a.o": fat, "b.bin": deep[:0], "c.o": fat}),
+		"fat":      fat,
+		"binary":   read("..", "..", "offload", "testdata", "llvm", "packager", "multi-llvm19.bin"),
+		"bundle":   read("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"),
+		"ccob":     read("..", "..", "bundle", "testdata", "hip-fatbin-llvm22-zstd-v3.ccob"),
+		"hipwrap":  read("..", "..", "offload", "testdata", "llvm", "wrapper", "hip-wrapper-llvm22.o"),
+		"archive":  archiveOf(t, map[string][]byte{"a.o": fat, "b.bin": deep[:0], "c.o": fat}),
+		"linked":   linked,
+		"stripped": stripped,
 	}
 	var names []string
 	for n := range bases {
