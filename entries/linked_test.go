@@ -68,6 +68,13 @@ func TestReadLinked(t *testing.T) {
 		if len(rep.Missing) != 0 || len(rep.Images) == 0 || rep.Images[0].Symbols == nil {
 			t.Errorf("%s: check: %d images (%+v), missing %v", name, len(rep.Images), rep.Images, rep.Missing)
 		}
+		o, err := Mixing(readFile(t, out), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Findings) != 0 || o.Wrapper().String() != "LLVM 19-20" {
+			t.Errorf("%s: mixing: wrapper of %v, findings %v", name, o.Wrapper(), o.Findings)
+		}
 	}
 }
 

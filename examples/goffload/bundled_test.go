@@ -245,6 +245,7 @@ func TestOldOpenMPObjects(t *testing.T) {
 				if out, err := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", obj, "-o", exe, "-L"+lib, "-Wl,-rpath,"+lib).CombinedOutput(); err != nil {
 					t.Fatalf("clang-14 links %s: %v\n%s", name, err, out)
 				}
+				assertCheckPasses(t, exe)
 				out, kernels := runProgram(t, exe, lib)
 				if kernels == 0 || out == "" {
 					t.Errorf("%s: %d kernels on device 0\n%s", name, kernels, out)

@@ -198,6 +198,7 @@ func TestListExecutableMatchesObjdump(t *testing.T) {
 	goffload(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two)
 	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", stripped, "-o", "prog", "-L"+lib)
 	exe := filepath.Join(dir, "prog")
+	assertCheckPasses(t, stripped, exe)
 	want := runCmd(t, dir, objdump, "--offloading", exe)
 	got, stderr, code := goffload(t, "list", "--llvm", "19", exe)
 	if code != 0 || withoutEntries(got) != want {

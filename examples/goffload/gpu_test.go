@@ -62,6 +62,7 @@ func TestGPUWrapperRegistersAsClangs(t *testing.T) {
 					t.Fatalf("goffload wrap: exit %d: %s", code, stderr)
 				}
 				runCmd(t, dir, cc, "k.o", "ours.o", main, runtime, "-rdynamic", "-ldl", "-o", "ours")
+				assertCheckPasses(t, p.Program, filepath.Join(dir, "ours"))
 				got := runLog(t, filepath.Join(dir, "ours"))
 				if got != want {
 					t.Errorf("registration with goffload's wrapper:\n%s\nwith clang-linker-wrapper's:\n%s", got, want)

@@ -52,6 +52,7 @@ func TestLinkLLVM14(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours(filepath.Join(dir, "ours"), prog)
+	assertCheckPasses(t, prog, filepath.Join(dir, "theirs"), filepath.Join(dir, "ours"))
 	want, wantKernels := runProgram(t, filepath.Join(dir, "theirs"), lib)
 	got, kernels := runProgram(t, filepath.Join(dir, "ours"), lib)
 	if got != want || kernels != wantKernels || kernels == 0 {
@@ -72,6 +73,11 @@ func TestLinkLLVM14(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Errorf("the clang-14-linked static-library program ran: %s", out)
 	}
+	// check sees why: the library's entries have no symbol in the device
+	// image that clang-14's wrapper registers.
+	if stdout, _, code := goffload(t, "check", filepath.Join(dir, "clang-lib")); code != 1 || !strings.Contains(stdout, "no such symbol") {
+		t.Errorf("check of the clang-14-linked static-library program: exit %d\n%s", code, stdout)
+	}
 	stdout, stderr, code := goffload(t, "link", "--llvm", "14", "--dry-run", "--libdir", lib, "-o", filepath.Join(dir, "dry"), main, libf)
 	if code != 0 || !strings.Contains(stdout, "libf.a(slib_f.o)") || strings.Contains(stdout, "slib_unused") {
 		t.Errorf("the device link does not take exactly the used member: exit %d\n%s%s", code, stdout, stderr)
@@ -79,6 +85,7 @@ func TestLinkLLVM14(t *testing.T) {
 	for name, args := range map[string][]string{"file": {main, libf}, "-l": {main, "-L" + dir, "-lf"}} {
 		exe := filepath.Join(dir, "lib-"+strings.TrimPrefix(name, "-"))
 		ours(exe, args...)
+		assertCheckPasses(t, exe)
 		out, kernels := runProgram(t, exe, lib)
 		if out != "s = 7, f(10) = 135\n" || kernels != 2 {
 			t.Errorf("static library as %s: %q, %d kernels", name, out, kernels)

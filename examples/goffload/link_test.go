@@ -73,6 +73,7 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("clang link: %v\n%s", err, msg)
 			}
+			assertCheckPasses(t, obj, ours, theirs)
 			got, kernels := runProgram(t, ours, lib)
 			want, _ := runProgram(t, theirs, lib)
 			if got != want || !strings.HasPrefix(got, "a=6 ") {
@@ -132,6 +133,7 @@ func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, msg)
 	}
+	assertCheckPasses(t, obj, merged, app)
 	got, kernels := runProgram(t, app, lib)
 	if got != "foo(1)=44\n" || kernels != 1 {
 		t.Errorf("app printed %q with %d kernels on device 0", got, kernels)
