@@ -29,10 +29,40 @@
 // [Check] compares the entries of a file with the symbols of the device images
 // it carries, which LLVM only does when a program runs and fails to load one.
 //
+// # Mixed releases
+//
+// Relinking objects of one LLVM release with another's clang links without a
+// warning and fails at run time. [Mixing] reads a file for it, with the facts
+// of the release table ([offload.Release]): in a linked program or shared
+// object, the registrations its wrappers left (each __tgt_bin_desc, by its
+// symbol or, stripped, by its shape; the __start_/__stop_ symbols of entries
+// sections) and their releases (the section registered, where the device
+// images point into the OffloadBinary, the constructor and destructor), and
+// the libomptarget it needs (DT_NEEDED, [offload.RuntimeReleases]); it
+// reports each problem as a [Finding] of a stable [FindingKind]: entries
+// outside every registered range ([FindUnregistered]: clang-22 linking
+// clang-19 objects registers the empty llvm_offload_entries), 32- and 56-byte
+// entries together ([FindMixedLayouts]), entries or a `requires` encoding the
+// runtime does not read ([FindRuntimeLayout], [FindRequires]: libomptarget 19
+// and 56-byte entries), HIP numbered 3 beside HIP numbered 4 or 56-byte
+// entries ([FindHIPKind]), device code in a form no wrapper registers
+// ([FindDeviceCodeForm]). In an object it reports the [Fact]s that no one
+// release links and runs together, and [Incompatible] does the same across
+// the objects of one link or archive:
+//
+//	o, _ := entries.Mixing(f, offload.Default())
+//	for _, f := range o.Findings {
+//		fmt.Println(f) // unregistered-entries: 3 of the 3 entries in omp_offloading_entries ...
+//	}
+//	perObject := entries.Incompatible([]entries.Input{{Name: "a.o", Origin: a}, {Name: "b.o", Origin: b}})
+//
 // # Security
 //
 // The readers take untrusted files: every size and offset comes through
 // package elfobj's checked reader, strings are bounded by their sections, and
 // bad input gives an error wrapping [ErrFormat] or the underlying package's
-// errors, never a panic.
+// errors, never a panic. Mixing follows the pointers of a descriptor only
+// inside the file's sections, and bounds its work: at most 1024 images per
+// descriptor, 256 descriptors, and in a stripped file 4096 candidates of 64
+// images at most.
 package entries
