@@ -31,7 +31,8 @@
 // [Read] reads an ET_REL, ET_EXEC or ET_DYN file from an io.ReaderAt on top of
 // debug/elf: sections by name and type, symbols with their true indices (the
 // null symbol included, which debug/elf drops), relocations resolved to their
-// symbols, and the dynamic relocations of linked files.
+// symbols, and the dynamic relocations and needed libraries ([File.Needed])
+// of linked files.
 //
 // # Editing
 //

@@ -16,7 +16,10 @@
 // 13 and 14, the old OpenMP driver, have no OffloadBinary and no packager
 // ([Release.BinaryVersion] 0: writing one for them is refused with
 // [ErrUnsupported]), and register raw device images with
-// clang-offload-wrapper ([Release.Wrapper]).
+// clang-offload-wrapper ([Release.Wrapper]). A row also says what the
+// release's libomptarget reads ([Release.RuntimeReadsEntries],
+// [Release.RuntimeReadsRequires]) and the soname a program records for it
+// ([RuntimeReleases]).
 // [DefaultRelease] is 22.
 //
 // # OffloadBinary
