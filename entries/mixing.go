@@ -365,9 +365,8 @@ type place struct {
 	off uint64
 }
 
-// placeOf returns the section byte loc points to; end allows the address
-// one past a section's last byte (an end pointer).
-func (m *mixer) placeOf(loc location, end bool) (place, bool) {
+// placeOf returns the section byte loc points to.
+func (m *mixer) placeOf(loc location) (place, bool) {
 	if !loc.linked {
 		if loc.section > 0 && loc.section < len(m.f.Sections) {
 			return place{m.f.Sections[loc.section], loc.offset}, true
@@ -378,7 +377,7 @@ func (m *mixer) placeOf(loc location, end bool) (place, bool) {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || loc.addr < s.Addr {
 			continue
 		}
-		if d := loc.addr - s.Addr; d < s.Size || (end && d == s.Size && s.Size > 0) {
+		if d := loc.addr - s.Addr; d < s.Size {
 			return place{s, d}, true
 		}
 	}
@@ -497,7 +496,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	} else if sec, ok := strings.CutPrefix(beginRef.Symbol, "__start_"); ok && endRef.Symbol == "__stop_"+sec {
 		g.Section = sec
 	}
-	imgs, ok := m.placeOf(imgLoc, false)
+	imgs, ok := m.placeOf(imgLoc)
 	if !ok || imgs.off+32*n > imgs.sec.FileSize {
 		return Registration{}, false
 	}
@@ -531,7 +530,7 @@ func (m *mixer) imageReleases(rec place, g *Registration) Releases {
 	if !ok1 || !ok2 {
 		return all
 	}
-	start, ok := m.placeOf(startLoc, false)
+	start, ok := m.placeOf(startLoc)
 	if !ok {
 		return all
 	}
@@ -614,7 +613,7 @@ func (m *mixer) rangeSection(begin, end uint64) string {
 		}
 	}
 	if begin < end {
-		if p, ok := m.placeOf(location{addr: begin, linked: true}, false); ok && baseSection(p.sec.Name) != "" {
+		if p, ok := m.placeOf(location{addr: begin, linked: true}); ok && baseSection(p.sec.Name) != "" {
 			return p.sec.Name
 		}
 	}
@@ -839,7 +838,7 @@ func (m *mixer) classify(u *sectionUse) {
 	}
 	s := m.f.Sections[u.index]
 	size := uint64(u.layout.Size())
-	for i, e := range u.ents {
+	for _, e := range u.ents {
 		addr := s.Addr + uint64(e.Index)*size
 		in := false
 		for j := range m.o.Registrations {
@@ -852,7 +851,7 @@ func (m *mixer) classify(u *sectionUse) {
 		switch {
 		case in:
 			u.registered++
-		case m.unknownRegistration(u.ents[i]):
+		case m.unknownRegistration(e):
 			u.unknown++
 		}
 	}
