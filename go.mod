@@ -7,4 +7,4 @@ require (
 	github.com/klauspost/compress v1.20.3
 )
 
-require golang.org/x/arch v0.12.0 // indirect
+require golang.org/x/arch v0.12.0

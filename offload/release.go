@@ -212,6 +212,15 @@ type Release struct {
 	// IndirectEntries: `declare target indirect` functions get entries with flag
 	// 0x8 (LLVM 18 and later).
 	IndirectEntries bool
+	// KernelArgsVersion is the version of the __tgt_kernel_arguments that
+	// the host code gives __tgt_target_kernel: 1 in LLVM 15 (64 bytes, up
+	// to Tripcount), 2 in 16 and 17 (104 bytes: Flags, NumTeams[3],
+	// ThreadLimit[3], DynCGroupMem), 3 from 18 (the kernels take the launch
+	// environment); 0 in 13 and 14, whose host code calls
+	// __tgt_target_teams_mapper. Measured in 15, 16, 19 and 22 (objdump of
+	// the host code); libomptarget 19 and 22 misread version 1 (the
+	// program crashes in its first target region).
+	KernelArgsVersion uint32
 
 	// ImageStart and ImageEnd are where the wrapper's __tgt_device_image points
 	// into the embedded OffloadBinary (spec §3.1); in LLVM 13 and 14, which
@@ -403,8 +412,9 @@ var releases = []Release{
 	},
 	{
 		Major: 15, Tested: "15.0.6", BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderStringMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
+		KernelArgsVersion: 1,
+		HIPCode:           3,
+		PackagerArgs:      OrderStringMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
@@ -415,8 +425,9 @@ var releases = []Release{
 	},
 	{
 		Major: 16, Tested: "16.0.6", BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderDenseMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
+		KernelArgsVersion: 2,
+		HIPCode:           3,
+		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
@@ -427,8 +438,9 @@ var releases = []Release{
 	},
 	{
 		Major: 17, Tested: "17.0.6", BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		KernelArgsVersion: 2,
+		HIPCode:           3,
+		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
@@ -441,8 +453,9 @@ var releases = []Release{
 	},
 	{
 		Major: 18, Tested: "18.1.8", BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		KernelArgsVersion: 3,
+		HIPCode:           3,
+		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".omp_offloading.entry.", EntryNameSymbol: ".omp_offloading.entry_name",
@@ -455,8 +468,9 @@ var releases = []Release{
 	},
 	{
 		Major: 19, Tested: "19.1.7", BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		KernelArgsVersion: 3,
+		HIPCode:           3,
+		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
@@ -474,8 +488,9 @@ var releases = []Release{
 		// section (PR #125731) came after the branch. The 56-byte entry (PR #124018)
 		// was committed on the branch day; 32 bytes is assumed.
 		Major: 20, Inferred: true, BinaryVersion: 1,
-		HIPCode:      3,
-		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
+		KernelArgsVersion: 3,
+		HIPCode:           3,
+		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
 		OpenMPEntries: "omp_offloading_entries", CUDAEntries: "cuda_offloading_entries", HIPEntries: "hip_offloading_entries",
 		EntryAlign: 1, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
@@ -491,7 +506,8 @@ var releases = []Release{
 	},
 	{
 		Major: 21, Tested: "21.1.8", BinaryVersion: 1,
-		HIPCode: 4, SYCLCode: 8,
+		KernelArgsVersion: 3,
+		HIPCode:           4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		OpenMPHostArch: "generic",
 		EntryLayout:    EntryV1,
@@ -509,7 +525,8 @@ var releases = []Release{
 	},
 	{
 		Major: 22, Tested: "22.1.8", BinaryVersion: 1,
-		HIPCode: 4, SYCLCode: 8,
+		KernelArgsVersion: 3,
+		HIPCode:           4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true,
 		OpenMPHostArch: "generic",
 		EntryLayout:    EntryV1,

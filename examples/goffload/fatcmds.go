@@ -506,16 +506,25 @@ func (s *stripper) object(in string, r io.ReaderAt, size int64, out string) erro
 }
 
 // archive strips every object member of an archive and writes a GNU archive
-// with the same members, names, headers and symbol index. The stripped
-// members go one after the other into one scratch file, so that an archive
-// of any number of members takes one descriptor.
+// with the same members, names, headers and symbol index.
 func (s *stripper) archive(path string, r io.ReaderAt, size int64, out string) error {
+	return rewriteArchive(path, r, size, out, s.member, func() error { return s.checkMatched(path) })
+}
+
+// rewriteArchive writes to out a GNU archive with the members, names,
+// headers and symbol index of the archive path, each member replaced by the
+// object member returns for it (nil: the member as it is). The rewritten
+// members go one after the other into one scratch file, so that an archive
+// of any number of members takes one descriptor. check, when not nil, runs
+// before anything is written.
+func rewriteArchive(path string, r io.ReaderAt, size int64, out string,
+	member func(name string, sr *io.SectionReader) (*elfobj.Object, error), check func() error) error {
 	a, err := ar.Open(r, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if a.Kind() == ar.Thin {
-		return fmt.Errorf("%s: a thin archive: strip the member files themselves", path)
+		return fmt.Errorf("%s: a thin archive: give the member files themselves", path)
 	}
 	syms, err := a.Symbols()
 	if err != nil {
@@ -539,7 +548,7 @@ func (s *stripper) archive(path string, r io.ReaderAt, size int64, out string) e
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, R: sr, Size: m.Size, Symbols: bySym[i]}
-		o, err := s.member(name, sr)
+		o, err := member(name, sr)
 		if err != nil {
 			return err
 		}
@@ -557,8 +566,10 @@ func (s *stripper) archive(path string, r io.ReaderAt, size int64, out string) e
 		}
 		members = append(members, nm)
 	}
-	if err := s.checkMatched(path); err != nil {
-		return err
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	return atomicfile.Write(out, func(w io.Writer) error { return ar.WriteGNU(w, members) })
 }

@@ -11,6 +11,7 @@
 //	goffload embed [--into HOST.o] [--triple T] -o OUT BINARY...
 //	goffload extract [--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
+//	goffload convert --llvm N [--from M] -o OUT IN
 //	goffload device-archive --target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a
 //	goffload wrap --kind openmp [--triple HOST] [--llvm N] [-r] -o OUT.o BINARY...
 //	goffload wrap --llvm 13|14 [--triple HOST] -o OUT.o IMAGE...
@@ -67,6 +68,7 @@ var commands = []command{
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
 	{"extract", "[--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
+	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
 	{"wrap", "[--kind openmp|cuda|hip] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
 	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]", "link an OpenMP program as clang-linker-wrapper does", runLink},
