@@ -1,0 +1,275 @@
+package fatobj
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+// compiled compiles testdata/convert/src with clang major (OpenMP for the
+// host, or HIP with the new driver) into the test's folder.
+func compiled(t *testing.T, major int, src string) string {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	out := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d.o", strings.TrimSuffix(src, filepath.Ext(src)), major))
+	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+	if filepath.Ext(src) == ".hip" {
+		args = []string{"-x", "hip", "--offload-new-driver", "-fgpu-rdc", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc"}
+	}
+	args = append(args, "-c", filepath.Join("testdata", "convert", src), "-o", out)
+	if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", clang, args, err, msg)
+	}
+	return out
+}
+
+func release(t *testing.T, major int) *offload.Release {
+	t.Helper()
+	r, err := offload.LookupRelease(major)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// loadObject reads the object file path for editing.
+func loadObject(t *testing.T, path string) *elfobj.Object {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objectOf(t, data)
+}
+
+func objectOf(t *testing.T, data []byte) *elfobj.Object {
+	t.Helper()
+	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := f.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// converted converts data from one release to another and returns the
+// bytes of the result.
+func converted(t *testing.T, data []byte, from, to int) []byte {
+	t.Helper()
+	o := objectOf(t, data)
+	if _, err := Convert(o, release(t, from), release(t, to)); err != nil {
+		t.Fatalf("%d -> %d: %v", from, to, err)
+	}
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, o); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// tableOf is an entries section as its bytes and its relocations (a
+// section symbol by its section's name).
+type tableOf struct {
+	Name   string
+	Bytes  []byte
+	Align  uint64
+	Relocs []string
+}
+
+func entriesTable(t *testing.T, data []byte) tableOf {
+	t.Helper()
+	o := objectOf(t, data)
+	for _, s := range o.Sections {
+		if !isEntriesSection(s.Name) {
+			continue
+		}
+		b, err := contents(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := tableOf{Name: s.Name, Bytes: b, Align: s.Addralign}
+		for _, r := range s.Relocs {
+			name := r.Symbol.Name
+			if name == "" && r.Symbol.Section != nil {
+				name = "section " + r.Symbol.Section.Name
+			}
+			tab.Relocs = append(tab.Relocs, fmt.Sprintf("%#x %v %s%+d", r.Offset, r.Type, name, r.Addend))
+		}
+		return tab
+	}
+	t.Fatal("no entries section")
+	return tableOf{}
+}
+
+// readEntries returns the entries of an object file's bytes, their symbol
+// names made release-free.
+func readEntries(t *testing.T, data []byte, r *offload.Release) []offload.Entry {
+	t.Helper()
+	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := entries.Read(f, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []offload.Entry
+	for _, e := range ents {
+		out = append(out, e.Entry)
+	}
+	return out
+}
+
+// TestConvertToOwnRelease: an object converted to the release that made it
+// is not changed.
+func TestConvertToOwnRelease(t *testing.T) {
+	for _, c := range []struct {
+		major int
+		src   string
+	}{{14, "omp.c"}, {15, "omp.c"}, {16, "omp.c"}, {19, "omp.c"}, {22, "omp.c"}, {19, "k.hip"}, {22, "k.hip"}} {
+		t.Run(fmt.Sprint(c.src, c.major), func(t *testing.T) {
+			path := compiled(t, c.major, c.src)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			st, _ := f.Stat()
+			ef, err := elfobj.Read(f, st.Size())
+			if err != nil {
+				t.Fatal(err)
+			}
+			from, made, err := MadeBy(ef)
+			if err != nil || from == nil || !made.Has(c.major) {
+				t.Fatalf("MadeBy: %v %v %v, want a set with %d", from, made, err, c.major)
+			}
+			if c.major >= 15 {
+				conv, err := Convert(loadObject(t, path), release(t, c.major), release(t, c.major))
+				if err != nil || conv.Changed() {
+					t.Fatalf("Convert to its own release: %v, %v", conv, err)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertRoundTrip: M -> N -> M gives back the entries section of the
+// object clang-M made, bytes, alignment and relocations, and N's entries
+// have the meaning of those clang-N makes of the same source.
+func TestConvertRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		src      string
+		from, to int
+	}{{"omp.c", 19, 22}, {"omp.c", 22, 19}, {"k.hip", 19, 22}, {"k.hip", 22, 19}} {
+		t.Run(fmt.Sprintf("%s/%d-%d", c.src, c.from, c.to), func(t *testing.T) {
+			orig, err := os.ReadFile(compiled(t, c.from, c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := os.ReadFile(compiled(t, c.to, c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			there := converted(t, orig, c.from, c.to)
+			back := converted(t, there, c.to, c.from)
+			if diff := cmp.Diff(entriesTable(t, orig), entriesTable(t, back)); diff != "" {
+				t.Errorf("%d -> %d -> %d: entries section (-original +round trip):\n%s", c.from, c.to, c.from, diff)
+			}
+			want, got := entriesTable(t, theirs), entriesTable(t, there)
+			if got.Name != want.Name || got.Align != want.Align || len(got.Bytes) != len(want.Bytes) {
+				t.Errorf("converted: section %s align %d size %d; clang-%d: %s align %d size %d",
+					got.Name, got.Align, len(got.Bytes), c.to, want.Name, want.Align, len(want.Bytes))
+			}
+			r := release(t, c.to)
+			if diff := cmp.Diff(readEntries(t, theirs, r), readEntries(t, there, r)); diff != "" {
+				t.Errorf("entries (-clang-%d +converted):\n%s", c.to, diff)
+			}
+			if !bytes.Equal(got.Bytes, want.Bytes) {
+				t.Errorf("entries bytes differ from clang-%d's", c.to)
+			}
+		})
+	}
+}
+
+// TestConvertOldObjectsAsNewOnes: the OpenMP objects of clang 14, 15 and 16
+// converted to 19 and 22 hold entries with the meaning of clang-19's and
+// 22's (the requires entry from the constructor), and the binary made of a
+// 14 bundle has the metadata clang-N's packager writes.
+func TestConvertOldObjectsAsNewOnes(t *testing.T) {
+	for _, c := range [][2]int{{14, 19}, {14, 22}, {15, 19}, {16, 22}} {
+		t.Run(fmt.Sprintf("%d-%d", c[0], c[1]), func(t *testing.T) {
+			orig, err := os.ReadFile(compiled(t, c[0], "omp.c"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := os.ReadFile(compiled(t, c[1], "omp.c"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			there := converted(t, orig, c[0], c[1])
+			r := release(t, c[1])
+			if diff := cmp.Diff(readEntries(t, theirs, r), readEntries(t, there, r)); diff != "" {
+				t.Errorf("entries (-clang-%d +converted):\n%s", c[1], diff)
+			}
+			if o := objectOf(t, there); o.Section(".init_array.0") != nil {
+				t.Errorf("the requires constructor still runs")
+			}
+			meta := func(data []byte) []offload.Image {
+				s := objectOf(t, data).Section(".llvm.offloading")
+				if s == nil {
+					t.Fatal("no .llvm.offloading")
+				}
+				r, size := sectionReader(s)
+				bins, err := offload.ReadAll(r, size, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []offload.Image
+				for _, b := range bins {
+					for _, im := range b.Images {
+						out = append(out, im.Image)
+					}
+				}
+				return out
+			}
+			if c[0] == 14 {
+				if diff := cmp.Diff(meta(theirs), meta(there)); diff != "" {
+					t.Errorf("binary metadata (-clang-%d +converted):\n%s", c[1], diff)
+				}
+			}
+		})
+	}
+}
+
+// TestConvertRefuses: what a target release has no place for is refused,
+// naming the entry.
+func TestConvertRefuses(t *testing.T) {
+	data, err := os.ReadFile(compiled(t, 19, "omp.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := objectOf(t, data)
+	_, err = Convert(o, release(t, 19), release(t, 16))
+	if !errors.Is(err, ErrConvert) || !strings.Contains(err.Error(), "requires") {
+		t.Errorf("19 -> 16 with a requires entry: %v", err)
+	}
+	_, err = Convert(objectOf(t, data), release(t, 19), release(t, 14))
+	if !errors.Is(err, ErrConvert) {
+		t.Errorf("to 14: %v", err)
+	}
+}
