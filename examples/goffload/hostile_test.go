@@ -67,6 +67,8 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
 		{name: "wrap-14", args: []string{"wrap", "--llvm", "14", "-o", "OUT", "IN"}},
 		{name: "device-archive", args: []string{"device-archive", "--target", "hip-amdgcn-amd-amdhsa--gfx90a", "-o", "OUT", "IN"}},
+		{name: "convert", args: []string{"convert", "--llvm", "19", "-o", "OUT", "IN"}},
+		{name: "convert-from", args: []string{"convert", "--from", "14", "--llvm", "22", "IN", "-o", "OUT"}},
 	}
 }
 
@@ -314,16 +316,16 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	for i := range 40 {
 		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})
 	}
-	add("nested-40", write("deep.a", deep), "device-archive", "package")
+	add("nested-40", write("deep.a", deep), "device-archive", "package", "convert", "convert-from")
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
 	bomb := bombBundle(4096)
 	// A bundle file is listed from its header; link has no OpenMP code in it.
 	add("bomb-bundle", write("bomb.ccob", bomb), "list", "list-json", "package", "link")
-	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link")
+	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	// One whose device entry is 1 TiB: extract checks the room first.
 	huge := bombBundle(1 << 40)
-	add("bomb-huge-entry", write("huge.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link")
+	add("bomb-huge-entry", write("huge.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	ins[len(ins)-1].says = map[string]string{"extract": "free", "extract-raw": "free"}
 
 	// Binaries whose strings would lead files out of the output folder.
@@ -346,7 +348,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: id, R: code, Size: 64}}); err != nil {
 			t.Fatal(err)
 		}
-		add(name, write(name+".o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link")
+		add(name, write(name+".o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	}
 
 	// Bundled objects: IDs the bundler of 22 refuses, with a '/', of kinds
@@ -355,15 +357,18 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	pb := bundle.SectionPrefix
 	host := section{pb + "host-x86_64-pc-linux-gnu-", elf.SHT_PROGBITS, []byte{0}}
 	code := []byte("neither ELF nor bitcode")
-	bundledPass := []string{"list", "list-json", "check", "extract", "extract-raw", "embed-into", "package", "link"}
-	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link")
+	// convert leaves bundles other than OpenMP ones as they are.
+	bundledPass := []string{"list", "list-json", "check", "extract", "extract-raw", "embed-into", "package", "link", "convert", "convert-from"}
+	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link", "convert", "convert-from")
 	add("bundled-slash-id", write("slashid.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a/../../escape", elf.SHT_PROGBITS, code}, host)),
-		"list", "list-json", "check", "extract", "embed-into", "package", "link")
+		"list", "list-json", "check", "extract", "embed-into", "package", "link", "convert", "convert-from")
 	add("bundled-empty", write("emptyb.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, nil}, host)), bundledPass...)
 	add("bundled-unknown-kind", write("kind.o", objectWithSections(t, section{pb + "foo-x86_64-pc-linux-gnu-", elf.SHT_PROGBITS, code}, host)), bundledPass...)
 	dup := objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, code}, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, code[:4]}, host)
 	add("bundled-dup", write("dup.o", dup), bundledPass...)
-	add("bundled-archive", write("bundled.a", archiveOf(t, map[string][]byte{"dup.o": dup, "k.o": read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")})), "list", "list-json", "check", "extract", "extract-raw", "package", "link", "device-archive", "strip")
+	add("bundled-archive", write("bundled.a", archiveOf(t, map[string][]byte{"dup.o": dup, "k.o": read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")})), "list", "list-json", "check", "extract", "extract-raw", "package", "link", "device-archive", "strip", "convert", "convert-from")
+	// An OpenMP bundle of neither ELF nor bitcode: convert packages its bytes as they are.
+	add("bundled-openmp-garbage", write("ompjunk.o", objectWithSections(t, section{pb + "openmp-x86_64-pc-linux-gnu", elf.SHT_PROGBITS, code}, host)), bundledPass...)
 	var evilFB bytes.Buffer
 	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
 		t.Fatal(err)
@@ -375,7 +380,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("elf-cut", write("cut.o", fat[:100]))
 	none := objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), read("..", "..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin"))
 	binary.LittleEndian.PutUint16(none[18:], uint16(elf.EM_NONE))
-	add("elf-em-none", write("none.o", none), "list", "list-json", "extract", "extract-raw", "check", "package", "embed-into", "link")
+	add("elf-em-none", write("none.o", none), "list", "list-json", "extract", "extract-raw", "check", "package", "embed-into", "link", "convert", "convert-from")
 
 	// Linked programs (testdata/mixing of package entries): one clang-19
 	// linked, which check passes; one clang-22 linked from a clang-19
@@ -388,7 +393,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("linked-mixed-stripped", write("m19by22", stripped), linkedPass...)
 	ins[len(ins)-1].says = map[string]string{"check": "1 problem", "check-json": "1 problem"}
 	mixed := archiveOf(t, map[string][]byte{"a19.o": read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm19.o"), "b22.o": fat})
-	add("archive-mixed-releases", write("mixed.a", mixed), "list", "list-json", "extract", "extract-raw", "strip", "package", "link", "device-archive")
+	add("archive-mixed-releases", write("mixed.a", mixed), "list", "list-json", "extract", "extract-raw", "strip", "package", "link", "device-archive", "convert", "convert-from")
 	ins[len(ins)-1].says = map[string]string{"check": "mixed.a(b22.o): 1 problem"}
 
 	// Cut and mutated copies of real inputs: the readers' own fuzz corpora
