@@ -74,7 +74,11 @@ const maxConvertSection = 1 << 30
 //     __CLANG_OFFLOAD_BUNDLE__openmp-<triple>) become OffloadBinaries in
 //     .llvm.offloading, with the metadata the target release's packager
 //     writes; the host bundle goes with them. HIP bundles (the -fgpu-rdc
-//     form of every release) stay.
+//     form of every release) stay;
+//   - the host code of LLVM 15 gives __tgt_target_kernel a version-1
+//     argument struct, which libomptarget 19 and 22 misread (the program
+//     crashes): on x86-64 its calls go through a function added to the
+//     object that passes version 2 (Release.KernelArgsVersion).
 //
 // Everything else in o stays as it is: section contents byte for byte. A
 // conversion that would lose meaning is refused with an error wrapping

@@ -10,6 +10,11 @@
 // to LLVM 14 and HIP -fgpu-rdc through 22, and clang 14's image sections),
 // and [Strip] drops it as it drops binaries.
 //
+// [Convert] rewrites an object made by one LLVM release into the formats of
+// another (entries, requires, constructors, kinds, bundles; see its
+// documentation), so that archives built by several toolchains link with
+// one; [MadeBy] tells which releases made an object.
+//
 // Objects are the editable [elfobj.Object]s of package elfobj; binaries
 // are streamed from their readers when the object is written.
 //
