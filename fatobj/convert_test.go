@@ -175,7 +175,8 @@ func TestConvertRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		src      string
 		from, to int
-	}{{"omp.c", 19, 22}, {"omp.c", 22, 19}, {"k.hip", 19, 22}, {"k.hip", 22, 19}} {
+	}{{"omp.c", 19, 22}, {"omp.c", 22, 19}, {"k.hip", 19, 22}, {"k.hip", 22, 19},
+		{"plain.c", 15, 19}, {"plain.c", 16, 22}, {"plain.c", 19, 22}} {
 		t.Run(fmt.Sprintf("%s/%d-%d", c.src, c.from, c.to), func(t *testing.T) {
 			orig, err := os.ReadFile(compiled(t, c.from, c.src))
 			if err != nil {
