@@ -192,12 +192,18 @@ func contents(s *elfobj.Section) ([]byte, error) {
 	if s.Type == elf.SHT_NOBITS || s.Size == 0 {
 		return []byte{}, nil
 	}
-	if s.Size < 0 || s.Size > maxConvertSection {
-		return nil, fmt.Errorf("%w: section %q: %d bytes (at most %d are rewritten)", ErrConvert, s.Name, s.Size, maxConvertSection)
+	return readWhole(s.Reader, s.Size, fmt.Sprintf("section %q", s.Name))
+}
+
+// readWhole reads the size bytes of r (at most maxConvertSection); what
+// names them in errors.
+func readWhole(r io.ReaderAt, size int64, what string) ([]byte, error) {
+	if size < 0 || size > maxConvertSection {
+		return nil, fmt.Errorf("%w: %s: %d bytes (at most %d are rewritten)", ErrConvert, what, size, maxConvertSection)
 	}
-	b := make([]byte, s.Size)
-	if _, err := s.Reader.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && len(b) == int(s.Size)) {
-		return nil, fmt.Errorf("section %q: %w", s.Name, err)
+	b := make([]byte, size)
+	if n, err := r.ReadAt(b, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return b, nil
 }
@@ -305,12 +311,9 @@ func (c *converter) bundles() error {
 // object converted as a device object, else the image as it is. im tells
 // its kind; it is marked converted in c.deviceOK.
 func (c *converter) deviceImage(where string, r io.ReaderAt, size int64, im *offload.Image) ([]byte, error) {
-	if size > maxConvertSection {
-		return nil, fmt.Errorf("%w: %s: a device image of %d bytes (at most %d are rewritten)", ErrConvert, where, size, maxConvertSection)
-	}
-	data := make([]byte, size)
-	if _, err := r.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(len(data)) == size) {
-		return nil, fmt.Errorf("%s: %w", where, err)
+	data, err := readWhole(r, size, where)
+	if err != nil {
+		return nil, err
 	}
 	out, converted, err := c.convertDevice(where, data, im)
 	if err != nil {
@@ -386,9 +389,9 @@ func (c *converter) binaries() error {
 					continue
 				}
 				if patch == nil {
-					patch = make([]byte, b.Size)
-					if _, err := r.ReadAt(patch, b.Offset); err != nil && !errors.Is(err, io.EOF) {
-						return fmt.Errorf("section %q: %w", s.Name, err)
+					var err error
+					if patch, err = readWhole(io.NewSectionReader(r, b.Offset, int64(b.Size)), int64(b.Size), fmt.Sprintf("section %q: binary %d", s.Name, bi)); err != nil {
+						return err
 					}
 				}
 				entryOff := endian.LittleEndian.Uint64(patch[16:24]) + uint64(i)*offload.ImageEntrySize
@@ -405,11 +408,11 @@ func (c *converter) binaries() error {
 				}
 				im := b.Images[0].Image
 				if im.OffloadKind == offload.OffloadOpenMP && im.Kind == offload.ImageObject && sr.Size() <= maxConvertSection {
-					data := make([]byte, sr.Size())
-					if _, err := sr.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-						return fmt.Errorf("section %q: %w", s.Name, err)
-					}
 					where := fmt.Sprintf("%s: binary %d", s.Name, bi)
+					data, err := readWhole(sr, sr.Size(), where)
+					if err != nil {
+						return err
+					}
 					img, converted, err := c.convertDevice(where, data, &im)
 					if err != nil {
 						return err

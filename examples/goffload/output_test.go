@@ -24,6 +24,7 @@ func writers(bin, fat, spec string) [][]string {
 		{"embed", "-o", "OUT", bin},
 		{"embed", bin, "--into", fat, "-o", "OUT"},
 		{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", fat},
+		{"convert", "--from", "19", "--llvm", "22", "-o", "OUT", fat},
 		{"wrap", "-o", "OUT", bin},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
