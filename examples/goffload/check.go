@@ -95,18 +95,18 @@ func checkFile(path string, rel *offload.Release) ([]*checkedInput, error) {
 	defer done()
 	var out []*checkedInput
 	for _, in := range ins {
-		if in.elf == nil && !in.member {
-			return nil, fmt.Errorf("%s: a raw OffloadBinary has no entries to check", in.name)
+		if in.ELF == nil && !in.Member {
+			return nil, fmt.Errorf("%s: a raw OffloadBinary has no entries to check", in.Name)
 		}
-		c := &checkedInput{name: in.name, raw: in.elf == nil}
-		if in.elf != nil {
-			if c.report, err = entries.Check(in.elf, rel); err != nil {
-				return nil, fmt.Errorf("%s: %w", in.name, err)
+		c := &checkedInput{name: in.Name, raw: in.ELF == nil}
+		if in.ELF != nil {
+			if c.report, err = entries.Check(in.ELF, rel); err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Name, err)
 			}
-			if c.origin, err = entries.Mixing(in.elf, rel); err != nil {
-				return nil, fmt.Errorf("%s: %w", in.name, err)
+			if c.origin, err = entries.Mixing(in.ELF, rel); err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Name, err)
 			}
-			c.object = in.elf.Type == elf.ET_REL
+			c.object = in.ELF.Type == elf.ET_REL
 			for _, m := range c.report.Missing {
 				c.findings = append(c.findings, m.Finding())
 			}

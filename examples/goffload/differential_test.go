@@ -172,15 +172,15 @@ func objdumpVerdict(t *testing.T, objdump, file string) verdict {
 
 func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdict {
 	opt := &offload.ReadOptions{Release: r, MaxVersion: 1}
-	in := input{name: "FILE", r: bytes.NewReader(data), size: int64(len(data))}
+	in := input{Name: "FILE", R: bytes.NewReader(data), Size: int64(len(data))}
 	if isFat {
-		f, err := elfobj.Read(in.r, in.size)
+		f, err := elfobj.Read(in.R, in.Size)
 		if err != nil {
 			return verdict{class: err}
 		}
-		in.elf = f
+		in.ELF = f
 	}
-	bins, err := in.binaries(opt)
+	bins, err := in.Binaries(opt)
 	if errors.Is(err, offload.ErrUnchecked) {
 		return verdict{ub: true}
 	}

@@ -40,14 +40,14 @@ const hipFatbinSection = ".hip_fatbin"
 
 // hipFatbins returns the bundles of in's .hip_fatbin section, one after the
 // other with zero padding between them.
-func (in input) hipFatbins() ([]hipFatbin, error) {
-	if in.bundleFile {
-		return bundles("", io.NewSectionReader(in.r, 0, in.size), 0)
+func hipFatbins(in input) ([]hipFatbin, error) {
+	if in.BundleFile {
+		return bundles("", io.NewSectionReader(in.R, 0, in.Size), 0)
 	}
-	if in.elf == nil {
+	if in.ELF == nil {
 		return nil, nil
 	}
-	s := in.elf.Section(hipFatbinSection)
+	s := in.ELF.Section(hipFatbinSection)
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}

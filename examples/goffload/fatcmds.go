@@ -190,9 +190,9 @@ func (x *extractor) plan(path string) (int, func(), error) {
 }
 
 func (x *extractor) planInput(stem string, in input) error {
-	bins, err := in.binaries(&offload.ReadOptions{Release: x.rel})
+	bins, err := in.Binaries(&offload.ReadOptions{Release: x.rel})
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	for _, b := range bins {
 		for i := range b.Images {
@@ -203,24 +203,24 @@ func (x *extractor) planInput(stem string, in input) error {
 			if x.raw {
 				r, err := b.Open(i)
 				if err != nil {
-					return fmt.Errorf("%s: %w", in.name, err)
+					return fmt.Errorf("%s: %w", in.Name, err)
 				}
-				if err := x.add(in.name, stem, &im.Image, "", r.Size(), copier(r)); err != nil {
+				if err := x.add(in.Name, stem, &im.Image, "", r.Size(), copier(r)); err != nil {
 					return err
 				}
 				continue
 			}
 			r := b.Reader()
-			if err := x.add(in.name, stem, &im.Image, "offload", r.Size(), copier(r)); err != nil {
+			if err := x.add(in.Name, stem, &im.Image, "offload", r.Size(), copier(r)); err != nil {
 				return err
 			}
 		}
 	}
-	fbs, err := in.hipFatbins()
+	fbs, err := hipFatbins(in)
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	if err := x.planBundles(in.name, stem, fbs); err != nil {
+	if err := x.planBundles(in.Name, stem, fbs); err != nil {
 		return err
 	}
 	return x.planLegacy(in)
@@ -232,14 +232,14 @@ func (x *extractor) planInput(stem string, in input) error {
 // archive ("<stem>-<ID><stem><ext>", ':' as '_'), an image section's image
 // as the packager names images; else each is an OffloadBinary holding it.
 func (x *extractor) planLegacy(in input) error {
-	if in.elf == nil {
+	if in.ELF == nil {
 		return nil
 	}
-	legacy, err := fatobj.LegacyImages(in.elf, x.rel)
+	legacy, err := fatobj.LegacyImages(in.ELF, x.rel)
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	stem := strings.TrimSuffix(filepath.Base(baseName(in.name)), filepath.Ext(baseName(in.name)))
+	stem := strings.TrimSuffix(filepath.Base(baseName(in.Name)), filepath.Ext(baseName(in.Name)))
 	for i := range legacy {
 		im := &legacy[i]
 		// Every device entry is written, empty or not, as the bundler
@@ -250,15 +250,15 @@ func (x *extractor) planLegacy(in input) error {
 		r := im.Open()
 		switch {
 		case !x.raw:
-			err = x.add(in.name, stem, &im.Image, "offload", r.Size(), func(w io.Writer) error {
+			err = x.add(in.Name, stem, &im.Image, "offload", r.Size(), func(w io.Writer) error {
 				_, err := offload.WriteBinary(w, x.rel, &im.Image, r, r.Size())
 				return err
 			})
 		case im.ID != "":
-			name := bundle.DeviceMemberName(baseName(in.name), im.ID, im.Arch())
-			err = x.addNamed(in.name, name, r.Size(), copier(r))
+			name := bundle.DeviceMemberName(baseName(in.Name), im.ID, im.Arch())
+			err = x.addNamed(in.Name, name, r.Size(), copier(r))
 		default:
-			err = x.add(in.name, stem, &im.Image, "", r.Size(), copier(r))
+			err = x.add(in.Name, stem, &im.Image, "", r.Size(), copier(r))
 		}
 		if err != nil {
 			return err

@@ -192,7 +192,7 @@ func (l *linker) extract() ([]*target, func(), error) {
 			}
 		}
 		for _, in := range ins {
-			if in.elf == nil {
+			if in.ELF == nil {
 				continue
 			}
 			if legacy {
@@ -258,11 +258,11 @@ func (l *linker) libraries() []string {
 // hostUsed returns the inputs of one command-line input that the host link
 // uses: an object, or the members of an archive that ld pulls.
 func hostUsed(r *ldsym.Resolver, ins []input) ([]input, error) {
-	if len(ins) == 0 || !ins[0].member {
+	if len(ins) == 0 || !ins[0].Member {
 		for _, in := range ins {
-			if in.elf != nil {
-				if _, err := r.Add(ldsym.Input{Object: in.elf}); err != nil {
-					return nil, fmt.Errorf("%s: %w", in.name, err)
+			if in.ELF != nil {
+				if _, err := r.Add(ldsym.Input{Object: in.ELF}); err != nil {
+					return nil, fmt.Errorf("%s: %w", in.Name, err)
 				}
 			}
 		}
@@ -270,19 +270,19 @@ func hostUsed(r *ldsym.Resolver, ins []input) ([]input, error) {
 	}
 	members := make([]ldsym.Member, len(ins))
 	for i, in := range ins {
-		if in.elf == nil {
+		if in.ELF == nil {
 			continue
 		}
-		syms, err := in.elf.Symbols()
+		syms, err := in.ELF.Symbols()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.name, err)
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
 		}
 		for _, s := range syms {
 			if s.Section != elf.SHN_UNDEF && s.Index != 0 && (s.Bind() == elf.STB_GLOBAL || s.Bind() == elf.STB_WEAK) {
 				members[i].Defines = append(members[i].Defines, s.Name)
 			}
 		}
-		f := in.elf
+		f := in.ELF
 		members[i].Load = func() (*elfobj.File, error) { return f, nil }
 	}
 	pulled, err := r.Add(ldsym.Input{Members: members})
@@ -312,14 +312,14 @@ func (x *deviceImages) add(in input, im *offload.Image, r *io.SectionReader) err
 		x.byKey[key] = t
 		x.targets = append(x.targets, t)
 	}
-	name := fmt.Sprintf("%d-%s-%s-%s", len(t.files), strings.TrimSuffix(filepath.Base(in.name), ".o"), im.Triple(), im.Arch())
+	name := fmt.Sprintf("%d-%s-%s-%s", len(t.files), strings.TrimSuffix(filepath.Base(in.Name), ".o"), im.Triple(), im.Arch())
 	if ext := im.Kind.Extension(); ext != "" {
 		name += "." + ext
 	}
 	// The triple and the arch are the input's: the name must stay in the
 	// temporary folder.
 	if err := atomicfile.CheckName(name); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	t.files = append(t.files, filepath.Join(x.l.tmp, name))
 	t.images = append(t.images, r)
@@ -328,9 +328,9 @@ func (x *deviceImages) add(in input, im *offload.Image, r *io.SectionReader) err
 
 // binaries adds the OpenMP images of the OffloadBinaries of in.
 func (x *deviceImages) binaries(in input) error {
-	bins, err := in.binaries(&offload.ReadOptions{Release: x.l.rel, MaxVersion: 1})
+	bins, err := in.Binaries(&offload.ReadOptions{Release: x.l.rel, MaxVersion: 1})
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	for _, b := range bins {
 		for i := range b.Images {
@@ -340,7 +340,7 @@ func (x *deviceImages) binaries(in input) error {
 			}
 			r, err := b.Open(i)
 			if err != nil {
-				return fmt.Errorf("%s: %w", in.name, err)
+				return fmt.Errorf("%s: %w", in.Name, err)
 			}
 			if err := x.add(in, im, r); err != nil {
 				return err
@@ -353,9 +353,9 @@ func (x *deviceImages) binaries(in input) error {
 // legacy adds the OpenMP device entries of a bundled object and clang 14's
 // image sections.
 func (x *deviceImages) legacy(in input) error {
-	ims, err := fatobj.LegacyImages(in.elf, x.l.rel)
+	ims, err := fatobj.LegacyImages(in.ELF, x.l.rel)
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	for i := range ims {
 		if ims[i].OffloadKind != offload.OffloadOpenMP {

@@ -42,28 +42,28 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 	}
 	defer done()
 	for _, in := range ins {
-		bins, err := in.binaries(opt)
+		bins, err := in.Binaries(opt)
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.name, err)
+			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 		var ents []entries.Entry
-		if in.elf != nil {
-			if ents, err = entries.Read(in.elf, opt.Release); err != nil {
-				return fmt.Errorf("%s: %w", in.name, err)
+		if in.ELF != nil {
+			if ents, err = entries.Read(in.ELF, opt.Release); err != nil {
+				return fmt.Errorf("%s: %w", in.Name, err)
 			}
 		}
-		fbs, err := in.hipFatbins()
+		fbs, err := hipFatbins(in)
 		if err != nil {
-			return fmt.Errorf("%s: %w", in.name, err)
+			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 		var legacy []fatobj.LegacyImage
-		if in.elf != nil {
-			if legacy, err = fatobj.LegacyImages(in.elf, opt.Release); err != nil {
-				return fmt.Errorf("%s: %w", in.name, err)
+		if in.ELF != nil {
+			if legacy, err = fatobj.LegacyImages(in.ELF, opt.Release); err != nil {
+				return fmt.Errorf("%s: %w", in.Name, err)
 			}
 		}
 		if asJSON {
-			err = printJSON(w, in.name, bins, ents, fbs, legacy)
+			err = printJSON(w, in.Name, bins, ents, fbs, legacy)
 		} else {
 			err = printText(w, in, bins, ents, fbs, legacy)
 		}
@@ -81,11 +81,11 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage) error {
 	var sb strings.Builder
 	switch {
-	case in.elf != nil:
-		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.name, fileFormat(in.elf))
-	case in.member:
+	case in.ELF != nil:
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.Name, fileFormat(in.ELF))
+	case in.Member:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", in.name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", in.Name)
 	}
 	i := 0
 	for _, b := range bins {
@@ -250,7 +250,7 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, f
 				strs[kv.Key] = kv.Value
 			}
 			out.Images = append(out.Images, jsonImage{
-				Index: len(out.Images), Offset: b.base + b.Offset, Size: b.Size, Version: b.Version,
+				Index: len(out.Images), Offset: b.Base + b.Offset, Size: b.Size, Version: b.Version,
 				ImageKind: im.Kind.String(), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
 				Triple: im.Triple(), Arch: im.Arch(), Strings: strs,
 				ImageOffset: im.ImageOffset, ImageSize: im.ImageSize,
