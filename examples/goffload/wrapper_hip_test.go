@@ -43,9 +43,9 @@ import (
 // pointers point to, not addresses, and "<local>" for local symbols, which two
 // links may place differently; the fatbin's size and hash must be equal since
 // the fatbins must be (the same code object, bundled as clang-offload-bundler
-// does). -cuid is given to the compiles: clang makes the compilation unit's ID
-// from the whole command line, -B included, and the ID names a symbol of both
-// the host and the device code.
+// does). -cuid is given to the compiles with and without -B: clang makes the
+// compilation unit's ID from the whole command line, -B included, and the ID
+// names a symbol of both the host and the device code.
 //
 // OFFLOAD_TEST_WRAPPER=llvm puts LLVM's clang-linker-wrapper into the -B
 // folder instead of goffload, and OFFLOAD_TEST_WRAPPER=/path/to/exe that
