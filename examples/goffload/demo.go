@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/link"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -46,32 +48,38 @@ func runDemo(args []string, stdout io.Writer) error {
 	if err := os.WriteFile(obj, sampleObject, 0o644); err != nil {
 		return err
 	}
-	l := &linker{rel: rel, cc: "cc", libdir: *libdir, hostTriple: "x86_64-unknown-linux-gnu", out: filepath.Join(tmp, "vadd"),
-		inputs: []string{obj}, stdout: stdout, tmp: tmp}
-	if l.clang, err = exec.LookPath("clang-19"); err != nil {
-		l.prelinked = filepath.Join(tmp, "vadd-device.so")
-		if err := os.WriteFile(l.prelinked, sampleDeviceImage, 0o755); err != nil {
+	out := filepath.Join(tmp, "vadd")
+	opt := &link.Options{Release: rel, Driver: true, RuntimeDir: *libdir, HostTriple: "x86_64-unknown-linux-gnu",
+		LinkerArgs: []string{"-o", out, obj}, Stdout: stdout, Stderr: os.Stderr, Print: true, TempDir: tmp}
+	if opt.DeviceClang, err = exec.LookPath("clang-19"); err != nil {
+		opt.OverrideImage = filepath.Join(tmp, "vadd-device.so")
+		if err := os.WriteFile(opt.OverrideImage, sampleDeviceImage, 0o755); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "# goffload: clang-19 is not installed: the device image linked in advance stands in for the device link")
 	}
 	if _, err := os.Stat(filepath.Join(*libdir, "libomptarget.so")); err != nil {
-		l.wrapOnly = true
+		opt.NoHostLink = true
 		fmt.Fprintf(stdout, "# goffload: libomptarget 19 is not in %s (Debian: libomp-19-dev): the registration object is made, the program is not linked\n", *libdir)
 	}
-	if err := l.run(); err != nil {
+	l, err := link.Plan(opt)
+	if err != nil {
 		return err
 	}
-	if l.wrapOnly {
-		return listFile(stdout, l.wrapper, &offload.ReadOptions{Release: rel}, false)
+	defer l.Close()
+	if err := l.Run(context.Background()); err != nil {
+		return err
 	}
-	cmd := exec.Command(l.out)
+	if opt.NoHostLink {
+		return listFile(stdout, l.Wrapper, &offload.ReadOptions{Release: rel}, false)
+	}
+	cmd := exec.Command(out)
 	cmd.Env = append(os.Environ(), "LIBOMPTARGET_INFO=1")
 	var info strings.Builder
 	cmd.Stdout, cmd.Stderr = stdout, &info
 	fmt.Fprintln(stdout, "# goffload: run the program with LIBOMPTARGET_INFO=1")
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %v: %s", l.out, err, info.String())
+		return fmt.Errorf("%s: %v: %s", out, err, info.String())
 	}
 	for _, line := range strings.Split(info.String(), "\n") {
 		if strings.Contains(line, "Entering OpenMP kernel") {

@@ -93,7 +93,7 @@ func TestLinkDryRunRunsNothing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"clang-19 --target=x86_64-unknown-linux-gnu", "-shared", "# goffload: wrap 1 device image", "cc -o " + out, "-lomptarget", "-lm"} {
+	for _, want := range []string{"clang\" --no-default-config", "--target=x86_64-unknown-linux-gnu", "-shared", "\"cc\" -o " + out, "-lomptarget", "-lm"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("dry run does not print %q:\n%s", want, stdout)
 		}

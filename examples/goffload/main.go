@@ -71,12 +71,16 @@ var commands = []command{
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
 	{"wrap", "[--kind openmp|cuda|hip] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
-	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]", "link an OpenMP program as clang-linker-wrapper does", runLink},
+	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]", "link an offloading program with cc or c++, as clang's driver and clang-linker-wrapper do", runLink},
+	{"linker-wrapper", "[--plan] CLANG-LINKER-WRAPPER-ARGS...", "be clang-linker-wrapper (also when run under that name, as clang -B DIR runs DIR/clang-linker-wrapper)", runLinkerWrapper},
 }
 
 func main() {
 	// A signal removes the temporary files of the writes under way.
 	atomicfile.RemoveOnSignal()
+	if isWrapperName(os.Args[0]) {
+		os.Exit(run(append([]string{"linker-wrapper"}, os.Args[1:]...), os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

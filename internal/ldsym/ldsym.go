@@ -22,11 +22,25 @@ type Member struct {
 	// Load returns the member's ELF file, read when the member is pulled;
 	// nil for a member that is not an object.
 	Load func() (*elfobj.File, error)
+	// Symbols returns, when the member is pulled, the symbols it adds
+	// beside its ELF file's (device code's, in a name space of the caller's:
+	// see [Symbol]); nil for none.
+	Symbols func() ([]Symbol, error)
+}
+
+// Symbol is a symbol of an input that is not a host ELF object's, such as a
+// device image's: the caller keeps them apart from the host's by naming
+// them in a name space of its own (a prefix no host symbol has).
+type Symbol struct {
+	Name      string
+	Undefined bool
+	Weak      bool
 }
 
 // Input is one input of the link: an object, or an archive.
 type Input struct {
 	Object       *elfobj.File
+	Symbols      []Symbol // an object's symbols beside its ELF file's
 	Members      []Member // for an archive
 	WholeArchive bool
 }
@@ -51,14 +65,27 @@ func New(undefined ...string) *Resolver {
 // Add takes the next input of the link and returns, for an archive, the
 // indexes of the members it pulls, in the order they are pulled.
 func (r *Resolver) Add(in Input) ([]int, error) {
-	if in.Object != nil {
-		return nil, r.object(in.Object)
+	if in.Members == nil {
+		if in.Object != nil {
+			if err := r.object(in.Object); err != nil {
+				return nil, err
+			}
+		}
+		r.symbols(in.Symbols)
+		return nil, nil
 	}
 	pulled := map[int]bool{}
 	var order []int
 	pull := func(i int) error {
 		pulled[i] = true
 		order = append(order, i)
+		if sf := in.Members[i].Symbols; sf != nil {
+			syms, err := sf()
+			if err != nil {
+				return err
+			}
+			r.symbols(syms)
+		}
 		if in.Members[i].Load == nil {
 			return nil
 		}
@@ -120,6 +147,19 @@ func (r *Resolver) object(f *elfobj.File) error {
 		}
 	}
 	return nil
+}
+
+// symbols adds symbols given by name.
+func (r *Resolver) symbols(syms []Symbol) {
+	for _, s := range syms {
+		switch {
+		case !s.Undefined:
+			r.defined[s.Name] = true
+			delete(r.undefined, s.Name)
+		case !s.Weak && !r.defined[s.Name]:
+			r.undefined[s.Name] = true
+		}
+	}
 }
 
 // Undefined reports whether name is referred to and not yet defined.

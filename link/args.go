@@ -1,0 +1,202 @@
+package link
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goffload/goffload/offload"
+)
+
+// ErrUsage is the error of an argument list the wrapper does not accept: an
+// unknown wrapper option, or an option without its value.
+var ErrUsage = errors.New("bad arguments")
+
+// TargetArg is an argument for the device tools of one target triple, or of
+// every target when Triple is "" (`--device-linker=ARG`,
+// `--device-linker=TRIPLE=ARG`).
+type TargetArg struct {
+	Triple string `json:"triple,omitempty"`
+	Arg    string `json:"arg"`
+}
+
+// wrapperFlags are the options of clang-linker-wrapper 15 to 22 that
+// goffload implements, with whether each takes a value.
+var wrapperFlags = map[string]bool{
+	"host-triple": true, "linker-path": true, "opt-level": true, "device-linker": true,
+	"device-compiler": true, "device-debug": false, "save-temps": false, "wrapper-verbose": false,
+	"verbose": false, "dry-run": false, "should-extract": true, "cuda-path": true, "rocm-path": true,
+	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
+	"output": true,
+}
+
+// unsupportedFlags are options of clang-linker-wrapper that goffload does
+// not implement: each is an error naming it, never ignored.
+var unsupportedFlags = map[string]bool{
+	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true, "offload-opt": true,
+	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
+	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
+	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true, "compress": true,
+	"compression-level": true, "linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
+	"library-path": true, "library": true, "mllvm": true, "help": true, "help-hidden": true, "version": true,
+}
+
+// wrapperLike reports whether a long option that is not in the wrapper's
+// table is still meant for the wrapper, not the host linker: the wrapper's
+// own option families. Such an option is an error, not a linker argument.
+func wrapperLike(name string) bool {
+	for _, p := range []string{"wrapper-", "device-", "offload-", "host-triple", "linker-path", "should-extract"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseWrapperArgs reads the arguments clang passes to clang-linker-wrapper
+// (argv without the program name), as releases 15 to 22 pass them: the
+// wrapper's options, then (15, 16) `--` and the host linker's argv, or (19+)
+// the wrapper's options mixed with the host linker's argv, which are kept in
+// order. The release is not chosen here: see [Plan].
+func ParseWrapperArgs(argv []string) (*Options, error) {
+	o := &Options{OptLevel: "O2"}
+	sep := false // 15, 16: everything after -- is the linker's
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		if sep {
+			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
+		if a == "--" {
+			sep = true
+			continue
+		}
+		if a == "-r" {
+			o.Relocatable = true
+			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
+		if a == "-o" {
+			// -o is the linker's too: the wrapper reads it and passes it on.
+			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
+		if !strings.HasPrefix(a, "--") || len(a) == 2 {
+			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
+		name, val, hasVal := strings.Cut(a[2:], "=")
+		takes, known := wrapperFlags[name]
+		switch {
+		case unsupportedFlags[name]:
+			return nil, fmt.Errorf("%w: %s: an option of clang-linker-wrapper that goffload does not implement", ErrUsage, a)
+		case !known && wrapperLike(name):
+			return nil, fmt.Errorf("%w: %s: unknown clang-linker-wrapper option", ErrUsage, a)
+		case !known:
+			o.LinkerArgs = append(o.LinkerArgs, a) // the host linker's
+			continue
+		case takes && !hasVal:
+			if i+1 >= len(argv) || name != "output" && name != "sysroot" {
+				return nil, fmt.Errorf("%w: %s needs a value (%s=VALUE)", ErrUsage, a, a)
+			}
+			i++
+			val = argv[i]
+		case !takes && hasVal:
+			return nil, fmt.Errorf("%w: %s takes no value", ErrUsage, a)
+		}
+		if err := o.set(name, val); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, a, err)
+		}
+	}
+	return o, nil
+}
+
+var optLevel = regexp.MustCompile(`^O[0-3sz]$`)
+
+// set applies the wrapper option name with value val.
+func (o *Options) set(name, val string) error {
+	switch name {
+	case "host-triple":
+		o.HostTriple = val
+	case "linker-path":
+		o.Linker = val
+	case "opt-level":
+		if !optLevel.MatchString(val) {
+			return fmt.Errorf("want O0, O1, O2, O3, Os or Oz")
+		}
+		o.OptLevel = val
+	case "device-linker":
+		o.DeviceLinkerArgs = append(o.DeviceLinkerArgs, targetArg(val))
+	case "device-compiler":
+		o.DeviceCompilerArgs = append(o.DeviceCompilerArgs, targetArg(val))
+	case "device-debug":
+		o.DeviceDebug = true
+	case "save-temps":
+		o.SaveTemps = true
+	case "wrapper-verbose", "verbose":
+		o.Verbose = true
+	case "dry-run":
+		o.DryRun = true
+	case "should-extract":
+		o.ShouldExtract = append(o.ShouldExtract, val)
+	case "cuda-path":
+		o.CUDAPath = val
+	case "rocm-path":
+		o.ROCmPath = val
+	case "wrapper-jobs":
+		n, err := strconv.Atoi(val)
+		if val == "jobserver" {
+			n, err = 0, nil
+		}
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of jobs")
+		}
+		o.Jobs = n
+	case "relocatable":
+		o.Relocatable = true
+		o.LinkerArgs = append(o.LinkerArgs, "-r")
+	case "emit-fatbin-only":
+		o.EmitFatbinOnly = true
+	case "sysroot":
+		o.LinkerArgs = append(o.LinkerArgs, "--sysroot="+val)
+	case "output":
+		o.LinkerArgs = append(o.LinkerArgs, "-o", val)
+	}
+	return nil
+}
+
+// targetArg reads `ARG` or `TRIPLE=ARG`: a triple is a word of at least
+// two dashes before the first '=' (an argument such as -O2 or -Wl,x=y is not).
+func targetArg(v string) TargetArg {
+	if t, arg, ok := strings.Cut(v, "="); ok && !strings.HasPrefix(t, "-") && strings.Count(t, "-") >= 2 {
+		return TargetArg{Triple: t, Arg: arg}
+	}
+	return TargetArg{Arg: v}
+}
+
+// releaseFromArgs returns the release whose library folder
+// (/usr/lib/llvm-N/lib, as clang adds it for libomp and libomptarget) the
+// host linker's arguments name, or nil.
+func releaseFromArgs(args []string) *offload.Release {
+	for _, a := range args {
+		i := strings.Index(a, "/llvm-")
+		if i < 0 {
+			continue
+		}
+		rest := a[i+len("/llvm-"):]
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j == 0 || !strings.HasPrefix(rest[j:], "/lib") {
+			continue
+		}
+		n, _ := strconv.Atoi(rest[:j])
+		if r, err := offload.LookupRelease(n); err == nil {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package link
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ldValueOptions are the options of GNU ld (and lld, gold) written with
+// their value as the next argument. Any other argument starting with '-' is
+// taken as an option standing alone; any argument not starting with '-', as
+// an input file.
+var ldValueOptions = map[string]bool{
+	"-m": true, "-o": true, "-dynamic-linker": true, "--dynamic-linker": true, "-rpath": true, "--rpath": true,
+	"-rpath-link": true, "-L": true, "-l": true, "-z": true, "-T": true, "-e": true, "-u": true, "-y": true,
+	"-soname": true, "-h": true, "-F": true, "-f": true, "-Map": true, "-a": true, "-A": true, "-b": true,
+	"-c": true, "-G": true, "-I": true, "-R": true, "-Y": true, "-Ttext": true, "-Tdata": true, "-Tbss": true,
+	"-Ttext-segment": true, "-plugin": true, "-plugin-opt": true, "--plugin-opt": true, "--plugin": true,
+	"--version-script": true, "--dynamic-list": true, "--wrap": true, "--defsym": true, "--entry": true,
+	"--library-path": true, "--library": true, "--output": true, "--script": true, "--undefined": true,
+	"--trace-symbol": true, "--exclude-libs": true, "--retain-symbols-file": true, "--just-symbols": true,
+	"--dependency-file": true, "--require-defined": true, "--audit": true, "--depaudit": true, "-P": true,
+	"--auxiliary": true, "--filter": true, "--out-implib": true, "--soname": true, "-mllvm": true,
+	"--sysroot": true, "--image-base": true, "--section-start": true, "--format": true, "--architecture": true,
+	"--mri-script": true, "--task-link": true, "--Map": true,
+}
+
+// hostInput is an input of the host link that may carry device code: a
+// file named on the command line or a library found by -l.
+type hostInput struct {
+	path  string // the file
+	arg   string // the argument that named it (-lNAME for a library)
+	whole bool   // within --whole-archive
+}
+
+// hostLink is what the wrapper reads of the host linker's argv.
+type hostLink struct {
+	inputs      []hostInput
+	output      string // -o
+	outputIndex int    // where -o's value is in the argv; -1 without -o
+	firstInput  int    // where the first input file is in the argv; -1 without
+	dirs        []string
+	relocatable bool
+	shared      bool
+	dynLinker   string
+	emulation   string
+}
+
+// ldState is the state --push-state saves.
+type ldState struct{ whole, static bool }
+
+// scanLD reads a host linker's argv (ld's options). missing is called for
+// a library -lNAME found in none of the -L folders; it returns the error to
+// stop with, or nil to go on without it.
+func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
+	h := &hostLink{outputIndex: -1, firstInput: -1}
+	// Every -L applies to every -l, wherever they are.
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-L" || a == "--library-path":
+			if i+1 < len(args) {
+				h.dirs = append(h.dirs, args[i+1])
+			}
+		case strings.HasPrefix(a, "--library-path="):
+			h.dirs = append(h.dirs, a[len("--library-path="):])
+		case strings.HasPrefix(a, "-L"):
+			h.dirs = append(h.dirs, a[2:])
+		}
+		if ldValueOptions[a] {
+			i++
+		}
+	}
+	var st ldState
+	var stack []ldState
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%w: host linker option %s needs a value", ErrUsage, a)
+			}
+			i++
+			return args[i], nil
+		}
+		switch {
+		case a == "-o" || a == "--output":
+			v, err := val()
+			if err != nil {
+				return nil, err
+			}
+			h.output, h.outputIndex = v, i
+		case strings.HasPrefix(a, "--output="):
+			h.output, h.outputIndex = a[len("--output="):], i
+		case a == "-l" || a == "--library":
+			v, err := val()
+			if err != nil {
+				return nil, err
+			}
+			if err := h.library(v, st, missing); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(a, "--library="):
+			if err := h.library(a[len("--library="):], st, missing); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
+			if err := h.library(a[2:], st, missing); err != nil {
+				return nil, err
+			}
+		case a == "-dynamic-linker" || a == "--dynamic-linker" || a == "-I":
+			v, err := val()
+			if err != nil {
+				return nil, err
+			}
+			h.dynLinker = v
+		case strings.HasPrefix(a, "--dynamic-linker="):
+			h.dynLinker = a[len("--dynamic-linker="):]
+		case a == "-m":
+			v, err := val()
+			if err != nil {
+				return nil, err
+			}
+			h.emulation = v
+		case ldValueOptions[a]:
+			if _, err := val(); err != nil {
+				return nil, err
+			}
+		case a == "--whole-archive":
+			st.whole = true
+		case a == "--no-whole-archive":
+			st.whole = false
+		case a == "-Bstatic" || a == "-static" || a == "-dn" || a == "-non_shared":
+			st.static = true
+		case a == "-Bdynamic" || a == "-dy" || a == "-call_shared":
+			st.static = false
+		case a == "--push-state":
+			stack = append(stack, st)
+		case a == "--pop-state":
+			if len(stack) == 0 {
+				return nil, fmt.Errorf("%w: host linker: --pop-state without --push-state", ErrUsage)
+			}
+			st, stack = stack[len(stack)-1], stack[:len(stack)-1]
+		case a == "-r" || a == "--relocatable" || a == "-i":
+			h.relocatable = true
+		case a == "-shared" || a == "-Bshareable" || a == "--shared":
+			h.shared = true
+		case strings.HasPrefix(a, "-") && a != "-":
+			// An option standing alone.
+		default:
+			if h.firstInput < 0 {
+				h.firstInput = i
+			}
+			h.inputs = append(h.inputs, hostInput{path: a, arg: a, whole: st.whole})
+		}
+	}
+	return h, nil
+}
+
+// library finds -lNAME in the -L folders as ld does: libNAME.so, then
+// libNAME.a, in each folder in turn (only .a after -Bstatic); -l:FILE names
+// the file. A shared library carries no device code to link: it is found,
+// and left out.
+func (h *hostLink) library(name string, st ldState, missing func(string) error) error {
+	candidates := []string{"lib" + name + ".so", "lib" + name + ".a"}
+	if st.static {
+		candidates = candidates[1:]
+	}
+	if exact, ok := strings.CutPrefix(name, ":"); ok {
+		candidates = []string{exact}
+	}
+	for _, d := range h.dirs {
+		for _, c := range candidates {
+			p := filepath.Join(d, c)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				if strings.HasSuffix(c, ".a") {
+					h.inputs = append(h.inputs, hostInput{path: p, arg: "-l" + name, whole: st.whole})
+				}
+				return nil
+			}
+		}
+	}
+	if missing != nil {
+		return missing(name)
+	}
+	return nil
+}
+
+// driverValueOptions are the options of a compiler driver (cc, c++, clang)
+// written with their value as the next argument, in a link command.
+var driverValueOptions = map[string]bool{
+	"-o": true, "-L": true, "-l": true, "-Xlinker": true, "-x": true, "-u": true, "-T": true, "-z": true,
+	"-target": true, "-B": true, "--sysroot": true, "-isysroot": true, "-include": true, "-I": true,
+	"-MF": true, "-MT": true, "-MQ": true, "-e": true, "-specs": true, "--param": true, "-Xassembler": true,
+	"-Xpreprocessor": true, "-Xclang": true, "-mllvm": true, "-arch": true,
+}
+
+// driverToLD turns a compiler driver's link arguments into the host
+// linker's as the driver passes them on: -Wl,A,B and -Xlinker A become A B;
+// -L, -l, -o, -r, -shared, -static, inputs stay; other options, which the
+// driver keeps for itself, are left out. index maps each produced argument
+// to the driver argument it came from.
+func driverToLD(args []string) (ld []string, index []int) {
+	add := func(i int, a ...string) {
+		for _, x := range a {
+			ld = append(ld, x)
+			index = append(index, i)
+		}
+	}
+	files := false // after --
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case files || !strings.HasPrefix(a, "-") || a == "-":
+			add(i, a)
+		case a == "--":
+			files = true
+		case strings.HasPrefix(a, "-Wl,"):
+			add(i, strings.Split(a[4:], ",")...)
+		case a == "-Xlinker" && i+1 < len(args):
+			i++
+			add(i, args[i])
+		case a == "-o" || a == "-L" || a == "-l":
+			if i+1 < len(args) {
+				add(i, a, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "-o") || strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l"):
+			if strings.HasPrefix(a, "-o") {
+				add(i, "-o", a[2:])
+			} else {
+				add(i, a)
+			}
+		case a == "-r" || a == "-shared" || a == "-static":
+			add(i, a)
+		case driverValueOptions[a]:
+			i++
+		}
+	}
+	return ld, index
+}

@@ -1,0 +1,77 @@
+package link
+
+import (
+	"io"
+
+	"github.com/goffload/goffload/offload"
+)
+
+// Options is one offload link: what clang passes to clang-linker-wrapper
+// ([ParseWrapperArgs] reads it), or what a Go program or `goffload link`
+// asks for.
+type Options struct {
+	// Release is the LLVM release whose wrapper the link acts as; nil
+	// takes it from the linker arguments (clang's -L/usr/lib/llvm-N/lib)
+	// or, failing that, from the inputs' formats.
+	Release *offload.Release
+	// HostTriple is the host's triple (--host-triple); "" is
+	// x86_64-unknown-linux-gnu.
+	HostTriple string
+	// Linker is the host linker: ld (--linker-path), whose argv
+	// LinkerArgs is, or, with Driver, a compiler driver such as cc.
+	Linker     string
+	LinkerArgs []string
+	// Driver makes LinkerArgs a compiler driver's link arguments (-Wl,...,
+	// -L, -l, inputs), and has the link add the OpenMP runtime
+	// (-lomp -lomptarget from RuntimeDir) when it wraps OpenMP images.
+	Driver bool
+	// RuntimeDir is the folder of libomp and libomptarget for a Driver
+	// link; "" is /usr/lib/llvm-N/lib.
+	RuntimeDir string
+	// DeviceClang is the clang that links device code; "" is the
+	// release's: /usr/lib/llvm-N/bin/clang, or clang-N on $PATH.
+	DeviceClang string
+	// OptLevel is the device link's optimisation (--opt-level, default O2;
+	// LLVM 22 takes it from DeviceCompilerArgs instead).
+	OptLevel string
+	// DeviceDebug adds -g to the device link (--device-debug).
+	DeviceDebug bool
+	// DeviceLinkerArgs and DeviceCompilerArgs go to the device links of
+	// their triple (--device-linker, --device-compiler).
+	DeviceLinkerArgs   []TargetArg
+	DeviceCompilerArgs []TargetArg
+	// ShouldExtract names architectures whose archive members are always
+	// taken (--should-extract).
+	ShouldExtract []string
+	// OverrideImage, if set, is used as the linked image of every device
+	// target instead of running the device link (--override-image).
+	OverrideImage string
+	// SaveTemps keeps the temporary files, in the current folder, under
+	// the names the release's wrapper gives them.
+	SaveTemps bool
+	// Verbose prints each command before it runs (--wrapper-verbose), and
+	// asks the device tools for theirs (16 to 21: -v).
+	Verbose bool
+	// Print prints each command before it runs, and nothing more.
+	Print bool
+	// DryRun prints the commands and runs none (--dry-run).
+	DryRun bool
+	// Relocatable merges the inputs and the registration object into one
+	// object for a later link (-r; LLVM 19+).
+	Relocatable bool
+	// EmitFatbinOnly stops after the fat binary (--emit-fatbin-only).
+	EmitFatbinOnly bool
+	// NoHostLink stops after the registration object (Link.Wrapper).
+	NoHostLink bool
+	// Jobs bounds the device links run at once (--wrapper-jobs); 0 is one
+	// per CPU.
+	Jobs int
+	// CUDAPath and ROCmPath are the GPU toolkits (--cuda-path, --rocm-path).
+	CUDAPath, ROCmPath string
+	// TempDir holds the temporary files (not with SaveTemps); "" makes one
+	// in os.TempDir, removed by [Link.Close].
+	TempDir string
+	// Stdout receives the printed commands (Verbose, DryRun); Stderr the
+	// commands' own output. nil discards.
+	Stdout, Stderr io.Writer
+}

@@ -1,0 +1,833 @@
+package link
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"debug/elf"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/bitcode"
+	"github.com/goffload/goffload/internal/inputs"
+	"github.com/goffload/goffload/internal/ldsym"
+	"github.com/goffload/goffload/offload"
+)
+
+// ErrMismatch is the error of inputs that the chosen release cannot link
+// together: the problem `goffload check` reports, found before linking.
+var ErrMismatch = errors.New("inputs of another LLVM release")
+
+// ErrUnsupported is the error of a link goffload does not make.
+var ErrUnsupported = errors.New("not supported")
+
+// StepKind names what a step does.
+type StepKind string
+
+// The steps of a link, in the order they run.
+const (
+	StepExtract    StepKind = "extract"     // write a device image of an input to a file
+	StepDeviceLink StepKind = "device-link" // link one target's images (clang, ld)
+	StepBundle     StepKind = "bundle"      // HIP: bundle the linked images into a fatbin
+	StepFatbinary  StepKind = "fatbinary"   // CUDA: NVIDIA's fatbinary
+	StepWrap       StepKind = "wrap"        // write the registration object
+	StepHostLink   StepKind = "host-link"   // run the host linker
+	StepFinish     StepKind = "finish"      // -r: rename the merged object's entries sections
+)
+
+// Step is one step of a link, as data: a build system can run each as an
+// action of its own. Steps of goffload's own (Tool "goffload") are run by
+// [Link.Run]; the others are commands.
+type Step struct {
+	Kind    StepKind `json:"kind"`
+	Target  string   `json:"target,omitempty"` // triple or triple:arch
+	Tool    string   `json:"tool"`             // a program, or "goffload"
+	Args    []string `json:"args,omitempty"`   // the program's arguments
+	Inputs  []string `json:"inputs,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+
+	run func() error // a goffload step
+}
+
+// Link is a planned offload link.
+type Link struct {
+	Release *offload.Release `json:"release"`
+	Steps   []Step           `json:"steps"`
+	// Wrapper is the registration object the link makes ("" without
+	// device code).
+	Wrapper string `json:"wrapper,omitempty"`
+	// Output is the file the link writes.
+	Output string `json:"output"`
+
+	opt     *Options
+	closers []func()
+	tmp     string
+	remove  func()
+	commit  func() error // the output, written beside its place
+	discard func()
+}
+
+// Close releases the inputs and removes the temporary files (kept with
+// SaveTemps, which writes them in the current folder).
+func (l *Link) Close() {
+	for _, c := range l.closers {
+		c()
+	}
+	l.closers = nil
+	if l.discard != nil {
+		l.discard()
+		l.discard = nil
+	}
+	if l.remove != nil {
+		l.remove()
+		l.remove = nil
+	}
+}
+
+// target is one device target's images.
+type target struct {
+	kind         offload.OffloadKind
+	triple, arch string
+	images       []*extracted
+	linked       string
+	bitcode      bool
+}
+
+// extracted is a device image to write for the device link.
+type extracted struct {
+	from string // the input's name
+	path string
+	r    *io.SectionReader
+}
+
+func (t *target) key() string { return t.kind.String() + "\x00" + t.triple + "\x00" + t.arch }
+
+func (t *target) name() string {
+	if t.arch == "" {
+		return t.triple
+	}
+	return t.triple + ":" + t.arch
+}
+
+// cpu reports whether the target is a host CPU (OpenMP offloading to the
+// host machine): its device link is a shared object linked with the host's
+// libraries.
+func (t *target) cpu() bool {
+	a, _, _ := strings.Cut(t.triple, "-")
+	return !strings.HasPrefix(a, "amdgcn") && !strings.HasPrefix(a, "nvptx") && !strings.HasPrefix(a, "spirv")
+}
+
+// planner holds what Plan gathers.
+type planner struct {
+	l        *Link
+	opt      *Options
+	rel      *offload.Release
+	relFrom  string // where the release was taken from
+	host     *hostLink
+	ldArgs   []string // the host linker's argv (a driver's, as ld sees it)
+	targets  []*target
+	byKey    map[string]*target
+	used     []entries.Input
+	names    map[string]bool
+	legacy   bool
+	cxx      bool // an input is C++
+	resolver *ldsym.Resolver
+}
+
+// Plan reads the inputs of the link that o describes, finds their device
+// code (objects, and the archive members the host link pulls, --whole-archive
+// regions and libraries found through -l, as ld finds them, and members
+// whose device code resolves a device symbol), chooses the release and
+// returns the steps. The inputs stay open until [Link.Close].
+func Plan(o *Options) (*Link, error) {
+	opt := *o
+	if opt.HostTriple == "" {
+		opt.HostTriple = "x86_64-unknown-linux-gnu"
+	}
+	if opt.OptLevel == "" {
+		opt.OptLevel = "O2"
+	}
+	if opt.Linker == "" && !opt.Driver {
+		return nil, fmt.Errorf("%w: no host linker (--linker-path)", ErrUsage)
+	}
+	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}}
+	p.ldArgs = opt.LinkerArgs
+	if opt.Driver {
+		p.ldArgs, _ = driverToLD(opt.LinkerArgs)
+	}
+	p.rel, p.relFrom = opt.Release, "the options"
+	if p.rel == nil {
+		if p.rel = releaseFromArgs(p.ldArgs); p.rel != nil {
+			p.relFrom = "the linker arguments"
+		}
+	}
+	missing := func(lib string) error {
+		if opt.Driver {
+			return nil // the driver's own folders: no device code there
+		}
+		return fmt.Errorf("unable to find library -l%s", lib)
+	}
+	h, err := scanLD(p.ldArgs, missing)
+	if err != nil {
+		return nil, err
+	}
+	p.host = h
+	if h.output == "" {
+		h.output = "a.out"
+	}
+	p.l.Output = h.output
+	if h.relocatable {
+		opt.Relocatable = true
+	}
+	if !opt.DryRun && !opt.SaveTemps {
+		if opt.TempDir == "" {
+			dir, remove, err := atomicfile.TempDir("", "goffload-link")
+			if err != nil {
+				return nil, err
+			}
+			opt.TempDir, p.l.remove = dir, remove
+		}
+	}
+	p.l.tmp = opt.TempDir
+	if opt.SaveTemps {
+		p.l.tmp = ""
+	} else if p.l.tmp == "" {
+		p.l.tmp = os.TempDir()
+	}
+	if err := p.gather(); err != nil {
+		p.l.Close()
+		return nil, err
+	}
+	if err := p.steps(); err != nil {
+		p.l.Close()
+		return nil, err
+	}
+	if opt.Linker == "" {
+		opt.Linker = "cc"
+		if p.cxx {
+			opt.Linker = "c++" // the C++ libraries, as clang++ adds them
+		}
+		for i := range p.l.Steps {
+			if p.l.Steps[i].Kind == StepHostLink {
+				p.l.Steps[i].Tool = opt.Linker
+			}
+		}
+	}
+	p.l.Release = p.rel
+	return p.l, nil
+}
+
+// gather reads every input in the host link's order.
+func (p *planner) gather() error {
+	p.resolver = ldsym.New("main", "_start")
+	type opened struct {
+		in  hostInput
+		ins []inputs.Input
+	}
+	var all []opened
+	for _, hi := range p.host.inputs {
+		ins, done, err := inputs.Open(hi.path)
+		if errors.Is(err, offload.ErrInvalid) && linkerScript(hi.path) {
+			continue // the host linker's: no device code
+		}
+		if err != nil {
+			return inputs.InFile(hi.path, err)
+		}
+		p.l.closers = append(p.l.closers, done)
+		all = append(all, opened{hi, ins})
+	}
+	if p.rel == nil {
+		// The first input of a known release decides.
+		for _, a := range all {
+			for _, in := range a.ins {
+				if in.ELF == nil || !hasOffload(in.ELF) {
+					continue
+				}
+				if r, _, err := fatobj.MadeBy(in.ELF); err == nil && r != nil {
+					p.rel, p.relFrom = r, in.Name
+					break
+				}
+			}
+			if p.rel != nil {
+				break
+			}
+		}
+		if p.rel == nil {
+			p.rel, p.relFrom = offload.Default(), "the default"
+		}
+	}
+	p.legacy = p.rel.Wrapper == offload.WrapperOffloadWrapper
+	for _, a := range all {
+		if err := p.input(a.in, a.ins); err != nil {
+			return err
+		}
+	}
+	for i, fs := range entries.Incompatible(p.used) {
+		if len(fs) > 0 {
+			return fmt.Errorf("%s: %w: %s", p.used[i].Name, ErrMismatch, fs[0].Message)
+		}
+	}
+	return nil
+}
+
+// linkerScript reports whether the file at path, which is no object or
+// archive, reads as text, as a linker script does (libc.so is one): the
+// host linker reads it. Empty and binary files are refused.
+func linkerScript(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	for _, magic := range []string{"!<arch>\n", "!<thin>\n", "\x7fELF", string(offload.Magic[:])} {
+		if bytes.HasPrefix(b, []byte(magic)) {
+			return false // a broken object or archive
+		}
+	}
+	return n > 0 && bytes.IndexByte(b, 0) < 0
+}
+
+// safeName replaces the characters of a file name part taken from the
+// inputs (a triple, an arch, a member's name) that could lead out of the
+// folder or confuse a command line.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-:", r) {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+func hasOffload(f *elfobj.File) bool {
+	for _, s := range f.Sections {
+		if s.Type == elfobj.SHT_LLVM_OFFLOADING || strings.HasPrefix(s.Name, "omp_offloading_entries") ||
+			s.Name == "llvm_offload_entries" || strings.HasPrefix(s.Name, "__CLANG_OFFLOAD_BUNDLE__") ||
+			strings.HasPrefix(s.Name, ".llvm.offloading") {
+			return true
+		}
+	}
+	return false
+}
+
+// devImage is one device image of an input.
+type devImage struct {
+	im *offload.Image
+	r  *io.SectionReader
+}
+
+// images returns the device images of in that the link uses.
+func (p *planner) images(in inputs.Input) ([]devImage, error) {
+	if in.BundleFile {
+		return nil, nil
+	}
+	var out []devImage
+	if p.legacy && in.ELF != nil {
+		ims, err := fatobj.LegacyImages(in.ELF, p.rel)
+		if err != nil {
+			return nil, err
+		}
+		for i := range ims {
+			if ims[i].OffloadKind == offload.OffloadOpenMP {
+				out = append(out, devImage{&ims[i].Image, ims[i].Open()})
+			}
+		}
+		return out, nil
+	}
+	bins, err := in.Binaries(&offload.ReadOptions{Release: p.rel, MaxVersion: 1})
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range bins {
+		for i := range b.Images {
+			im := &b.Images[i].Image
+			switch im.OffloadKind {
+			case offload.OffloadOpenMP, offload.OffloadHIP, offload.OffloadCUDA:
+			default:
+				continue
+			}
+			r, err := b.Open(i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, devImage{im, r})
+		}
+	}
+	return out, nil
+}
+
+// deviceSymbols returns the symbols of a device image, named in the
+// image's target's name space.
+func deviceSymbols(t string, d devImage) ([]ldsym.Symbol, error) {
+	var head [4]byte
+	n, _ := d.r.ReadAt(head[:], 0)
+	var out []ldsym.Symbol
+	switch {
+	case bitcode.IsBitcode(head[:n]):
+		syms, err := bitcode.Symbols(d.r, d.r.Size())
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range syms {
+			if s.Global() && !s.FormatSpecific() {
+				out = append(out, ldsym.Symbol{Name: t + s.Name, Undefined: s.Undefined()})
+			}
+		}
+	case n == 4 && string(head[:]) == "\x7fELF":
+		f, err := elfobj.Read(d.r, d.r.Size())
+		if err != nil {
+			return nil, err
+		}
+		syms, err := f.Symbols()
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range syms {
+			bind := s.Bind()
+			if s.Index == 0 || s.Name == "" || bind != elf.STB_GLOBAL && bind != elf.STB_WEAK {
+				continue
+			}
+			out = append(out, ldsym.Symbol{Name: t + s.Name, Undefined: s.Section == elf.SHN_UNDEF, Weak: bind == elf.STB_WEAK})
+		}
+	}
+	return out, nil
+}
+
+func imageSpace(im *offload.Image) string {
+	return "\x00" + im.OffloadKind.String() + "\x00" + im.Triple() + "\x00" + im.Arch() + "\x00"
+}
+
+// input takes one input of the host link: an object, or an archive's
+// members as the link pulls them.
+func (p *planner) input(hi hostInput, ins []inputs.Input) error {
+	if len(ins) == 0 || !ins[0].Member {
+		for _, in := range ins {
+			ims, err := p.images(in)
+			if err != nil {
+				return inputs.InFile(in.Name, err)
+			}
+			if in.ELF == nil {
+				if err := p.use(in, ims); err != nil {
+					return err
+				}
+				continue
+			}
+			var syms []ldsym.Symbol
+			if !p.legacy {
+				for _, d := range ims {
+					s, err := deviceSymbols(imageSpace(d.im), d)
+					if err != nil {
+						return inputs.InFile(in.Name, err)
+					}
+					syms = append(syms, s...)
+				}
+			}
+			p.cxx = p.cxx || IsCPlusPlus(in.ELF)
+			if _, err := p.resolver.Add(ldsym.Input{Object: in.ELF, Symbols: syms}); err != nil {
+				return inputs.InFile(in.Name, err)
+			}
+			if err := p.use(in, ims); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	members := make([]ldsym.Member, len(ins))
+	imgs := make([][]devImage, len(ins))
+	forced := make([]bool, len(ins))
+	for i, in := range ins {
+		if in.ELF == nil {
+			continue
+		}
+		syms, err := in.ELF.Symbols()
+		if err != nil {
+			return inputs.InFile(in.Name, err)
+		}
+		for _, s := range syms {
+			if s.Section != elf.SHN_UNDEF && s.Index != 0 && (s.Bind() == elf.STB_GLOBAL || s.Bind() == elf.STB_WEAK) {
+				members[i].Defines = append(members[i].Defines, s.Name)
+			}
+		}
+		ims, err := p.images(in)
+		if err != nil {
+			return inputs.InFile(in.Name, err)
+		}
+		imgs[i] = ims
+		var dev []ldsym.Symbol
+		if !p.legacy {
+			for _, d := range ims {
+				s, err := deviceSymbols(imageSpace(d.im), d)
+				if err != nil {
+					return inputs.InFile(in.Name, err)
+				}
+				dev = append(dev, s...)
+				if slices.Contains(p.opt.ShouldExtract, d.im.Arch()) {
+					forced[i] = true
+				}
+			}
+		}
+		for _, s := range dev {
+			if !s.Undefined {
+				members[i].Defines = append(members[i].Defines, s.Name)
+			}
+		}
+		f := in.ELF
+		members[i].Load = func() (*elfobj.File, error) { return f, nil }
+		members[i].Symbols = func() ([]ldsym.Symbol, error) { return dev, nil }
+	}
+	pulled, err := p.resolver.Add(ldsym.Input{Members: members, WholeArchive: hi.whole})
+	if err != nil {
+		return inputs.InFile(hi.path, err)
+	}
+	got := map[int]bool{}
+	for _, i := range pulled {
+		got[i] = true
+	}
+	for i := range ins {
+		if forced[i] && !got[i] {
+			pulled = append(pulled, i)
+		}
+	}
+	for _, i := range pulled {
+		if ins[i].ELF == nil {
+			continue
+		}
+		p.cxx = p.cxx || IsCPlusPlus(ins[i].ELF)
+		if err := p.use(ins[i], imgs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// use records the device images of an input the link takes, and checks the
+// input against the release.
+func (p *planner) use(in inputs.Input, ims []devImage) error {
+	if in.ELF != nil && hasOffload(in.ELF) {
+		origin, err := entries.Mixing(in.ELF, p.rel)
+		if err != nil {
+			return inputs.InFile(in.Name, err)
+		}
+		if links := origin.Links(); links != 0 && !links.Has(p.rel.Major) {
+			return fmt.Errorf("%s: %w: made by %s, which the wrapper of %v (from %s) does not link; `goffload check` tells why, `goffload convert --llvm %d` converts it",
+				in.Name, ErrMismatch, origin.Made(), p.rel, p.relFrom, p.rel.Major)
+		}
+		p.used = append(p.used, entries.Input{Name: in.Name, Origin: origin})
+	}
+	for _, d := range ims {
+		if err := p.add(in, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add plans the extraction of one device image for its target.
+func (p *planner) add(in inputs.Input, d devImage) error {
+	t := &target{kind: d.im.OffloadKind, triple: d.im.Triple(), arch: d.im.Arch()}
+	if old, ok := p.byKey[t.key()]; ok {
+		t = old
+	} else {
+		p.byKey[t.key()] = t
+		p.targets = append(p.targets, t)
+	}
+	stem := in.Name
+	if i := strings.LastIndexByte(stem, '('); i >= 0 && strings.HasSuffix(stem, ")") {
+		stem = stem[i+1 : len(stem)-1]
+	}
+	stem = filepath.Base(stem)
+	stem = strings.TrimSuffix(stem, filepath.Ext(stem))
+	ext := d.im.Kind.Extension()
+	if ext == "" {
+		ext = "o"
+	}
+	var head [4]byte
+	if n, _ := d.r.ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {
+		t.bitcode = true
+	}
+	name, err := p.tempName(safeName(fmt.Sprintf("%s-%s-%s", stem, t.triple, t.arch)), "."+safeName(ext))
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	t.images = append(t.images, &extracted{from: in.Name, path: name, r: d.r})
+	return nil
+}
+
+// tempName returns a new temporary file name base+ext: in the current
+// folder with SaveTemps, as the release's wrapper names it, else in the
+// temporary folder. The parts come from the inputs: the name must stay in
+// its folder.
+func (p *planner) tempName(base, ext string) (string, error) {
+	base = safeName(base)
+	if len(base) > 160 {
+		base = base[:160] // a name from the inputs: within NAME_MAX
+	}
+	name := base + ext
+	for i := 1; p.names[name]; i++ {
+		name = base + "." + strconv.Itoa(i) + ext
+	}
+	if err := atomicfile.CheckName(name); err != nil {
+		return "", err
+	}
+	p.names[name] = true
+	if p.l.tmp == "" {
+		return name, nil
+	}
+	return filepath.Join(p.l.tmp, name), nil
+}
+
+// findClang returns the release's clang: beside the wrapper's release in
+// /usr/lib/llvm-N/bin, or clang-N on $PATH.
+func (p *planner) findClang() string {
+	if p.opt.DeviceClang != "" {
+		return p.opt.DeviceClang
+	}
+	n := strconv.Itoa(p.rel.Major)
+	for _, c := range []string{"/usr/lib/llvm-" + n + "/bin/clang"} {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c
+		}
+	}
+	if c, err := exec.LookPath("clang-" + n); err == nil {
+		return c
+	}
+	return "clang-" + n
+}
+
+// runtimeDir is the folder of libomp and libomptarget of a driver link.
+func (p *planner) runtimeDir() string {
+	if p.opt.RuntimeDir != "" {
+		return p.opt.RuntimeDir
+	}
+	return fmt.Sprintf("/usr/lib/llvm-%d/lib", p.rel.Major)
+}
+
+// IsCPlusPlus reports whether an object's host code is C++'s (it refers
+// to the C++ library), for a driver link that must add the C++ libraries:
+// c++ rather than cc.
+func IsCPlusPlus(f *elfobj.File) bool {
+	syms, err := f.Symbols()
+	if err != nil {
+		return false
+	}
+	for _, s := range syms {
+		if s.Section == elf.SHN_UNDEF && (strings.HasPrefix(s.Name, "_ZSt") || strings.HasPrefix(s.Name, "_Zn") ||
+			strings.HasPrefix(s.Name, "_Zd") || strings.HasPrefix(s.Name, "__cxa_") || s.Name == "__gxx_personality_v0") {
+			return true
+		}
+	}
+	return false
+}
+
+// libArgs returns the host linker's library arguments that the release's
+// wrapper passes to a CPU target's device link, in order: 15 passes -L,
+// -l, -rpath, -dynamic-linker, --as-needed and --no-as-needed; 16, -L, -l
+// and -rpath; 17 and later, -L, -l, -rpath and --whole-archive regions
+// (as -Wl,), after the -dynamic-linker's value as an input (as LLVM does).
+func (p *planner) libArgs(m int) []string {
+	var out []string
+	if m >= 17 && p.host.dynLinker != "" {
+		out = append(out, p.host.dynLinker)
+	}
+	args := p.ldArgs
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := func() (string, bool) {
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case a == "-L" || a == "-l" || a == "-rpath" || a == "--rpath":
+			if v, ok := next(); ok {
+				out = append(out, strings.Replace(a, "--rpath", "-rpath", 1), v)
+			}
+		case strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
+			out = append(out, a[:2], a[2:])
+		case (a == "-dynamic-linker" || a == "--dynamic-linker") && m <= 15:
+			if v, ok := next(); ok {
+				out = append(out, "-dynamic-linker", v)
+			}
+		case (a == "--as-needed" || a == "--no-as-needed") && m <= 15:
+			out = append(out, a)
+		case (a == "--whole-archive" || a == "--no-whole-archive") && m >= 17:
+			out = append(out, "-Wl,"+a)
+		case ldValueOptions[a]:
+			i++
+		}
+	}
+	return out
+}
+
+// deviceLink returns the device link command of t, as the release's
+// wrapper runs it.
+func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
+	m := p.rel.Major
+	var files []string
+	for _, x := range t.images {
+		files = append(files, x.path)
+	}
+	archFlag := func() []string {
+		a := t.arch
+		switch {
+		case !t.cpu() && strings.HasPrefix(t.triple, "amdgcn"):
+			return []string{"-mcpu=" + a}
+		case a == "" && m < 22:
+			return []string{"-march=native"}
+		case a == "" || a == "generic":
+			return nil
+		}
+		return []string{"-march=" + a}
+	}
+	var devLinker []string
+	for _, a := range p.opt.DeviceLinkerArgs {
+		if a.Triple == "" || a.Triple == t.triple {
+			devLinker = append(devLinker, a.Arg)
+		}
+	}
+	var flags []string
+	if p.opt.DeviceDebug {
+		flags = append(flags, "-g")
+	}
+	if p.opt.SaveTemps && m < 22 {
+		flags = append(flags, "-save-temps")
+	}
+	if p.opt.Verbose && m < 22 {
+		flags = append(flags, "-v")
+	}
+	switch {
+	case p.legacy:
+		args := []string{"--target=" + t.triple}
+		if t.arch != "" && t.arch != "generic" {
+			args = append(args, "-march="+t.arch)
+		}
+		args = append(args, "-O2", "-fopenmp", "-shared", "-Wl,-Bsymbolic", "-o", out)
+		args = append(args, files...)
+		return p.findClang(), append(args, "-L"+p.runtimeDir()), nil
+	case m <= 15 && !p.opt.Driver:
+		if !t.cpu() {
+			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", ErrUnsupported, t.name(), p.rel)
+		}
+		var args []string
+		if emu := p.host.emulation; emu != "" {
+			args = append(args, "-m", emu)
+		}
+		args = append(args, "-shared")
+		args = append(args, p.libArgs(m)...)
+		args = append(args, "-Bsymbolic", "-o", out)
+		args = append(args, files...)
+		return p.opt.Linker, append(args, devLinker...), nil
+	case m <= 16:
+		// 15 through a driver links as 16 does: with clang.
+		args := []string{"-o", out, "--target=" + t.triple}
+		args = append(args, archFlag()...)
+		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
+		if t.cpu() {
+			args = append(args, "-Bsymbolic", "-shared")
+			args = append(args, p.libArgs(16)...)
+		}
+		args = append(args, flags...)
+		for _, a := range devLinker {
+			args = append(args, "-Wl,"+a)
+		}
+		return p.findClang(), append(args, files...), nil
+	case m < 22:
+		args := []string{"--no-default-config", "-o", out, "--target=" + t.triple}
+		args = append(args, archFlag()...)
+		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
+		args = append(args, files...)
+		if t.cpu() {
+			args = append(args, "-Wl,-Bsymbolic", "-shared")
+			args = append(args, p.libArgs(m)...)
+		}
+		args = append(args, flags...)
+		return p.findClang(), append(args, devLinker...), nil
+	}
+	args := []string{"--no-default-config", "-o", out, "-dumpdir", filepath.Base(out) + ".", "--target=" + t.triple}
+	args = append(args, archFlag()...)
+	if t.bitcode {
+		args = append(args, "-flto")
+	}
+	args = append(args, "-Wl,--no-undefined")
+	args = append(args, files...)
+	if t.cpu() {
+		args = append(args, "-Wl,-Bsymbolic", "-shared")
+		args = append(args, p.libArgs(m)...)
+	}
+	for _, a := range devLinker {
+		args = append(args, "-Xlinker", a)
+	}
+	for _, a := range p.opt.DeviceCompilerArgs {
+		if a.Triple == "" || a.Triple == t.triple {
+			args = append(args, a.Arg)
+		}
+	}
+	if p.opt.DeviceDebug {
+		args = append(args, "-g")
+	}
+	return p.findClang(), args, nil
+}
+
+// linkedName is the release's name of a target's linked image.
+func (p *planner) linkedName(t *target) (string, error) {
+	out := filepath.Base(p.host.output)
+	archName, _, _ := strings.Cut(t.triple, "-")
+	arch := t.arch
+	switch m := p.rel.Major; {
+	case p.legacy:
+		return p.tempName(fmt.Sprintf("%s.%s.%s", out, t.triple, arch), ".img")
+	case m <= 15:
+		return p.tempName(fmt.Sprintf("%s-%s-%s", out, archName, arch), ".out")
+	case m < 22:
+		if arch == "" && t.cpu() {
+			arch = "native"
+		}
+	default:
+		if arch == "generic" {
+			arch = ""
+		}
+	}
+	return p.tempName(fmt.Sprintf("%s.%s.%s", out, archName, arch), ".img")
+}
+
+// wrapperName is the release's name of the registration object.
+func (p *planner) wrapperName(kind offload.OffloadKind) (string, error) {
+	out := filepath.Base(p.host.output)
+	switch m := p.rel.Major; {
+	case m <= 15 && !p.legacy:
+		return p.tempName(out+"-wrapper", ".o")
+	case m == 16:
+		return p.tempName(out+".image.wrapper", ".o")
+	}
+	return p.tempName(out+"."+kind.String()+".image.wrapper", ".o")
+}
+
+// kindsOf returns the offload kinds of the targets, OpenMP first, as the
+// wrapper wraps them.
+func (p *planner) kindsOf() []offload.OffloadKind {
+	var ks []offload.OffloadKind
+	for _, k := range []offload.OffloadKind{offload.OffloadOpenMP, offload.OffloadCUDA, offload.OffloadHIP} {
+		for _, t := range p.targets {
+			if t.kind == k {
+				ks = append(ks, k)
+				break
+			}
+		}
+	}
+	return ks
+}
