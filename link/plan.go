@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,10 +254,18 @@ func (p *planner) gather() error {
 				if in.ELF == nil || !hasOffload(in.ELF) {
 					continue
 				}
-				if r, _, err := fatobj.MadeBy(in.ELF); err == nil && r != nil {
-					p.rel, p.relFrom = r, in.Name
-					break
+				r, made, err := fatobj.MadeBy(in.ELF)
+				if err != nil || r == nil {
+					continue
 				}
+				// The compiler's own words, where the formats allow it.
+				if n := compilerRelease(in.ELF); n != 0 && made.Has(n) {
+					if cr, err := offload.LookupRelease(n); err == nil {
+						r = cr
+					}
+				}
+				p.rel, p.relFrom = r, in.Name
+				break
 			}
 			if p.rel != nil {
 				break
@@ -310,6 +319,26 @@ func safeName(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+var clangVersion = regexp.MustCompile(`clang version ([0-9]+)\.`)
+
+// compilerRelease returns the release of the clang that made f, as its
+// .comment section says (clang writes "clang version 19.1.7" there), or 0.
+func compilerRelease(f *elfobj.File) int {
+	for _, s := range f.Sections {
+		if s.Name != ".comment" {
+			continue
+		}
+		sr := s.Open()
+		b := make([]byte, min(sr.Size(), 4096))
+		n, _ := sr.ReadAt(b, 0)
+		if m := clangVersion.FindSubmatch(b[:n]); m != nil {
+			v, _ := strconv.Atoi(string(m[1]))
+			return v
+		}
+	}
+	return 0
 }
 
 func hasOffload(f *elfobj.File) bool {
@@ -550,9 +579,12 @@ func (p *planner) add(in inputs.Input, d devImage) error {
 	}
 	stem = filepath.Base(stem)
 	stem = strings.TrimSuffix(stem, filepath.Ext(stem))
-	ext := d.im.Kind.Extension()
-	if ext == "" {
-		ext = "o"
+	// LLVM's wrapper names every extracted image .o, bitcode too.
+	ext := "o"
+	if p.legacy {
+		if ext = d.im.Kind.Extension(); ext == "" {
+			ext = "o"
+		}
 	}
 	var head [4]byte
 	if n, _ := d.r.ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {

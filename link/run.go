@@ -256,10 +256,17 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 			args = append(args, "-nostdlib")
 		}
 	} else {
-		args = slicesClone(p.ldArgs)
-		at := p.host.firstInput
-		if at < 0 {
-			at = len(args)
+		// As LLVM's wrapper runs it: -LDIR and -lNAME as two arguments.
+		for _, a := range p.ldArgs {
+			if len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")) {
+				args = append(args, a[:2], a[2:])
+				continue
+			}
+			args = append(args, a)
+		}
+		at := len(args)
+		if h, err := scanLD(args, nil); err == nil && h.firstInput >= 0 {
+			at = h.firstInput
 		}
 		args = append(args[:at:at], append(slicesClone(wrappers), args[at:]...)...)
 	}

@@ -1,0 +1,277 @@
+package link
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+func TestParseWrapperArgs(t *testing.T) {
+	// LLVM 16: the wrapper's options, --, the linker's.
+	o, err := ParseWrapperArgs([]string{"--host-triple=x86_64-pc-linux-gnu", "--wrapper-verbose", "--linker-path=/usr/bin/ld", "--",
+		"-pie", "-o", "p", "a.o", "--whole-archive", "-lfoo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.HostTriple != "x86_64-pc-linux-gnu" || o.Linker != "/usr/bin/ld" || !o.Verbose ||
+		!cmp.Equal(o.LinkerArgs, []string{"-pie", "-o", "p", "a.o", "--whole-archive", "-lfoo"}) {
+		t.Errorf("16 form: %+v", o)
+	}
+	// LLVM 22: mixed, with per-triple device arguments.
+	o, err = ParseWrapperArgs([]string{"--should-extract=gfx90a", "--device-compiler=amdgcn-amd-amdhsa=-flto-partitions=8",
+		"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "--hash-style=gnu", "-m", "elf_x86_64", "-o", "p", "k.o",
+		"--device-linker=-lm", "--device-compiler=-O2", "--save-temps", "--dry-run", "-r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TargetArg{{Triple: "amdgcn-amd-amdhsa", Arg: "-flto-partitions=8"}, {Arg: "-O2"}}
+	if !cmp.Equal(o.DeviceCompilerArgs, want) || !cmp.Equal(o.DeviceLinkerArgs, []TargetArg{{Arg: "-lm"}}) ||
+		!cmp.Equal(o.ShouldExtract, []string{"gfx90a"}) || !o.SaveTemps || !o.DryRun || !o.Relocatable ||
+		!cmp.Equal(o.LinkerArgs, []string{"--hash-style=gnu", "-m", "elf_x86_64", "-o", "p", "k.o", "-r"}) {
+		t.Errorf("22 form: %+v", o)
+	}
+	for _, bad := range [][]string{
+		{"--wrapper-frobnicate", "a.o"},   // unknown, of the wrapper's families
+		{"--device-frob=1"},               //
+		{"--print-wrapped-module", "a.o"}, // LLVM's, not goffload's
+		{"--embed-bitcode"},
+		{"--opt-level=O9"},
+		{"--host-triple"}, // no value
+		{"--dry-run=1"},
+		{"--wrapper-jobs=x"},
+	} {
+		if _, err := ParseWrapperArgs(bad); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), strings.SplitN(bad[0], "=", 2)[0]) {
+			t.Errorf("%q: %v, want ErrUsage naming the option", bad, err)
+		}
+	}
+}
+
+func TestScanLD(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"liba.a", "libb.so", "libb.a", "libc.a", "exact.a"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("!<arch>\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"-m", "elf_x86_64", "-o", "out", "x.o", "-la", "--whole-archive", "-lb", "--no-whole-archive",
+		"--push-state", "-Bstatic", "--whole-archive", "-l", "b", "--pop-state", "-lc", "-l:exact.a", "-rpath", "/r", "-L" + dir,
+		"-dynamic-linker", "/lib/ld.so", "y.o"}
+	h, err := scanLD(args, func(lib string) error { return errors.New("missing " + lib) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range h.inputs {
+		s := strings.TrimPrefix(in.path, dir+"/")
+		if in.whole {
+			s += " whole"
+		}
+		got = append(got, s)
+	}
+	// -lb finds libb.so first (a shared library: no device code), but
+	// libb.a after -Bstatic; --pop-state ends --whole-archive.
+	want := []string{"x.o", "liba.a", "libb.a whole", "libc.a", "exact.a", "y.o"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("inputs %q, want %q", got, want)
+	}
+	if h.output != "out" || h.firstInput != 4 || h.emulation != "elf_x86_64" || h.dynLinker != "/lib/ld.so" {
+		t.Errorf("%+v", h)
+	}
+	if _, err := scanLD([]string{"-lnone", "-L" + dir}, func(lib string) error { return errors.New("missing " + lib) }); err == nil || err.Error() != "missing none" {
+		t.Errorf("a missing library: %v", err)
+	}
+	if _, err := scanLD([]string{"--pop-state"}, nil); !errors.Is(err, ErrUsage) {
+		t.Errorf("--pop-state alone: %v", err)
+	}
+	if _, err := scanLD([]string{"x.o", "-o"}, nil); !errors.Is(err, ErrUsage) {
+		t.Errorf("-o without a value: %v", err)
+	}
+}
+
+func TestDriverToLD(t *testing.T) {
+	ld, _ := driverToLD([]string{"-O2", "-o", "p", "a.o", "-Wl,--whole-archive,-lx,--no-whole-archive", "-L", "d", "-lm", "-Xlinker", "-zdefs", "-x", "c", "-fopenmp", "--", "-weird.o"})
+	want := []string{"-o", "p", "a.o", "--whole-archive", "-lx", "--no-whole-archive", "-L", "d", "-lm", "-zdefs", "-weird.o"}
+	if !cmp.Equal(ld, want) {
+		t.Errorf("got %q, want %q", ld, want)
+	}
+}
+
+// stepsOf returns the programs of a dry run's printed commands, in order:
+// the base name of each quoted program, "goffload" steps by their kind.
+func stepsOf(out string) []string {
+	var steps []string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, ` "`):
+			prog := strings.SplitN(line[2:], `"`, 2)[0]
+			steps = append(steps, filepath.Base(prog))
+		case strings.HasPrefix(line, "# goffload: "):
+			steps = append(steps, strings.Fields(line)[2])
+		}
+	}
+	return steps
+}
+
+// TestDryRunStepOrder: for the links clang 15, 16, 19 and 22 ask of their
+// wrapper (OpenMP, two objects and a static library; HIP -fgpu-rdc for 19
+// and 22), a dry run prints the steps in the order LLVM's own wrapper's dry
+// run prints its commands: the device links, the bundling for HIP (ours), the
+// host link; and the device link and host link commands equal LLVM's but for
+// the temporary files' names.
+func TestDryRunStepOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with every release")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.c")
+	lib := filepath.Join(dir, "b.c")
+	os.WriteFile(src, []byte("int g(int);\nint main(void){int s=0;\n#pragma omp target map(from:s)\ns=g(2);\nreturn s!=4;}\n"), 0o644)
+	os.WriteFile(lib, []byte("#pragma omp declare target\nint g(int x){return 2*x;}\n#pragma omp end declare target\n"), 0o644)
+	hip := filepath.Join(dir, "k.hip")
+	defs := "#define __device__ __attribute__((device))\n#define __global__ __attribute__((global))\n"
+	os.WriteFile(hip, []byte(defs+"__device__ int d(int x);\n__device__ int v;\n__device__ int use(){return d(v);}\n"), 0o644)
+	hipLib := filepath.Join(dir, "d.hip")
+	os.WriteFile(hipLib, []byte(defs+"__device__ int d(int x){return x+1;}\n"), 0o644)
+	// clang -### with --hip-link asks for libamdhip64; LLVM's wrapper looks
+	// for it.
+	rtDir := filepath.Join(dir, "rt")
+	os.Mkdir(rtDir, 0o755)
+	for _, f := range []string{"libomp.so", "libomptarget.so", "libamdhip64.so", "libomptarget.devicertl.a"} {
+		os.WriteFile(filepath.Join(rtDir, f), []byte("!<arch>\n"), 0o644)
+	}
+	type link struct {
+		name    string
+		major   int
+		compile [][]string // clang arguments, each a compile
+		lib     []string   // objects put into libx.a
+		link    []string
+	}
+	omp := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+	hipArgs := []string{"-x", "hip", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc"}
+	var links []link
+	for _, n := range []int{15, 16, 19, 22} {
+		links = append(links, link{name: "openmp", major: n,
+			compile: [][]string{append(omp, "-c", src, "-o", "a.o"), append(omp, "-c", lib, "-o", "b.o")}, lib: []string{"b.o"},
+			link: append(omp, "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")})
+	}
+	for _, n := range []int{19, 22} {
+		links = append(links, link{name: "hip", major: n,
+			compile: [][]string{append(hipArgs, "-c", hip, "-o", "a.o"), append(hipArgs, "-c", hipLib, "-o", "b.o")}, lib: []string{"b.o"},
+			link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}})
+	}
+	for _, l := range links {
+		t.Run(l.name+"-"+strconv.Itoa(l.major), func(t *testing.T) {
+			clang := tooltest.Tool(t, "clang", l.major)
+			wrapper := tooltest.Tool(t, "clang-linker-wrapper", l.major)
+			if l.name == "hip" {
+				tooltest.Tool(t, "ld.lld", l.major)
+			}
+			work := t.TempDir()
+			run := func(prog string, args ...string) string {
+				t.Helper()
+				cmd := exec.Command(prog, args...)
+				cmd.Dir = work
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%s %q: %v\n%s", prog, args, err, out)
+				}
+				return string(out)
+			}
+			for _, c := range l.compile {
+				run(clang, c...)
+			}
+			run("ar", append([]string{"rcs", "libx.a"}, l.lib...)...)
+			argv := wrapperArgv(t, run(clang, append(l.link, "-###")...))
+			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
+
+			opt, err := ParseWrapperArgs(argv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ours bytes.Buffer
+			opt.DryRun, opt.Stdout = true, &ours
+			cwd, _ := os.Getwd()
+			if err := os.Chdir(work); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Chdir(cwd)
+			lk, err := Plan(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lk.Close()
+			if err := lk.Run(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := stepsOf(theirs)
+			for i, s := range want {
+				if s == "clang-offload-bundler" {
+					want[i] = "bundle" // ours
+				}
+			}
+			if got := stepsOf(ours.String()); !cmp.Equal(got, want) {
+				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours.String(), theirs)
+			}
+			a, b := masked(ours.String()), masked(theirs)
+			if l.name == "hip" && l.major == 19 {
+				// LLVM 19's wrapper leaves out libx.a(b.o), whose device
+				// code defines d, which a.o's device code calls; ours
+				// takes it, as LLVM 22's does.
+				a = strings.Replace(a, " TMP.o TMP.o", " TMP.o", 1)
+			}
+			if a != b {
+				t.Errorf("commands differ beyond temporary names:\n%s", cmp.Diff(b, a))
+			}
+		})
+	}
+}
+
+// wrapperArgv returns the arguments of the clang-linker-wrapper command
+// that clang -### prints.
+func wrapperArgv(t *testing.T, out string) []string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "clang-linker-wrapper\"") {
+			continue
+		}
+		var argv []string
+		for _, f := range strings.Split(strings.TrimSpace(line), `" "`) {
+			argv = append(argv, strings.Trim(f, `"`))
+		}
+		return argv[1:]
+	}
+	t.Fatalf("no clang-linker-wrapper command in\n%s", out)
+	return nil
+}
+
+// masked replaces the temporary files' names in printed commands (LLVM's:
+// /tmp/NAME-RANDOM.EXT; ours: a folder of our own) by their extension and
+// drops goffload's own steps (LLVM runs the bundler as a program).
+func masked(out string) string {
+	var lines []string
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, ` "`) || strings.Contains(line, "clang-offload-bundler") {
+			continue
+		}
+		var fs []string
+		for _, f := range strings.Fields(line) {
+			if strings.HasPrefix(f, os.TempDir()+"/") {
+				f = "TMP" + filepath.Ext(f)
+			}
+			fs = append(fs, f)
+		}
+		lines = append(lines, strings.Join(fs, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
