@@ -62,8 +62,10 @@ type Step struct {
 
 // Link is a planned offload link.
 type Link struct {
-	Release *offload.Release `json:"release"`
-	Steps   []Step           `json:"steps"`
+	Release *offload.Release `json:"-"`
+	// LLVM is the release's major number.
+	LLVM  int    `json:"llvm"`
+	Steps []Step `json:"steps"`
 	// Wrapper is the registration object the link makes ("" without
 	// device code).
 	Wrapper string `json:"wrapper,omitempty"`
@@ -224,7 +226,7 @@ func Plan(o *Options) (*Link, error) {
 			}
 		}
 	}
-	p.l.Release = p.rel
+	p.l.Release, p.l.LLVM = p.rel, p.rel.Major
 	return p.l, nil
 }
 

@@ -65,6 +65,9 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
+		// clang-linker-wrapper, as clang 22 runs it (-m, -L around the input).
+		{name: "linker-wrapper", args: []string{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
+			"-m", "elf_x86_64", "-o", "OUT", "IN", "-L/usr/lib/llvm-22/lib"}},
 		{name: "wrap-14", args: []string{"wrap", "--llvm", "14", "-o", "OUT", "IN"}},
 		{name: "device-archive", args: []string{"device-archive", "--target", "hip-amdgcn-amd-amdhsa--gfx90a", "-o", "OUT", "IN"}},
 		{name: "convert", args: []string{"convert", "--llvm", "19", "-o", "OUT", "IN"}},
@@ -271,6 +274,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		}
 		if slices.Contains(pass, "check") {
 			pass = append(pass, "check-json")
+		}
+		// The same flow; but the wrapper's release is 22 (from its -L),
+		// and an old driver's OpenMP bundle or a program of mixed
+		// releases is refused as check would find it.
+		if slices.Contains(pass, "link") && name != "bundled-openmp-garbage" && name != "linked-mixed-stripped" {
+			pass = append(pass, "linker-wrapper")
 		}
 		ins = append(ins, hostileInput{name: name, path: path, pass: pass})
 	}
