@@ -274,4 +274,3 @@ func masked(out string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-

@@ -1,0 +1,15 @@
+// Package link is the link flow of clang-linker-wrapper, releases 15 to 22,
+// as a library: [ParseWrapperArgs] reads the arguments clang passes to the
+// wrapper; [Plan] reads the inputs, finds their device code (objects, the
+// archive members the host link pulls as ld pulls them, libraries found
+// through -l and -L, members whose device code resolves a device symbol),
+// chooses the release and returns the steps as data (extract, device link
+// per target, bundle or fatbinary, wrap, host link); [Link.Run] runs them,
+// the device links in parallel. The device links run the release's clang (ld
+// for LLVM 15) with the command line that release's wrapper uses; the
+// bundling and the registration object are goffload's.
+//
+// goffload's command line uses it for `goffload link` and for
+// `goffload linker-wrapper`, which is also what runs when goffload is
+// installed as DIR/clang-linker-wrapper for clang -B DIR.
+package link
