@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -151,13 +153,30 @@ func (e *wrapperHIP) viaB(t *testing.T, dir string, args ...string) {
 	}
 }
 
-// runsWrapper reports whether clang with args runs clang-linker-wrapper
-// (clang -###).
-func (e *wrapperHIP) runsWrapper(t *testing.T, dir string, args ...string) bool {
+// wrapperArgs returns the arguments with which clang, run with args in dir,
+// runs clang-linker-wrapper (clang -###), or nil if it does not.
+func (e *wrapperHIP) wrapperArgs(t *testing.T, dir string, args ...string) []string {
 	t.Helper()
 	out := runCmd(t, dir, e.clang, append(args, "-###")...)
-	return strings.Contains(out, "clang-linker-wrapper\"")
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.Contains(line, "clang-linker-wrapper\"") {
+			continue
+		}
+		var argv []string
+		for _, m := range quotedArg.FindAllString(line, -1) {
+			a, err := strconv.Unquote(m)
+			if err != nil {
+				t.Fatalf("clang -###: %s: %v", m, err)
+			}
+			argv = append(argv, a)
+		}
+		return argv[1:]
+	}
+	return nil
 }
+
+// quotedArg is an argument as clang -### prints it.
+var quotedArg = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
 func (e *wrapperHIP) rdc(t *testing.T) {
 	dir := t.TempDir()
@@ -172,7 +191,7 @@ func (e *wrapperHIP) rdc(t *testing.T) {
 	runCmd(t, dir, e.ar, "rcs", filepath.Join(lib, "libk.a"), "b.o")
 	runCmd(t, dir, e.clang, "-c", filepath.Join(e.src, "main_rdc.c"), "-o", "main.o")
 	link := e.hipLink(true, filepath.Join("..", "a.o"), filepath.Join("..", "main.o"), "-L"+filepath.Join("..", "lib"), "-lk")
-	if !e.runsWrapper(t, ref, link...) {
+	if e.wrapperArgs(t, ref, link...) == nil {
 		t.Fatalf("clang-%d %q does not run clang-linker-wrapper", e.major, link)
 	}
 	runCmd(t, ref, e.clang, link...)
@@ -216,11 +235,19 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 		}
 	}
 	runCmd(t, dir, e.clang, "-c", filepath.Join(e.src, "main_nordc.c"), "-o", "main.o")
-	compileRuns := e.runsWrapper(t, ref, e.hipCompile("c.hip", "c.o", false, "-cuid=c")...)
 
 	// Compile with and without -B, with -save-temps in the folder of each.
+	// outputs: what the wrapper writes, when the compile runs it.
+	var outputs []string
 	for _, src := range []string{"c", "d"} {
 		args := e.hipCompile(src+".hip", src+".o", false, "-cuid="+src, "-save-temps")
+		if w := e.wrapperArgs(t, ref, args...); w != nil {
+			i := slices.Index(w, "-o")
+			if i < 0 || i+1 == len(w) || !slices.Contains(w, "--emit-fatbin-only") {
+				t.Fatalf("clang-%d runs the wrapper at compile time as %q: want --emit-fatbin-only -o FILE", e.major, w)
+			}
+			outputs = append(outputs, w[i+1])
+		}
 		runCmd(t, ref, e.clang, args...)
 		e.viaB(t, ours, args...)
 	}
@@ -228,29 +255,38 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 		runCmd(t, d, e.ar, "rcs", "libd.a", "d.o")
 	}
 	link := e.hipLink(false, "c.o", filepath.Join("..", "main.o"), "-L.", "-ld")
-	linkRuns := e.runsWrapper(t, ref, link...)
-	t.Logf("clang-%d without -fgpu-rdc runs clang-linker-wrapper at compile time: %v, at link time: %v", e.major, compileRuns, linkRuns)
+	linkRuns := e.wrapperArgs(t, ref, link...) != nil
+	compileRuns := len(outputs) > 0
+	t.Logf("clang-%d without -fgpu-rdc runs clang-linker-wrapper at compile time: %v %q, at link time: %v", e.major, compileRuns, outputs, linkRuns)
 	if !compileRuns && !linkRuns {
 		t.Fatalf("clang-%d runs no clang-linker-wrapper for a program without -fgpu-rdc: nothing to test", e.major)
 	}
 	if compileRuns {
-		// What the wrapper left: the linked code object (*.img) and the
-		// fatbin it wrote (*.hipfb).
+		// What the wrapper wrote (the fatbin, which clang keeps with
+		// -save-temps) and the code objects it linked (*.img) must be the
+		// same; other save-temps (LLVM's wrapper also leaves its fatbin as
+		// OUTPUT.hipfb) are compared where the wrapper under test left them.
 		logSaveTemps(t, ref, ours)
+		for _, f := range outputs {
+			sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the fatbin the wrapper wrote")
+		}
 		for _, src := range []string{"c", "d"} {
-			var left []string
-			for _, pat := range []string{"*.img", "*.hipfb"} {
-				m, _ := filepath.Glob(filepath.Join(ref, src+".hip*"+pat[1:]))
-				left = append(left, m...)
+			imgs, _ := filepath.Glob(filepath.Join(ref, src+".hip*.img"))
+			if len(imgs) == 0 {
+				t.Fatalf("LLVM's wrapper left no %s.hip*.img in %s", src, ref)
 			}
-			if len(left) == 0 {
-				t.Fatalf("LLVM's wrapper left no *.img or *.hipfb for %s.hip in %s", src, ref)
+			for _, f := range imgs {
+				checkCodeObject(t, f, "_Z5"+src+"kern")
+				sameFile(t, f, filepath.Join(ours, filepath.Base(f)), "the linked code object")
 			}
-			for _, f := range left {
-				if strings.HasSuffix(f, ".img") {
-					checkCodeObject(t, f, "_Z5"+src+"kern")
+			fatbins, _ := filepath.Glob(filepath.Join(ref, src+".hip*.hipfb"))
+			for _, f := range fatbins {
+				if slices.Contains(outputs, filepath.Base(f)) {
+					continue
 				}
-				sameFile(t, f, filepath.Join(ours, filepath.Base(f)), "a file the wrapper left at compile time")
+				if _, err := os.Stat(filepath.Join(ours, filepath.Base(f))); err == nil {
+					sameFile(t, f, filepath.Join(ours, filepath.Base(f)), "a fatbin left with -save-temps")
+				}
 			}
 		}
 	}
