@@ -129,6 +129,8 @@ for d in ref ours; do
 done
 progsize=$(stat -c %s "$tmp/ours/prog")
 refsize=$(stat -c %s "$tmp/ref/prog")
+same="not the same bytes"
+cmp -s "$tmp/ref/prog" "$tmp/ours/prog" && same="the same bytes (cmp)"
 
 rs=$(median "$tmp/ref/m" 1)
 rk=$(median "$tmp/ref/m" 2)
@@ -147,5 +149,5 @@ echo "| link | clang-22's wrapper s | MiB | $label s | MiB | time ratio | memory
 echo "|---|---|---|---|---|---|---|"
 echo "| \`clang-22 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu\` of ${mib} MiB of device code | $(awk -v s="$rs" 'BEGIN { printf "%.2f", s }') | $(mibs "$rk") | $(awk -v s="$os" 'BEGIN { printf "%.2f", s }') | $(mibs "$ok") | $(ratio "$os" "$rs") | $(ratio "$ok" "$rk") |"
 echo
-echo "Both programs ran on libomptarget 22's host device (OMP_TARGET_OFFLOAD=MANDATORY) and printed the same: \`$want\`. The programs are $refsize bytes (clang-22's wrapper) and $progsize bytes ($label)."
+echo "Both programs ran on libomptarget 22's host device (OMP_TARGET_OFFLOAD=MANDATORY) and printed the same: \`$want\`. The programs are $refsize bytes (clang-22's wrapper) and $progsize bytes ($label): $same."
 echo "<!-- end bench/linkwrapper.sh -->"
