@@ -76,7 +76,6 @@ type Link struct {
 	closers []func()
 	tmp     string
 	remove  func()
-	commit  func() error // the output, written beside its place
 	discard func()
 }
 
