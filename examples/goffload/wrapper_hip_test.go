@@ -220,7 +220,14 @@ func (e *wrapperHIP) rdc(t *testing.T) {
 
 	e.viaB(t, ours, link...)
 	logSaveTemps(t, ref, ours)
-	if got := runLog(t, filepath.Join(ours, "prog")); got != want {
+	got := runLog(t, filepath.Join(ours, "prog"))
+	if e.major < 22 {
+		// The code objects differ (see below): so do the fatbins' sizes
+		// and checksums.
+		fatbin := regexp.MustCompile(`image: [0-9]+ bytes fnv=[0-9a-f]+`)
+		got, want = fatbin.ReplaceAllString(got, "image: FATBIN"), fatbin.ReplaceAllString(want, "image: FATBIN")
+	}
+	if got != want {
 		t.Errorf("registration with the wrapper under test:\n%s\nwith LLVM's wrapper:\n%s", got, want)
 	}
 	if e.major < 22 {
@@ -320,7 +327,14 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 		t.Fatalf("LLVM's wrapper's program registers %d fatbins, want 2 (one of each object):\n%s", n, want)
 	}
 	e.viaB(t, ours, link...)
-	if got := runLog(t, filepath.Join(ours, "prog")); got != want {
+	got := runLog(t, filepath.Join(ours, "prog"))
+	if e.major < 22 {
+		// The code objects differ (see below): so do the fatbins' sizes
+		// and checksums.
+		fatbin := regexp.MustCompile(`image: [0-9]+ bytes fnv=[0-9a-f]+`)
+		got, want = fatbin.ReplaceAllString(got, "image: FATBIN"), fatbin.ReplaceAllString(want, "image: FATBIN")
+	}
+	if got != want {
 		t.Errorf("registration with the wrapper under test:\n%s\nwith LLVM's wrapper:\n%s", got, want)
 	}
 	a, _ := os.ReadFile(filepath.Join(ref, "prog"))
