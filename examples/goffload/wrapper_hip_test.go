@@ -32,7 +32,9 @@ import (
 //     API (wrap/testdata/gpu/runtime.c). The two programs must print the same
 //     registration calls, and the code objects the two wrappers linked and
 //     left with -Wl,--save-temps (prog.amdgcn.gfx90a.img, the same name for 19
-//     and 22) must be the same bytes.
+//     and 22) must be the same bytes; for 19, a known gap (see rdc): the
+//     fatbin must be clang-offload-bundler's of goffload's code object, and
+//     the log must register that fatbin.
 //   - nordc: c.hip and d.hip (d.o in libd.a) without -fgpu-rdc. Which clang
 //     commands run the wrapper is read from -###: clang 22 runs it at compile
 //     time (--emit-fatbin-only, the device link and the bundle); clang 19
@@ -46,7 +48,8 @@ import (
 // pointers point to, not addresses, and "<local>" for local symbols, which two
 // links may place differently; the fatbin's size and hash must be equal since
 // the fatbins must be (the same code object, bundled as clang-offload-bundler
-// does). -cuid is given to the compiles with and without -B: clang makes the
+// does), but for the rdc link of 19, where they are those of the bundle of
+// goffload's code object. -cuid is given to the compiles with and without -B: clang makes the
 // compilation unit's ID from the whole command line, -B included, and the ID
 // names a symbol of both the host and the device code.
 //
