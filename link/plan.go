@@ -421,23 +421,33 @@ func deviceSymbols(t string, d devImage) ([]ldsym.Symbol, error) {
 		if err != nil {
 			return nil, err
 		}
-		syms, err := f.Symbols()
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range syms {
-			bind := s.Bind()
-			if s.Index == 0 || s.Name == "" || bind != elf.STB_GLOBAL && bind != elf.STB_WEAK {
-				continue
-			}
-			out = append(out, ldsym.Symbol{Name: t + s.Name, Undefined: s.Section == elf.SHN_UNDEF, Weak: bind == elf.STB_WEAK})
-		}
+		return ldsym.FileSymbols(f, t)
 	}
 	return out, nil
 }
 
 func imageSpace(im *offload.Image) string {
 	return "\x00" + im.OffloadKind.String() + "\x00" + im.Triple() + "\x00" + im.Arch() + "\x00"
+}
+
+// deviceSymbolsOf returns the device symbols of an input's images, each in
+// its target's name space, and whether one image is of an architecture
+// that --should-extract names. The old driver's images give none.
+func (p *planner) deviceSymbolsOf(ims []devImage) ([]ldsym.Symbol, bool, error) {
+	var syms []ldsym.Symbol
+	forced := false
+	if p.legacy {
+		return nil, false, nil
+	}
+	for _, d := range ims {
+		s, err := deviceSymbols(imageSpace(d.im), d)
+		if err != nil {
+			return nil, false, err
+		}
+		syms = append(syms, s...)
+		forced = forced || slices.Contains(p.opt.ShouldExtract, d.im.Arch())
+	}
+	return syms, forced, nil
 }
 
 // input takes one input of the host link: an object, or an archive's
@@ -455,15 +465,9 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 				}
 				continue
 			}
-			var syms []ldsym.Symbol
-			if !p.legacy {
-				for _, d := range ims {
-					s, err := deviceSymbols(imageSpace(d.im), d)
-					if err != nil {
-						return inputs.InFile(in.Name, err)
-					}
-					syms = append(syms, s...)
-				}
+			syms, _, err := p.deviceSymbolsOf(ims)
+			if err != nil {
+				return inputs.InFile(in.Name, err)
 			}
 			p.cxx = p.cxx || IsCPlusPlus(in.ELF)
 			if _, err := p.resolver.Add(ldsym.Input{Object: in.ELF, Symbols: syms}); err != nil {
@@ -482,34 +486,21 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 		if in.ELF == nil {
 			continue
 		}
-		syms, err := in.ELF.Symbols()
+		host, err := ldsym.FileSymbols(in.ELF, "")
 		if err != nil {
 			return inputs.InFile(in.Name, err)
-		}
-		for _, s := range syms {
-			if s.Section != elf.SHN_UNDEF && s.Index != 0 && (s.Bind() == elf.STB_GLOBAL || s.Bind() == elf.STB_WEAK) {
-				members[i].Defines = append(members[i].Defines, s.Name)
-			}
 		}
 		ims, err := p.images(in)
 		if err != nil {
 			return inputs.InFile(in.Name, err)
 		}
 		imgs[i] = ims
-		var dev []ldsym.Symbol
-		if !p.legacy {
-			for _, d := range ims {
-				s, err := deviceSymbols(imageSpace(d.im), d)
-				if err != nil {
-					return inputs.InFile(in.Name, err)
-				}
-				dev = append(dev, s...)
-				if slices.Contains(p.opt.ShouldExtract, d.im.Arch()) {
-					forced[i] = true
-				}
-			}
+		dev, force, err := p.deviceSymbolsOf(ims)
+		if err != nil {
+			return inputs.InFile(in.Name, err)
 		}
-		for _, s := range dev {
+		forced[i] = force
+		for _, s := range append(host, dev...) {
 			if !s.Undefined {
 				members[i].Defines = append(members[i].Defines, s.Name)
 			}
@@ -665,14 +656,13 @@ func IsCPlusPlus(f *elfobj.File) bool {
 	return false
 }
 
-// libArgs returns the host linker's library arguments that the release's
-// wrapper passes to a CPU target's device link, in order: 15 passes -L,
-// -l, -rpath, -dynamic-linker, --as-needed and --no-as-needed; 16, -L, -l
-// and -rpath; 17 and later, -L, -l, -rpath and --whole-archive regions
-// (as -Wl,), after the -dynamic-linker's value as an input (as LLVM does).
-func (p *planner) libArgs(m int) []string {
+// libArgs returns the host linker's library arguments that a wrapper of
+// style d passes to a CPU target's device link, in order (see
+// offload.DeviceLink).
+func (p *planner) libArgs(d offload.DeviceLink) []string {
 	var out []string
-	if m >= 17 && p.host.dynLinker != "" {
+	ld, clang17 := d == offload.DeviceLinkLD, d >= offload.DeviceLinkClang17
+	if clang17 && p.host.dynLinker != "" {
 		out = append(out, p.host.dynLinker)
 	}
 	args := p.ldArgs
@@ -692,13 +682,13 @@ func (p *planner) libArgs(m int) []string {
 			}
 		case strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
 			out = append(out, a[:2], a[2:])
-		case (a == "-dynamic-linker" || a == "--dynamic-linker") && m <= 15:
+		case (a == "-dynamic-linker" || a == "--dynamic-linker") && ld:
 			if v, ok := next(); ok {
 				out = append(out, "-dynamic-linker", v)
 			}
-		case (a == "--as-needed" || a == "--no-as-needed") && m <= 15:
+		case (a == "--as-needed" || a == "--no-as-needed") && ld:
 			out = append(out, a)
-		case (a == "--whole-archive" || a == "--no-whole-archive") && m >= 17:
+		case (a == "--whole-archive" || a == "--no-whole-archive") && clang17:
 			out = append(out, "-Wl,"+a)
 		case ldValueOptions[a]:
 			i++
@@ -710,7 +700,7 @@ func (p *planner) libArgs(m int) []string {
 // deviceLink returns the device link command of t, as the release's
 // wrapper runs it.
 func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
-	m := p.rel.Major
+	d := p.deviceLinkStyle()
 	var files []string
 	for _, x := range t.images {
 		files = append(files, x.path)
@@ -720,7 +710,7 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 		switch {
 		case !t.cpu() && strings.HasPrefix(t.triple, "amdgcn"):
 			return []string{"-mcpu=" + a}
-		case a == "" && m < 22:
+		case a == "" && d < offload.DeviceLinkClang22:
 			return []string{"-march=native"}
 		case a == "" || a == "generic":
 			return nil
@@ -737,14 +727,14 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 	if p.opt.DeviceDebug {
 		flags = append(flags, "-g")
 	}
-	if p.opt.SaveTemps && m < 22 {
+	if p.opt.SaveTemps && d < offload.DeviceLinkClang22 {
 		flags = append(flags, "-save-temps")
 	}
-	if p.opt.Verbose && m < 22 {
+	if p.opt.Verbose && d < offload.DeviceLinkClang22 {
 		flags = append(flags, "-v")
 	}
-	switch {
-	case p.legacy:
+	switch d {
+	case offload.DeviceLinkNone:
 		args := []string{"--target=" + t.triple}
 		if t.arch != "" && t.arch != "generic" {
 			args = append(args, "-march="+t.arch)
@@ -752,7 +742,7 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 		args = append(args, "-O2", "-fopenmp", "-shared", "-Wl,-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.findClang(), append(args, "-L"+p.runtimeDir()), nil
-	case m <= 15 && !p.opt.Driver:
+	case offload.DeviceLinkLD:
 		if !t.cpu() {
 			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", ErrUnsupported, t.name(), p.rel)
 		}
@@ -761,32 +751,31 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 			args = append(args, "-m", emu)
 		}
 		args = append(args, "-shared")
-		args = append(args, p.libArgs(m)...)
+		args = append(args, p.libArgs(d)...)
 		args = append(args, "-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.opt.Linker, append(args, devLinker...), nil
-	case m <= 16:
-		// 15 through a driver links as 16 does: with clang.
+	case offload.DeviceLinkClang16:
 		args := []string{"-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
 		if t.cpu() {
 			args = append(args, "-Bsymbolic", "-shared")
-			args = append(args, p.libArgs(16)...)
+			args = append(args, p.libArgs(d)...)
 		}
 		args = append(args, flags...)
 		for _, a := range devLinker {
 			args = append(args, "-Wl,"+a)
 		}
 		return p.findClang(), append(args, files...), nil
-	case m < 22:
+	case offload.DeviceLinkClang17:
 		args := []string{"--no-default-config", "-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
 		args = append(args, files...)
 		if t.cpu() {
 			args = append(args, "-Wl,-Bsymbolic", "-shared")
-			args = append(args, p.libArgs(m)...)
+			args = append(args, p.libArgs(d)...)
 		}
 		args = append(args, flags...)
 		return p.findClang(), append(args, devLinker...), nil
@@ -800,7 +789,7 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 	args = append(args, files...)
 	if t.cpu() {
 		args = append(args, "-Wl,-Bsymbolic", "-shared")
-		args = append(args, p.libArgs(m)...)
+		args = append(args, p.libArgs(d)...)
 	}
 	for _, a := range devLinker {
 		args = append(args, "-Xlinker", a)
@@ -816,17 +805,26 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 	return p.findClang(), args, nil
 }
 
+// deviceLinkStyle is the release's device link; a driver link of LLVM 15
+// links with clang, as 16 does (its host linker is a driver, not ld).
+func (p *planner) deviceLinkStyle() offload.DeviceLink {
+	if d := p.rel.DeviceLink; d != offload.DeviceLinkLD || !p.opt.Driver {
+		return d
+	}
+	return offload.DeviceLinkClang16
+}
+
 // linkedName is the release's name of a target's linked image.
 func (p *planner) linkedName(t *target) (string, error) {
 	out := filepath.Base(p.host.output)
 	archName, _, _ := strings.Cut(t.triple, "-")
 	arch := t.arch
-	switch m := p.rel.Major; {
-	case p.legacy:
+	switch p.rel.DeviceLink {
+	case offload.DeviceLinkNone:
 		return p.tempName(fmt.Sprintf("%s.%s.%s", out, t.triple, arch), ".img")
-	case m <= 15:
+	case offload.DeviceLinkLD:
 		return p.tempName(fmt.Sprintf("%s-%s-%s", out, archName, arch), ".out")
-	case m < 22:
+	case offload.DeviceLinkClang16, offload.DeviceLinkClang17:
 		if arch == "" && t.cpu() {
 			arch = "native"
 		}
@@ -841,10 +839,10 @@ func (p *planner) linkedName(t *target) (string, error) {
 // wrapperName is the release's name of the registration object.
 func (p *planner) wrapperName(kind offload.OffloadKind) (string, error) {
 	out := filepath.Base(p.host.output)
-	switch m := p.rel.Major; {
-	case m <= 15 && !p.legacy:
+	switch p.rel.DeviceLink {
+	case offload.DeviceLinkLD:
 		return p.tempName(out+"-wrapper", ".o")
-	case m == 16:
+	case offload.DeviceLinkClang16:
 		return p.tempName(out+".image.wrapper", ".o")
 	}
 	return p.tempName(out+"."+kind.String()+".image.wrapper", ".o")

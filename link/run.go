@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,7 +32,7 @@ func (p *planner) steps() error {
 	if opt.Driver && hasOpenMP && !opt.Relocatable {
 		// The OpenMP runtime, as clang -fopenmp adds it.
 		dir := p.runtimeDir()
-		p.ldArgs, _ = driverToLD(append(slicesClone(opt.LinkerArgs), p.runtimeArgs(dir)...))
+		p.ldArgs, _ = driverToLD(append(slices.Clone(opt.LinkerArgs), p.runtimeArgs(dir)...))
 	}
 	// Extract, then link, each target.
 	for _, t := range p.targets {
@@ -97,8 +98,6 @@ func (p *planner) steps() error {
 	}
 	return p.hostLinkSteps(wrappers)
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // runtimeArgs are the OpenMP runtime's arguments of a driver link.
 func (p *planner) runtimeArgs(dir string) []string {
@@ -268,7 +267,7 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 		if h, err := scanLD(args, nil); err == nil && h.firstInput >= 0 {
 			at = h.firstInput
 		}
-		args = append(args[:at:at], append(slicesClone(wrappers), args[at:]...)...)
+		args = append(args[:at:at], append(slices.Clone(wrappers), args[at:]...)...)
 	}
 	step := Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Inputs: wrappers, Outputs: []string{out}}
 	step.Args = withOutput(step.Args, out, opt.Driver)
@@ -315,7 +314,7 @@ func (p *planner) hasKind(k offload.OffloadKind) bool {
 // withOutput sets the -o of a linker's (or driver's) argv to out, adding it
 // if there is none.
 func withOutput(args []string, out string, driver bool) []string {
-	args = slicesClone(args)
+	args = slices.Clone(args)
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -353,7 +352,7 @@ func insertDriver(args, objs []string) []string {
 			i++
 		}
 	}
-	return append(slicesClone(args[:at]), append(slicesClone(objs), args[at:]...)...)
+	return append(slices.Clone(args[:at]), append(slices.Clone(objs), args[at:]...)...)
 }
 
 // Run runs the steps in order; the device links of the targets at once,

@@ -116,6 +116,35 @@ const (
 	WrapperOffloadWrapper
 )
 
+// DeviceLink is the shape of the commands and temporary files of a
+// release's clang-linker-wrapper, as its --dry-run and --save-temps show
+// them (measured in 15, 16, 19 and 22; 17, 18, 20 and 21 taken as 19's).
+type DeviceLink uint8
+
+const (
+	// DeviceLinkNone: no clang-linker-wrapper (13, 14: the old driver).
+	DeviceLinkNone DeviceLink = iota
+	// DeviceLinkLD (15): a CPU target is linked by the host linker itself
+	// (-m EMU -shared, the host's -L, -l, -rpath, -dynamic-linker,
+	// --as-needed, then -Bsymbolic); files OUT-ARCH-.out, OUT-wrapper.o.
+	DeviceLinkLD
+	// DeviceLinkClang16 (16): clang -o IMG --target -march -O2
+	// -Wl,--no-undefined -Bsymbolic -shared, the host's -L, -l, -rpath,
+	// then -g, -save-temps, -v, -Wl,ARG and the inputs; files
+	// OUT.ARCH.native.img, OUT.image.wrapper.o.
+	DeviceLinkClang16
+	// DeviceLinkClang17 (17 to 21): clang --no-default-config, the inputs
+	// before -Wl,-Bsymbolic -shared, the dynamic linker as an input, the
+	// host's -L, -l, -rpath and --whole-archive regions, then -g,
+	// -save-temps, -v and --device-linker arguments as they are; files
+	// OUT.ARCH.native.img, OUT.KIND.image.wrapper.o.
+	DeviceLinkClang17
+	// DeviceLinkClang22 (22): as 17 with -dumpdir IMG., -flto for bitcode,
+	// -Xlinker ARG, the --device-compiler arguments and no -O of its own;
+	// files OUT.ARCH..img for a generic image.
+	DeviceLinkClang22
+)
+
 var wrapperFormNames = [...]string{"clang-linker-wrapper", "clang-offload-wrapper"}
 
 func (v WrapperForm) String() string { return enumName(wrapperFormNames[:], int(v), "WrapperForm") }
@@ -221,6 +250,10 @@ type Release struct {
 	// the host code); libomptarget 19 and 22 misread version 1 (the
 	// program crashes in its first target region).
 	KernelArgsVersion uint32
+	// DeviceLink is how the release's clang-linker-wrapper links one
+	// target's device code, and names the files of a link (see
+	// [DeviceLink]).
+	DeviceLink DeviceLink
 
 	// ImageStart and ImageEnd are where the wrapper's __tgt_device_image points
 	// into the embedded OffloadBinary (spec §3.1); in LLVM 13 and 14, which
@@ -413,6 +446,7 @@ var releases = []Release{
 	{
 		Major: 15, Tested: "15.0.6", BinaryVersion: 1,
 		KernelArgsVersion: 1,
+		DeviceLink:        DeviceLinkLD,
 		HIPCode:           3,
 		PackagerArgs:      OrderStringMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -426,6 +460,7 @@ var releases = []Release{
 	{
 		Major: 16, Tested: "16.0.6", BinaryVersion: 1,
 		KernelArgsVersion: 2,
+		DeviceLink:        DeviceLinkClang16,
 		HIPCode:           3,
 		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderStringMap, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -439,6 +474,7 @@ var releases = []Release{
 	{
 		Major: 17, Tested: "17.0.6", BinaryVersion: 1,
 		KernelArgsVersion: 2,
+		DeviceLink:        DeviceLinkClang17,
 		HIPCode:           3,
 		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -454,6 +490,7 @@ var releases = []Release{
 	{
 		Major: 18, Tested: "18.1.8", BinaryVersion: 1,
 		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang17,
 		HIPCode:           3,
 		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -469,6 +506,7 @@ var releases = []Release{
 	{
 		Major: 19, Tested: "19.1.7", BinaryVersion: 1,
 		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang17,
 		HIPCode:           3,
 		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -489,6 +527,7 @@ var releases = []Release{
 		// was committed on the branch day; 32 bytes is assumed.
 		Major: 20, Inferred: true, BinaryVersion: 1,
 		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang17,
 		HIPCode:           3,
 		PackagerArgs:      OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		EntryLayout:   EntryLegacy,
@@ -507,6 +546,7 @@ var releases = []Release{
 	{
 		Major: 21, Tested: "21.1.8", BinaryVersion: 1,
 		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang17,
 		HIPCode:           4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true, PackagerNeedsTriple: true,
 		OpenMPHostArch: "generic",
@@ -526,6 +566,7 @@ var releases = []Release{
 	{
 		Major: 22, Tested: "22.1.8", BinaryVersion: 1,
 		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang22,
 		HIPCode:           4, SYCLCode: 8,
 		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true,
 		OpenMPHostArch: "generic",

@@ -128,25 +128,31 @@ func (r *Resolver) Add(in Input) ([]int, error) {
 
 // object adds an object's global symbols.
 func (r *Resolver) object(f *elfobj.File) error {
-	syms, err := f.Symbols()
+	syms, err := FileSymbols(f, "")
 	if err != nil {
 		return err
 	}
+	r.symbols(syms)
+	return nil
+}
+
+// FileSymbols returns the global and weak symbols of an ELF file as the
+// resolution reads them, each name after prefix (a name space: see
+// [Symbol]).
+func FileSymbols(f *elfobj.File, prefix string) ([]Symbol, error) {
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, err
+	}
+	var out []Symbol
 	for _, s := range syms {
 		bind := s.Bind()
 		if s.Index == 0 || s.Name == "" || bind != elf.STB_GLOBAL && bind != elf.STB_WEAK {
 			continue
 		}
-		switch {
-		case s.Section != elf.SHN_UNDEF:
-			r.defined[s.Name] = true
-			delete(r.undefined, s.Name)
-		case bind == elf.STB_GLOBAL && !r.defined[s.Name]:
-			// A weak reference pulls no member.
-			r.undefined[s.Name] = true
-		}
+		out = append(out, Symbol{Name: prefix + s.Name, Undefined: s.Section == elf.SHN_UNDEF, Weak: bind == elf.STB_WEAK})
 	}
-	return nil
+	return out, nil
 }
 
 // symbols adds symbols given by name.
