@@ -28,6 +28,7 @@ func writers(bin, fat, spec string) [][]string {
 		{"wrap", "-o", "OUT", bin},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
+		{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "OUT", fat},
 	}
 }
 
@@ -93,7 +94,7 @@ func TestOutputReplacesOnlyRegularFiles(t *testing.T) {
 			if ch := changes(before, snapshot(t, work)); len(ch) > 0 {
 				t.Errorf("changed: %s", strings.Join(ch, ", "))
 			}
-			if args[0] == "link" {
+			if args[0] == "link" || args[0] == "linker-wrapper" {
 				return // --dry-run writes nothing
 			}
 			out := filepath.Join(work, "regular")
