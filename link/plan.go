@@ -382,6 +382,12 @@ func (p *planner) images(in inputs.Input) ([]devImage, error) {
 		return nil, err
 	}
 	for _, b := range bins {
+		if b.Section != "" && b.Section == p.rel.RelocatableSection {
+			// The image of a -r link, linked already: the object's own
+			// registration code registers it. (LLVM's wrappers take it into
+			// the device link, whose image then needs the temporary file.)
+			continue
+		}
 		for i := range b.Images {
 			im := &b.Images[i].Image
 			switch im.OffloadKind {

@@ -199,6 +199,9 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 type Located struct {
 	*offload.Binary
 	Base int64
+	// Section is the name of the ELF section holding it ("" for a raw
+	// file).
+	Section string
 }
 
 // Binaries returns the OffloadBinaries of in: the whole of a raw file, or
@@ -211,7 +214,7 @@ func (in Input) Binaries(opt *offload.ReadOptions) ([]Located, error) {
 		bins, err := offload.ReadAll(in.R, in.Size, opt)
 		out := make([]Located, len(bins))
 		for i, b := range bins {
-			out[i] = Located{b, 0}
+			out[i] = Located{Binary: b}
 		}
 		return out, err
 	}
@@ -223,7 +226,7 @@ func (in Input) Binaries(opt *offload.ReadOptions) ([]Located, error) {
 			return nil, fmt.Errorf("while extracting offloading files: section %q: %w", s.Name, err)
 		}
 		for _, b := range bins {
-			out = append(out, Located{b, int64(s.Offset)})
+			out = append(out, Located{Binary: b, Base: int64(s.Offset), Section: s.Name})
 		}
 	}
 	return out, nil
