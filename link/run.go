@@ -32,7 +32,13 @@ func (p *planner) steps() error {
 	if opt.Driver && hasOpenMP && !opt.Relocatable {
 		// The OpenMP runtime, as clang -fopenmp adds it.
 		dir := p.runtimeDir()
-		p.ldArgs, _ = driverToLD(append(slices.Clone(opt.LinkerArgs), p.runtimeArgs(dir)...))
+		args := append(slices.Clone(opt.LinkerArgs), p.runtimeArgs(dir)...)
+		if p.cxx {
+			// The C++ libraries, which clang++ passes to ld and the wrapper
+			// on to the device link.
+			args = append(args, "-lstdc++", "-lm")
+		}
+		p.ldArgs, _ = driverToLD(args)
 	}
 	// Extract, then link, each target.
 	for _, t := range p.targets {
