@@ -239,3 +239,55 @@ func driverToLD(args []string) (ld []string, index []int) {
 	}
 	return ld, index
 }
+
+// LibrariesLast returns a driver's link arguments (cc, c++, clang) in the
+// order a linker wants them whatever order they were given in: the options
+// first, then the input objects in their order, then the libraries (-lNAME,
+// -l NAME, archives and shared libraries named as files) with the options
+// that act on the libraries after them (-Wl,..., -Xlinker X, such as
+// --whole-archive, --as-needed, -Bstatic) in their own order among them.
+// So `-lm -Wl,--whole-archive -lx -Wl,--no-whole-archive main.o -o p` links
+// as `-o p main.o -lm -Wl,--whole-archive -lx -Wl,--no-whole-archive`. Files
+// after `--` stay after it, at the end. goffload link takes its arguments
+// in any order through it.
+func LibrariesLast(args []string) []string {
+	var opts, objs, libs, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			rest = append(rest, args[i:]...)
+			i = len(args)
+		case a == "-l" || a == "-Xlinker":
+			libs = append(libs, a)
+			if i+1 < len(args) {
+				libs = append(libs, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "-l") || strings.HasPrefix(a, "-Wl,"):
+			libs = append(libs, a)
+		case driverValueOptions[a]:
+			opts = append(opts, a)
+			if i+1 < len(args) {
+				opts = append(opts, args[i+1])
+				i++
+			}
+		case strings.HasPrefix(a, "-") && a != "-":
+			opts = append(opts, a)
+		case isLibraryFile(a):
+			libs = append(libs, a)
+		default:
+			objs = append(objs, a)
+		}
+	}
+	out := make([]string, 0, len(args))
+	out = append(append(append(out, opts...), objs...), libs...)
+	return append(out, rest...)
+}
+
+// isLibraryFile reports whether a link input's name is a library's: an
+// archive (.a) or a shared library (.so, .so.N...).
+func isLibraryFile(name string) bool {
+	base := filepath.Base(name)
+	return strings.HasSuffix(base, ".a") || strings.HasSuffix(base, ".so") || strings.Contains(base, ".so.")
+}

@@ -106,6 +106,22 @@ func TestDriverToLD(t *testing.T) {
 	}
 }
 
+func TestLibrariesLast(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"-lm", "-Wl,--whole-archive", "-lx", "-Wl,--no-whole-archive", "main.o", "-o", "p"},
+			[]string{"-o", "p", "main.o", "-lm", "-Wl,--whole-archive", "-lx", "-Wl,--no-whole-archive"}},
+		{[]string{"-o", "p", "main.o", "-L", ".", "-l", "v", "libw.a", "b.o", "libs.so.1", "-Xlinker", "--as-needed", "c.o"},
+			[]string{"-o", "p", "-L", ".", "main.o", "b.o", "c.o", "-l", "v", "libw.a", "libs.so.1", "-Xlinker", "--as-needed"}},
+		{[]string{"-lx", "a.o", "--", "-b.o", "-lz"}, []string{"a.o", "-lx", "--", "-b.o", "-lz"}},
+		{[]string{"-shared", "-fPIC", "x.o", "-L."}, []string{"-shared", "-fPIC", "-L.", "x.o"}},
+		{nil, []string{}},
+	} {
+		if got := LibrariesLast(c.in); !cmp.Equal(got, c.want) {
+			t.Errorf("LibrariesLast(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // stepsOf returns the programs of a dry run's printed commands, in order:
 // the base name of each quoted program, "goffload" steps by their kind.
 func stepsOf(out string) []string {

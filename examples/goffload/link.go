@@ -96,6 +96,8 @@ func runLink(args []string, stdout io.Writer) error {
 			opt.Verbose = true
 		}
 	}
+	// Flags anywhere: the libraries after the objects, as the linker needs.
+	opt.LinkerArgs = link.LibrariesLast(opt.LinkerArgs)
 	if err := chooseRelease(opt, llvm); err != nil {
 		return err
 	}
