@@ -37,6 +37,8 @@ type Release struct {
 	// with -compress (19.1.7 writes 2, 22 writes 3; COMPRESSED_BUNDLE_FORMAT_VERSION
 	// selects 2 or 3 in 22); 0 for a release without -compress.
 	CompressedVersion uint16
+
+	row *offload.Release // the release table's row: its AMDGPU triples
 }
 
 // fromOffload returns the bundle facts of a row of the release table, and
@@ -46,7 +48,7 @@ func fromOffload(r *offload.Release) (Release, bool) {
 	if h.DeviceKind == "" {
 		return Release{}, false
 	}
-	out := Release{Major: r.Major, HostTarget: h.HostTarget, HostID: h.HostID, DeviceKind: h.DeviceKind, CompressedVersion: h.CompressedVersion}
+	out := Release{Major: r.Major, HostTarget: h.HostTarget, HostID: h.HostID, DeviceKind: h.DeviceKind, CompressedVersion: h.CompressedVersion, row: r}
 	if h.Measured {
 		out.Tested = r.Tested
 	}
@@ -78,10 +80,16 @@ func LookupRelease(major int) (*Release, error) {
 
 // DeviceID returns the ID of the device entry for an AMDGPU target ID such as
 // "gfx90a" or "gfx90a:xnack+": the wrapper passes it in -targets as
-// <kind>-amdgcn-amd-amdhsa--<target id>, and every release's bundler writes
-// it unchanged.
+// <kind>-<triple>--<target id>, and every release's bundler writes it
+// unchanged. The triple is amdgcn-amd-amdhsa up to 22; LLVM main after 22
+// names the processor in it (amdgpu9.0a-amd-amdhsa for gfx90a, see
+// [offload.Release.AMDGPUTriple]).
 func (r *Release) DeviceID(targetID string) string {
-	return r.DeviceKind + "-amdgcn-amd-amdhsa--" + targetID
+	triple := "amdgcn-amd-amdhsa"
+	if r.row != nil {
+		triple = r.row.AMDGPUTriple(targetID)
+	}
+	return r.DeviceKind + "-" + triple + "--" + targetID
 }
 
 // DeviceImage is the code object of one AMDGPU target ID in a HIP fatbin:

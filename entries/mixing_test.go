@@ -50,7 +50,7 @@ func TestReleasesString(t *testing.T) {
 		{set(19), "LLVM 19"},
 		{set(19, 20), "LLVM 19-20"},
 		{set(13, 14, 19, 21, 22), "LLVM 13-14, 19, 21-22"},
-		{AllReleases(), "LLVM 13-22"},
+		{AllReleases(), "LLVM 13-23"},
 	} {
 		if got := c.s.String(); got != c.want {
 			t.Errorf("%v: %q, want %q", c.s.Majors(), got, c.want)
@@ -85,9 +85,9 @@ func TestMixingFindsWrapperRelease(t *testing.T) {
 		{"openmp-wrapper-llvm15.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm16.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm19.o", "omp_offloading_entries", "LLVM 19-20", offload.OffloadOpenMP},
-		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadOpenMP},
+		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadOpenMP},
 		{"hip-wrapper-llvm19.o", "hip_offloading_entries", "LLVM 15-20", offload.OffloadNone},
-		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadNone},
+		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadNone},
 	} {
 		o := mixing(t, readFile(t, llvmTestdata("wrapper", c.file)))
 		if len(o.Registrations) != 1 {
@@ -229,9 +229,9 @@ func TestMixingOfLinkedPrograms(t *testing.T) {
 		// clang-22 links clang-19's object: its entries lie outside the
 		// empty range of llvm_offload_entries (found by its shape: the
 		// file is stripped).
-		{"m19by22.strip", "LLVM 18-22", "", "libomptarget.so.22.1", "unregistered-entries"},
+		{"m19by22.strip", "LLVM 18-23", "", "libomptarget.so.22.1", "unregistered-entries"},
 		// A wrapper of 22 whose program needs libomptarget 19.
-		{"p22w22rt19", "LLVM 21-22", "llvm_offload_entries", "libomptarget.so.19.1", "runtime-entry-layout"},
+		{"p22w22rt19", "LLVM 21-23", "llvm_offload_entries", "libomptarget.so.19.1", "runtime-entry-layout"},
 		// clang-19 links clang-14's object: its bundle is not read, no
 		// wrapper registers anything, and the requires constructor is
 		// ignored by runtime 19.

@@ -84,7 +84,7 @@ func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
 			if o.Section(sec) != nil {
 				return fmt.Errorf("entries: the object already has a section %q", sec)
 			}
-			t = &elfobj.Section{Name: sec, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: r.EntryAlign, Data: []byte{}}
+			t = &elfobj.Section{Name: sec, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE | r.EntriesFlags(), Addralign: r.EntryAlign, Data: []byte{}}
 			tables[sec] = t
 			order = append(order, sec)
 		}

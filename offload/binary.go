@@ -67,7 +67,7 @@ func (im *Image) Set(key, value string) {
 
 // Layout gives the offsets of a version-1 binary, relative to its start (spec §1.5).
 type Layout struct {
-	StringOffset uint64 // first string entry (always 72)
+	StringOffset uint64 // first string entry (72; 80 in version 3)
 	StringTable  uint64 // first byte of the string table
 	ImageOffset  uint64 // first byte of the image, a multiple of 8
 	ImageSize    uint64
@@ -79,18 +79,31 @@ func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }
 // Layout returns where a version-1 binary of im with an image of imageSize bytes
 // puts each part.
 func (im *Image) Layout(imageSize uint64) Layout {
-	l, _ := im.layout(imageSize)
+	l, _ := im.layout(1, imageSize)
 	return l
 }
 
-func (im *Image) layout(imageSize uint64) (Layout, strtab.Table) {
+// LayoutFor returns where release r's binary (its BinaryVersion) of im with
+// an image of imageSize bytes puts each part, uncompressed.
+func (im *Image) LayoutFor(r *Release, imageSize uint64) Layout {
+	l, _ := im.layout(r.BinaryVersion, imageSize)
+	return l
+}
+
+// layout places a binary of version v (1, or 3: a 40-byte header and
+// string entries of 24 bytes).
+func (im *Image) layout(v uint32, imageSize uint64) (Layout, strtab.Table) {
 	strs := make([]string, 0, 2*len(im.Strings))
 	for _, kv := range im.Strings {
 		strs = append(strs, kv.Key, kv.Value)
 	}
 	st := strtab.Build(strs)
-	l := Layout{StringOffset: HeaderSize + ImageEntrySize, ImageSize: imageSize}
-	l.StringTable = l.StringOffset + StringEntrySize*uint64(len(im.Strings))
+	hdr, es := uint64(HeaderSize), uint64(StringEntrySize)
+	if v >= VersionCompressed {
+		hdr, es = HeaderSizeV3, StringEntrySizeV2
+	}
+	l := Layout{StringOffset: hdr + ImageEntrySize, ImageSize: imageSize}
+	l.StringTable = l.StringOffset + es*uint64(len(im.Strings))
 	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.Data)), Alignment)
 	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
 	return l, st

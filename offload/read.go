@@ -9,14 +9,28 @@ import (
 	"github.com/goffload/goffload/internal/ferr"
 )
 
-// ReadOptions tune the reader. The zero value (or nil) reads versions 1 and 2
-// and names offload kinds by [DefaultRelease].
+// ReadOptions tune the reader. The zero value (or nil) reads versions 1, 2
+// and 3 and names offload kinds by [DefaultRelease].
 type ReadOptions struct {
 	// Release numbers the offload kinds (OFK_HIP is 3 up to 20, 4 from 21).
 	Release *Release
-	// MaxVersion is the highest version accepted; 0 means 2. With 1 the reader
-	// accepts and rejects exactly what LLVM 19 and 22 do (spec §1.9).
+	// MaxVersion is the highest version accepted; 0 means 3. With 1 the reader
+	// accepts and rejects exactly what LLVM 15 to 22 do (spec §1.9); with 3,
+	// what LLVM main after 22 does. [Release.ReadOptions] sets it to the
+	// release's own.
 	MaxVersion uint32
+	// MaxInflated bounds the size of a compressed (version 3) binary once
+	// inflated; 0 means 16 GiB. A larger one is refused with ErrLimit.
+	// Inflated binaries larger than 64 MiB are held in a temporary file
+	// (removed at once), not in memory.
+	MaxInflated uint64
+}
+
+// ReadOptions returns the options that read OffloadBinaries as release r's
+// tools do: the versions it knows (1 up to 22, 3 from main after 22) and
+// its offload kind numbers.
+func (r *Release) ReadOptions() *ReadOptions {
+	return &ReadOptions{Release: r, MaxVersion: max(r.BinaryVersion, 1)}
 }
 
 func (o *ReadOptions) release() *Release {
@@ -28,19 +42,34 @@ func (o *ReadOptions) release() *Release {
 
 func (o *ReadOptions) maxVersion() uint32 {
 	if o == nil || o.MaxVersion == 0 {
-		return 2
+		return VersionCompressed
 	}
 	return o.MaxVersion
+}
+
+func (o *ReadOptions) maxInflated() uint64 {
+	if o == nil || o.MaxInflated == 0 {
+		return 16 << 30
+	}
+	return o.MaxInflated
 }
 
 // Binary is one OffloadBinary read from an input.
 type Binary struct {
 	Offset  int64  // of the header, from the start of the input
-	Version uint32 // 1, or 2 for a multi-image binary
-	Size    uint64 // the header's Size: bytes of this binary
-	Images  []BinaryImage
+	Version uint32 // 1, 2 for a multi-image binary, 3 (main after 22)
+	Size    uint64 // the header's Size: bytes of this binary in its input
+	// InflatedSize is the header's InflatedSize (version 3): the size of the
+	// binary once its body is decompressed, 0 for an uncompressed binary.
+	InflatedSize uint64
+	// Compression is "zstd" or "zlib" for a compressed binary, else "".
+	Compression string
+	Images      []BinaryImage
 
-	ra io.ReaderAt
+	ra       io.ReaderAt // the input
+	data     io.ReaderAt // the binary's bytes: the input, or the inflated binary
+	base     int64       // where the binary starts in data
+	dataSize uint64      // Size, or InflatedSize
 }
 
 // BinaryImage is one image of a binary as stored.
@@ -62,11 +91,11 @@ func (b *Binary) Open(i int) (*io.SectionReader, error) {
 		return nil, fmt.Errorf("binary at %#x: no image %d", b.Offset, i)
 	}
 	im := &b.Images[i]
-	if im.ImageOffset > b.Size || im.ImageSize > b.Size-im.ImageOffset {
+	if im.ImageOffset > b.dataSize || im.ImageSize > b.dataSize-im.ImageOffset {
 		return nil, fmt.Errorf("binary at %#x: image %d at %#x of %d bytes in a binary of %d: %w",
-			b.Offset, i, im.ImageOffset, im.ImageSize, b.Size, ErrImageRange)
+			b.Offset, i, im.ImageOffset, im.ImageSize, b.dataSize, ErrImageRange)
 	}
-	return io.NewSectionReader(b.ra, b.Offset+int64(im.ImageOffset), int64(im.ImageSize)), nil
+	return io.NewSectionReader(b.data, b.base+int64(im.ImageOffset), int64(im.ImageSize)), nil
 }
 
 // ReadBinary reads the binary at the start of the size bytes of r, checking it
@@ -83,8 +112,10 @@ func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
 // ReadAll reads every binary in the size bytes of r in turn, as LLVM's
 // extractOffloadFiles does for a section or a file: each binary is checked
 // against the rest of the input and then against its own Size, and the next one
-// starts where it ends. Any bytes after the last binary, even zero padding, are
-// an ErrInvalid error, as in LLVM 16–22. A nil r or a negative size is an
+// starts where it ends (aligned to 8 after a compressed binary, and after any
+// binary where the release reads version 3, as LLVM main does). Any bytes
+// after the last binary, even zero padding, are an ErrInvalid error, as in
+// LLVM 16–22. A nil r or a negative size is an
 // argument error matching fs.ErrInvalid.
 func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
 	if err := ferr.CheckInput("offload binary", r, size); err != nil {
@@ -101,7 +132,10 @@ func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
 			return out, err
 		}
 		out = append(out, b)
-		off += int64(b.Size) // Size >= 72: the loop advances
+		off += int64(b.Size) // Size >= 40: the loop advances
+		if b.Version >= VersionCompressed || opt.release().BinaryVersion >= VersionCompressed {
+			off = int64(alignUp(uint64(off), Alignment))
+		}
 	}
 	return out, nil
 }
@@ -116,28 +150,47 @@ func errAt(base int64, off uint64, field string, val uint64, err error) error {
 }
 
 // readAt checks the binary at base whose buffer holds bufSize bytes, in the order
-// of LLVM's OffloadBinary::create (spec §1.9), and with strings decodes the
-// string maps.
-func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, strings bool) (*Binary, error) {
+// of LLVM's OffloadBinary::create (spec §1.9), and with full decodes the
+// string maps and inflates a compressed binary.
+func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*Binary, error) {
 	buf := uint64(bufSize)
-	if bufSize < HeaderSize+ImageEntrySize {
+	if bufSize < HeaderSize {
 		return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
 	}
-	var hdr [HeaderSize]byte
-	if err := readFull(r, hdr[:], base); err != nil {
+	var hdr [HeaderSizeV3]byte
+	if err := readFull(r, hdr[:HeaderSize], base); err != nil {
 		return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
+	}
+	version := le.Uint32(hdr[4:])
+	if version < VersionCompressed && bufSize < HeaderSize+ImageEntrySize {
+		return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
 	}
 	if !bytes.Equal(hdr[:4], Magic[:]) {
 		return nil, errAt(base, 0, "magic", uint64(be32(hdr[:4])), ErrInvalid)
 	}
-	b := &Binary{Offset: base, Version: le.Uint32(hdr[4:]), Size: le.Uint64(hdr[8:]), ra: r}
+	b := &Binary{Offset: base, Version: version, Size: le.Uint64(hdr[8:]), ra: r, data: r, base: base}
 	if b.Version == 0 || b.Version > opt.maxVersion() {
 		return nil, errAt(base, 4, "Version", uint64(b.Version), ErrInvalid)
 	}
-	if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
+	entOff, field3 := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
+	if b.Version >= VersionCompressed {
+		if bufSize < HeaderSizeV3 {
+			return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
+		}
+		if err := readFull(r, hdr[HeaderSize:], base+HeaderSize); err != nil {
+			return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
+		}
+		b.InflatedSize = le.Uint64(hdr[32:])
+		if b.Size > buf || b.Size < HeaderSizeV3 {
+			return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+		}
+		if b.InflatedSize != 0 {
+			return b.inflate(entOff, opt, full)
+		}
+	} else if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
 		return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
 	}
-	entOff, field3 := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
+	b.dataSize = b.Size
 	count := uint64(1)
 	if b.Version == 1 {
 		if entOff > b.Size-ImageEntrySize {
@@ -147,7 +200,10 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, strings bool) 
 			return nil, errAt(base, 24, "EntrySize", field3, ErrTruncated)
 		}
 	} else {
-		// Version 2 (post-22 main): field 3 is the number of entries.
+		// Versions 2 and 3 (main after 22): field 3 is the number of entries.
+		if b.Size < ImageEntrySize {
+			return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+		}
 		count = field3
 		if count > (b.Size-HeaderSize)/ImageEntrySize {
 			return nil, errAt(base, 24, "EntriesCount", count, ErrTruncated)
@@ -183,7 +239,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, strings bool) 
 		}
 		b.Images[i] = im
 	}
-	if strings {
+	if full {
 		for i := range b.Images {
 			if err := b.readStrings(&b.Images[i]); err != nil {
 				return nil, err
@@ -216,11 +272,11 @@ func (b *Binary) readStrings(im *BinaryImage) error {
 	if b.Version >= 2 {
 		es = StringEntrySizeV2
 	}
-	if im.StringOffset > b.Size || im.NumStrings > (b.Size-im.StringOffset)/es {
+	if im.StringOffset > b.dataSize || im.NumStrings > (b.dataSize-im.StringOffset)/es {
 		return errAt(b.Offset, im.StringOffset, "string entries", im.NumStrings, ErrUnchecked)
 	}
 	raw := make([]byte, im.NumStrings*es) // inside the binary, so bounded by the input
-	if err := readFull(b.ra, raw, b.Offset+int64(im.StringOffset)); err != nil {
+	if err := readFull(b.data, raw, b.base+int64(im.StringOffset)); err != nil {
 		return fmt.Errorf("offload binary at %#x: string entries: %w", b.Offset, err)
 	}
 	im.Strings = make([]KeyValue, im.NumStrings)
@@ -248,14 +304,14 @@ func (b *Binary) readStrings(im *BinaryImage) error {
 // cString reads the NUL-terminated string at off of the binary; the entry that
 // points to it is at the binary's byte at.
 func (b *Binary) cString(off, at uint64) (string, error) {
-	if off >= b.Size {
+	if off >= b.dataSize {
 		return "", errAt(b.Offset, at, "string offset", off, ErrUnchecked)
 	}
 	var out []byte
 	var chunk [64]byte
-	for pos := off; pos < b.Size; {
-		n := min(uint64(len(chunk)), b.Size-pos)
-		if err := readFull(b.ra, chunk[:n], b.Offset+int64(pos)); err != nil {
+	for pos := off; pos < b.dataSize; {
+		n := min(uint64(len(chunk)), b.dataSize-pos)
+		if err := readFull(b.data, chunk[:n], b.base+int64(pos)); err != nil {
 			return "", fmt.Errorf("offload binary at %#x: string: %w", b.Offset, err)
 		}
 		if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
@@ -269,17 +325,25 @@ func (b *Binary) cString(off, at uint64) (string, error) {
 
 // sized reads a version-2 value of n bytes at off.
 func (b *Binary) sized(off, n, at uint64) (string, error) {
-	if off > b.Size || n > b.Size-off {
+	if off > b.dataSize || n > b.dataSize-off {
 		return "", errAt(b.Offset, at, "value offset", off, ErrUnchecked)
 	}
 	v := make([]byte, n)
-	if err := readFull(b.ra, v, b.Offset+int64(off)); err != nil {
+	if err := readFull(b.data, v, b.base+int64(off)); err != nil {
 		return "", fmt.Errorf("offload binary at %#x: value: %w", b.Offset, err)
 	}
 	return string(v), nil
 }
 
-// Reader returns a reader of the whole binary's bytes in its input.
+// Reader returns a reader of the whole binary's bytes in its input (of a
+// compressed binary, its compressed bytes).
 func (b *Binary) Reader() *io.SectionReader {
 	return io.NewSectionReader(b.ra, b.Offset, int64(b.Size))
+}
+
+// Inflated returns a reader of the binary as LLVM reads it: of a compressed
+// binary, the binary its body inflates to (version 3, InflatedSize 0); else
+// the same bytes as Reader.
+func (b *Binary) Inflated() *io.SectionReader {
+	return io.NewSectionReader(b.data, b.base, int64(b.dataSize))
 }

@@ -169,10 +169,10 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(b)%Alignment != 0 || uint64(len(b)) != im.Layout(13).Size {
+		if len(b)%Alignment != 0 || uint64(len(b)) != im.LayoutFor(r, 13).Size {
 			t.Fatalf("%v: size %d", r, len(b))
 		}
-		bins, err := ReadAllBytes(b, &ReadOptions{Release: r, MaxVersion: 1})
+		bins, err := ReadAllBytes(b, r.ReadOptions())
 		if err != nil {
 			t.Fatalf("%v: %v", r, err)
 		}

@@ -1,6 +1,7 @@
 package offload
 
 import (
+	"debug/elf"
 	"fmt"
 	"slices"
 	"strconv"
@@ -303,6 +304,93 @@ type Release struct {
 	// inferred). A runtime up to 20 reads its 32-byte entries only:
 	// libomptarget 19 crashes on a table of 56-byte ones.
 	RuntimeReadsLegacyEntries bool
+
+	// The facts below are those of LLVM's main branch after 22 (row 23,
+	// Inferred: no Debian suite ships it; read from main's sources and
+	// regression tests).
+
+	// EntriesRetain: the wrapper's and the compiler's entries section is
+	// SHF_GNU_RETAIN, kept under --gc-sections (main after 22; 22 does not
+	// set it).
+	EntriesRetain bool
+	// AMDGPUSubarchTriples: AMDGPU triples name the processor
+	// (amdgpu9.0a-amd-amdhsa for gfx90a, amdgpu10.30-amd-amdhsa for gfx1030;
+	// main after 22) rather than amdgcn-amd-amdhsa; see [Release.AMDGPUTriple].
+	AMDGPUSubarchTriples bool
+	// WrapSYCL: the release's offloading library wraps SYCL images
+	// (llvm::offloading::wrapSYCLBinaries, __sycl_register_lib; 22 and later).
+	WrapSYCL bool
+	// NestedImages: the release's readers list and extract an image that is
+	// itself an OffloadBinary as nested images numbered [i.j], print an
+	// `image size` line per image and know the OIF_Metadata image flag
+	// (main after 22).
+	NestedImages bool
+}
+
+// EntriesFlags returns the section flags an entries section gets beyond
+// SHF_ALLOC (and SHF_WRITE for the compiler's): SHF_GNU_RETAIN where the
+// release keeps it under --gc-sections, else none.
+func (r *Release) EntriesFlags() elf.SectionFlag {
+	if r.EntriesRetain {
+		return shfGNURetain
+	}
+	return 0
+}
+
+// shfGNURetain is SHF_GNU_RETAIN, which debug/elf does not name.
+const shfGNURetain elf.SectionFlag = 0x200000
+
+// AMDGPUTriple returns the triple of an AMDGPU target ID ("gfx90a",
+// "gfx90a:xnack+", "gfx10-3-generic") as the release spells it:
+// amdgcn-amd-amdhsa up to 22; from main after 22 the processor's version is
+// the triple's subarch: gfx90a gives amdgpu9.0a-amd-amdhsa, gfx1030
+// amdgpu10.30-amd-amdhsa, gfx10-3-generic amdgpu10.3-amd-amdhsa, no or an
+// unknown processor amdgpu-amd-amdhsa (clang's test amdgpu-mcpu.cl).
+func (r *Release) AMDGPUTriple(targetID string) string {
+	if !r.AMDGPUSubarchTriples {
+		return "amdgcn-amd-amdhsa"
+	}
+	return "amdgpu" + AMDGPUSubarch(targetID) + "-amd-amdhsa"
+}
+
+// AMDGPUSubarch returns the subarch of an AMDGPU processor in the triples
+// of LLVM main after 22: "9.0a" for gfx90a (the last two characters are
+// minor and stepping), "10.3" for gfx10-3-generic, "9" for gfx9-generic;
+// "" for anything else.
+func AMDGPUSubarch(targetID string) string {
+	proc, _, _ := strings.Cut(targetID, ":")
+	v, ok := strings.CutPrefix(proc, "gfx")
+	if !ok {
+		return ""
+	}
+	if g, ok := strings.CutSuffix(v, "-generic"); ok {
+		major, minor, hasMinor := strings.Cut(g, "-")
+		if !allDigits(major) || hasMinor && !allDigits(minor) {
+			return ""
+		}
+		if hasMinor {
+			return major + "." + minor
+		}
+		return major
+	}
+	if len(v) < 3 || !allDigits(v[:len(v)-2]) {
+		return ""
+	}
+	for _, c := range v[len(v)-2:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return ""
+		}
+	}
+	return v[:len(v)-2] + "." + v[len(v)-2:]
+}
+
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // BundleIDRule is how clang-offload-bundler splits a bundle entry ID
@@ -582,6 +670,33 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 		BundleIDs:       BundleIDComponents,
 		RuntimeLibrary:  "libomptarget.so.22.1", RuntimeReadsLegacyEntries: true,
+		WrapSYCL: true,
+	},
+	{
+		// Inferred: LLVM's main branch after 22 (no Debian suite ships it),
+		// from its sources and regression tests: 22's row but for
+		// OffloadBinary version 3 (40-byte header, compressed bodies), nested
+		// images and OIF_Metadata, AMDGPU subarch triples, and entries
+		// sections kept under --gc-sections (SHF_GNU_RETAIN).
+		Major: 23, Inferred: true, BinaryVersion: 3,
+		KernelArgsVersion: 3,
+		DeviceLink:        DeviceLinkClang22,
+		HIPCode:           4, SYCLCode: 8,
+		PackagerArgs: OrderDenseMap, PackagerStrings: OrderInsertion, PackagerSplitsFiles: true,
+		OpenMPHostArch: "generic",
+		EntryLayout:    EntryV1,
+		OpenMPEntries:  "llvm_offload_entries", CUDAEntries: "llvm_offload_entries", HIPEntries: "llvm_offload_entries",
+		EntryAlign: 8, EntrySymbolPrefix: ".offloading.entry.", EntryNameSymbol: ".offloading.entry_name",
+		NameSection: ".llvm.rodata.offloading",
+		Requires:    RequiresEntryData, RequiresName: ".requires", IndirectEntries: true,
+		ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+		Dummy: DummyLocalUsed, DummyAlign: 8,
+		RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename,
+		GPURegistration: GPURegistrationKindCheck,
+		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
+		BundleIDs:       BundleIDComponents,
+		RuntimeLibrary:  "libomptarget.so.23.0", RuntimeReadsLegacyEntries: true,
+		WrapSYCL: true, EntriesRetain: true, AMDGPUSubarchTriples: true, NestedImages: true,
 	},
 }
 

@@ -13,18 +13,29 @@ import (
 
 var le = binary.LittleEndian
 
-// appendMeta appends everything of a version-1 binary before its image: header,
-// entry, string entries, string table and padding (spec §1.5).
+// appendMeta appends everything of a binary of release r before its image:
+// header, entry, string entries, string table and padding (spec §1.5); in
+// version 3 (main after 22) the header is 40 bytes (EntriesCount 1,
+// InflatedSize 0) and each string entry holds the value's size too.
 func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) ([]byte, error) {
 	code, ok := r.OffloadKindCode(im.OffloadKind)
 	if !ok {
 		return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
 	}
+	v3 := r.BinaryVersion >= VersionCompressed
 	b = append(b, Magic[:]...)
-	b = le.AppendUint32(b, Version)
-	b = le.AppendUint64(b, l.Size)
-	b = le.AppendUint64(b, HeaderSize)
-	b = le.AppendUint64(b, ImageEntrySize)
+	if v3 {
+		b = le.AppendUint32(b, VersionCompressed)
+		b = le.AppendUint64(b, l.Size)
+		b = le.AppendUint64(b, HeaderSizeV3)
+		b = le.AppendUint64(b, 1) // EntriesCount
+		b = le.AppendUint64(b, 0) // InflatedSize
+	} else {
+		b = le.AppendUint32(b, Version)
+		b = le.AppendUint64(b, l.Size)
+		b = le.AppendUint64(b, HeaderSize)
+		b = le.AppendUint64(b, ImageEntrySize)
+	}
 	b = le.AppendUint16(b, uint16(im.Kind))
 	b = le.AppendUint16(b, code)
 	b = le.AppendUint32(b, im.Flags)
@@ -35,6 +46,9 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) (
 	for _, kv := range im.Strings {
 		b = le.AppendUint64(b, l.StringTable+st.Offset(kv.Key))
 		b = le.AppendUint64(b, l.StringTable+st.Offset(kv.Value))
+		if v3 {
+			b = le.AppendUint64(b, uint64(len(kv.Value)))
+		}
 	}
 	b = append(b, st.Data...)
 	for uint64(len(b))%Alignment != 0 {
@@ -43,7 +57,7 @@ func (im *Image) appendMeta(b []byte, r *Release, l *Layout, st *strtab.Table) (
 	return b, nil
 }
 
-// WriteBinary writes one version-1 OffloadBinary to w, byte for byte as LLVM's
+// WriteBinary writes one OffloadBinary (version 1; 3 for main after 22) to w, byte for byte as LLVM's
 // OffloadBinary::write does for release r, holding im and the size bytes read
 // from data. The image is copied straight from data to w: memory use does not
 // depend on size. It returns the number of bytes written, Layout(size).Size on
@@ -77,7 +91,7 @@ func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64)
 // release r writes it.
 func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(int(im.Layout(uint64(len(data))).Size))
+	buf.Grow(int(im.LayoutFor(r, uint64(len(data))).Size))
 	if _, err := WriteBinary(&buf, r, im, bytes.NewReader(data), int64(len(data))); err != nil {
 		return nil, err
 	}
@@ -114,7 +128,7 @@ func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
 	if size < 0 {
 		return nil, Layout{}, fmt.Errorf("image size %d: %w", size, ErrEncoding)
 	}
-	l, st := im.layout(uint64(size))
+	l, st := im.layout(r.BinaryVersion, uint64(size))
 	meta, err := im.appendMeta(make([]byte, 0, l.ImageOffset), r, &l, &st)
 	if err != nil {
 		return nil, Layout{}, err

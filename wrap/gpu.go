@@ -108,7 +108,7 @@ func (g *gpuBuilder) build(fb Fatbin) (*elfobj.Object, error) {
 		g.rodata = &elfobj.Section{Name: ".rodata", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addralign: jt.Align, Data: jt.Data}
 		o.Sections = append(o.Sections, g.rodata)
 	}
-	g.entrySec = &elfobj.Section{Name: g.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addralign: 8, Data: []byte{}}
+	g.entrySec = &elfobj.Section{Name: g.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | g.r.EntriesFlags(), Addralign: 8, Data: []byte{}}
 	g.fatbin = &elfobj.Section{Name: g.fatbinName, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC,
 		Addralign: stubs.GPUFatbinAlign(o.Machine, uint64(fb.Size)), Reader: fb.R, Size: fb.Size}
 	seg := make([]byte, 24)

@@ -331,7 +331,7 @@ func (b *builder) sections(bins []Binary) {
 	b.text = &elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addralign: 4, Data: []byte{}}
 	b.startup = &elfobj.Section{Name: ".text.startup", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR,
 		Addralign: b.code.Align, Data: b.code.Text}
-	b.entrySec = &elfobj.Section{Name: b.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC, Addralign: 8, Data: []byte{}}
+	b.entrySec = &elfobj.Section{Name: b.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | b.r.EntriesFlags(), Addralign: 8, Data: []byte{}}
 	name, typ, align := ".llvm.offloading", elfobj.SHT_LLVM_OFFLOADING, uint64(8)
 	if b.opt.Relocatable {
 		name = b.r.RelocatableSection

@@ -1,0 +1,251 @@
+package offload
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Version 3 of the OffloadBinary (LLVM main after 22, [Release]
+// BinaryVersion 3): the header grows to 40 bytes with a uint64 InflatedSize
+// at offset 32. When InflatedSize is not 0, everything after the header is
+// one zstd or zlib stream (zstd when it starts with zstd's magic) that
+// inflates to the binary's body: the binary is then the 40-byte header with
+// Size = InflatedSize and InflatedSize = 0, followed by that body. Size is
+// the header and the compressed stream, not padded; the next binary of a
+// section starts at the next multiple of 8.
+const (
+	// VersionCompressed is the version whose binaries may be compressed.
+	VersionCompressed = 3
+	// HeaderSizeV3 is the size of a version-3 header.
+	HeaderSizeV3 = 40
+	// inMemoryInflated is the largest inflated binary held in memory; a
+	// larger one goes to a temporary file.
+	inMemoryInflated = 64 << 20
+)
+
+// ErrLimit: a compressed binary that inflates to more than
+// ReadOptions.MaxInflated bytes, or a compression level out of range.
+var ErrLimit = errors.New("over the limit")
+
+var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
+
+// Compression names a compressed OffloadBinary's stream format and level,
+// as llvm::compression::Params does.
+type Compression struct {
+	// Format is "zstd" or "zlib".
+	Format string
+	// Level is the compression level; 0 means the format's default (zstd 5,
+	// zlib 6, as LLVM's compression::Params). zstd takes 1 to 22 (Go's
+	// encoder maps them to its four speeds), zlib 1 to 9.
+	Level int
+}
+
+func (c Compression) check() error {
+	switch c.Format {
+	case "zstd":
+		if c.Level < 0 || c.Level > 22 {
+			return fmt.Errorf("zstd compression level %d: want 1 to 22: %w", c.Level, ErrLimit)
+		}
+	case "zlib":
+		if c.Level < 0 || c.Level > 9 {
+			return fmt.Errorf("zlib compression level %d: want 1 to 9: %w", c.Level, ErrLimit)
+		}
+	default:
+		return fmt.Errorf("compression format %q: want zstd or zlib: %w", c.Format, ErrUnknownKind)
+	}
+	return nil
+}
+
+// writer returns the compressing writer of c over w.
+func (c Compression) writer(w io.Writer) (io.WriteCloser, error) {
+	if c.Format == "zlib" {
+		level := c.Level
+		if level == 0 {
+			level = 6
+		}
+		return zlib.NewWriterLevel(w, level)
+	}
+	level := c.Level
+	if level == 0 {
+		level = 5
+	}
+	return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)), zstd.WithEncoderConcurrency(1))
+}
+
+// inflate reads the compressed body of b (version 3, InflatedSize not 0) as
+// LLVM main's decompressOffloadBinary does, then the binary it inflates to.
+// Without full only the header is checked.
+func (b *Binary) inflate(entOff uint64, opt *ReadOptions, full bool) (*Binary, error) {
+	base := b.Offset
+	if entOff > b.Size {
+		return nil, errAt(base, 16, "EntriesOffset", entOff, ErrTruncated)
+	}
+	if b.InflatedSize < entOff {
+		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, ErrTruncated)
+	}
+	if entOff != HeaderSizeV3 {
+		// LLVM copies EntriesOffset bytes of its 40-byte header struct: any
+		// other offset reads past it or leaves part of the header out.
+		return nil, errAt(base, 16, "EntriesOffset (of a compressed binary, into its compressed part)", entOff, ErrInvalid)
+	}
+	if b.InflatedSize > opt.maxInflated() {
+		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, ErrLimit)
+	}
+	stream := io.NewSectionReader(b.ra, base+HeaderSizeV3, int64(b.Size-HeaderSizeV3))
+	var head [4]byte
+	n, _ := stream.ReadAt(head[:], 0)
+	b.Compression = "zlib"
+	if bytes.Equal(head[:n], zstdMagic) {
+		b.Compression = "zstd"
+	}
+	if !full {
+		return b, nil
+	}
+	body := b.InflatedSize - HeaderSizeV3
+	var dec io.Reader
+	if b.Compression == "zstd" {
+		d, err := zstd.NewReader(stream, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+			zstd.WithDecoderMaxMemory(max(body+1, 1<<27)), zstd.WithDecoderMaxWindow(1<<27)) // zstd level 22 uses up to 2^27
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		dec = d
+	} else {
+		z, err := zlib.NewReader(stream)
+		if err != nil {
+			return nil, errAt(base, HeaderSizeV3, "zlib stream", 0, fmt.Errorf("%w: %v", ErrInvalid, err))
+		}
+		defer z.Close()
+		dec = z
+	}
+	// The header LLVM restores: Size = InflatedSize, InflatedSize = 0.
+	var hdr [HeaderSizeV3]byte
+	if err := readFull(b.ra, hdr[:], base); err != nil {
+		return nil, err
+	}
+	le.PutUint64(hdr[8:], b.InflatedSize)
+	le.PutUint64(hdr[32:], 0)
+	var data io.ReaderAt
+	var got int64
+	var err error
+	if b.InflatedSize <= inMemoryInflated {
+		buf := bytes.NewBuffer(make([]byte, 0, b.InflatedSize))
+		buf.Write(hdr[:])
+		got, err = io.Copy(buf, io.LimitReader(dec, int64(body)+1))
+		data = bytes.NewReader(buf.Bytes())
+	} else {
+		f, ferr := os.CreateTemp("", "goffload-inflated")
+		if ferr != nil {
+			return nil, ferr
+		}
+		os.Remove(f.Name()) // the open file holds the data; nothing is left behind
+		if _, err := f.Write(hdr[:]); err != nil {
+			f.Close()
+			return nil, err
+		}
+		got, err = io.Copy(f, io.LimitReader(dec, int64(body)+1))
+		data = f
+	}
+	if err != nil {
+		return nil, errAt(base, HeaderSizeV3, b.Compression+" stream", uint64(got), fmt.Errorf("%w: %v", ErrInvalid, err))
+	}
+	if uint64(got) != body {
+		return nil, errAt(base, 32, fmt.Sprintf("InflatedSize (the body inflates to %d bytes%s, not InflatedSize-40)", got, plus(got, body)), b.InflatedSize, ErrInvalid)
+	}
+	inner, err := readAt(data, 0, int64(b.InflatedSize), opt, true)
+	if err != nil {
+		return nil, fmt.Errorf("offload binary at %#x, inflated: %w", base, err)
+	}
+	if inner.InflatedSize != 0 {
+		return nil, errAt(base, 32, "InflatedSize of the inflated binary", inner.InflatedSize, ErrInvalid)
+	}
+	b.Images, b.data, b.base, b.dataSize = inner.Images, data, 0, b.InflatedSize
+	return b, nil
+}
+
+func plus(got int64, body uint64) string {
+	if uint64(got) > body {
+		return " or more"
+	}
+	return ""
+}
+
+// WriteCompressedBinary writes one compressed version-3 OffloadBinary of im
+// holding the size bytes of data to w, as LLVM main's OffloadBinary::write
+// with compression::Params does: the uncompressed binary's body (everything
+// after the 40-byte header) is compressed into one stream, the header gets
+// Size = 40 + the stream's size and InflatedSize = the uncompressed binary's
+// size, and zero bytes pad the whole to a multiple of 8. The release must
+// write version 3 (main after 22, --llvm 23). Memory use does not depend on
+// size: the stream is written to a temporary file (removed) to learn its
+// size first. It returns the bytes written.
+func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64, c Compression) (int64, error) {
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	if r.BinaryVersion < VersionCompressed {
+		return 0, fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+	}
+	meta, l, err := im.meta(r, size)
+	if err != nil {
+		return 0, err
+	}
+	if data == nil && size > 0 {
+		return 0, fmt.Errorf("image of %d bytes: no reader: %w", size, os.ErrInvalid)
+	}
+	tmp, err := os.CreateTemp("", "goffload-compress")
+	if err != nil {
+		return 0, err
+	}
+	defer tmp.Close()
+	os.Remove(tmp.Name())
+	cw, err := c.writer(tmp)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := cw.Write(meta[HeaderSizeV3:]); err != nil {
+		return 0, err
+	}
+	m, err := io.CopyN(cw, data, size)
+	if err == io.EOF {
+		return 0, fmt.Errorf("image: got %d of %d bytes: %w", m, size, io.ErrUnexpectedEOF)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if _, err := cw.Write(make([]byte, l.Size-l.ImageOffset-l.ImageSize)); err != nil {
+		return 0, err
+	}
+	if err := cw.Close(); err != nil {
+		return 0, err
+	}
+	csize, err := tmp.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	hdr := append([]byte(nil), meta[:HeaderSizeV3]...)
+	le.PutUint64(hdr[8:], uint64(HeaderSizeV3+csize))
+	le.PutUint64(hdr[32:], l.Size)
+	n, err := w.Write(hdr)
+	written := int64(n)
+	if err != nil {
+		return written, err
+	}
+	m, err = io.Copy(w, tmp)
+	written += m
+	if err != nil {
+		return written, err
+	}
+	n, err = w.Write(make([]byte, alignUp(uint64(written), Alignment)-uint64(written)))
+	return written + int64(n), err
+}

@@ -1,0 +1,156 @@
+package offload
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// compressed returns a compressed version-3 binary of LLVM 23 holding data.
+func compressed(t *testing.T, im *Image, data []byte, c Compression) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := WriteCompressedBinary(&buf, mustRelease(t, 23), im, bytes.NewReader(data), int64(len(data)), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(buf.Len()) || n%Alignment != 0 {
+		t.Fatalf("wrote %d, returned %d", buf.Len(), n)
+	}
+	return buf.Bytes()
+}
+
+func TestCompressedRoundTrip(t *testing.T) {
+	r23 := mustRelease(t, 23)
+	im := Image{Kind: ImageObject, OffloadKind: OffloadHIP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}}
+	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zlib", Level: 9}} {
+		for _, size := range []int{0, 1, 4, 100 << 10} {
+			data := bytes.Repeat([]byte("device code "), size/12+1)[:size]
+			b := compressed(t, &im, data, c)
+			plain, err := MarshalBinary(r23, &im, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Two binaries in a row: the second starts at the next multiple of 8.
+			two := append(append([]byte{}, b...), b...)
+			bins, err := ReadAllBytes(two, r23.ReadOptions())
+			if err != nil {
+				t.Fatalf("%+v %d: %v", c, size, err)
+			}
+			if len(bins) != 2 || bins[0].Compression != c.Format || bins[0].InflatedSize != uint64(len(plain)) || bins[0].Version != 3 {
+				t.Fatalf("%+v %d: %d binaries, %q, inflated %d (want %d)", c, size, len(bins), bins[0].Compression, bins[0].InflatedSize, len(plain))
+			}
+			if d := cmp.Diff(im, bins[1].Images[0].Image); d != "" {
+				t.Errorf("%+v: (-wrote +read)\n%s", c, d)
+			}
+			got := readAll(t, bins[0], 0)
+			if !bytes.Equal(got, data) {
+				t.Errorf("%+v %d: image differs", c, size)
+			}
+			// The inflated binary is the uncompressed one but for Size.
+			inflated := make([]byte, bins[0].Inflated().Size())
+			bins[0].Inflated().ReadAt(inflated, 0)
+			if !bytes.Equal(inflated, plain) {
+				t.Errorf("%+v %d: the inflated binary is not the uncompressed one", c, size)
+			}
+			// Releases up to 22 refuse version 3 as LLVM 22 does.
+			if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); !errors.Is(err, ErrInvalid) {
+				t.Errorf("LLVM 22 reads version 3: %v", err)
+			}
+		}
+	}
+	if _, err := WriteCompressedBinary(new(bytes.Buffer), mustRelease(t, 22), &im, nil, 0, Compression{Format: "zstd"}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("compressed under LLVM 22: %v, want ErrUnsupported", err)
+	}
+	for _, c := range []Compression{{Format: "lz4"}, {Format: "zstd", Level: 23}, {Format: "zlib", Level: 10}, {Format: "zlib", Level: -1}} {
+		if _, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, c); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+func readAll(t *testing.T, b *Binary, i int) []byte {
+	t.Helper()
+	r, err := b.Open(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, r.Size())
+	if _, err := r.ReadAt(out, 0); err != nil && r.Size() > 0 {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCompressedRefused: the checks of LLVM main's extractHeader and
+// decompressOffloadBinary, each a FormatError at its field.
+func TestCompressedRefused(t *testing.T) {
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
+	good := compressed(t, &im, []byte("an image of some bytes"), Compression{Format: "zlib"})
+	size := le.Uint64(good[8:])
+	set := func(off int, v uint64) []byte {
+		b := append([]byte{}, good...)
+		le.PutUint64(b[off:], v)
+		return b
+	}
+	uncompressed, _ := MarshalBinary(mustRelease(t, 23), &im, []byte("x"))
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		field string
+		err   error
+	}{
+		{"inflated size too large", set(32, le.Uint64(good[32:])+8), "InflatedSize", ErrInvalid},
+		{"inflated size too small", set(32, le.Uint64(good[32:])-8), "InflatedSize", ErrInvalid},
+		{"inflated size under the header", set(32, 16), "InflatedSize", ErrTruncated},
+		{"entries offset past Size", set(16, size+8), "EntriesOffset", ErrTruncated},
+		{"entries offset into the compressed part", set(16, 48), "EntriesOffset", ErrInvalid},
+		{"size past the input", set(8, uint64(len(good))+8), "Size", ErrTruncated},
+		{"size under the header", set(8, 32), "Size", ErrTruncated},
+		{"corrupt stream", append(append([]byte{}, good[:48]...), bytes.Repeat([]byte{0xff}, len(good)-48)...), "zlib stream", ErrInvalid},
+		{"inflated over the limit", set(32, 1<<40), "InflatedSize", ErrLimit},
+		{"entries count beyond the data", func() []byte { b := append([]byte{}, uncompressed...); le.PutUint64(b[24:], 99); return b }(), "EntriesCount", ErrTruncated},
+	} {
+		_, err := ReadAllBytes(c.data, mustRelease(t, 23).ReadOptions())
+		var fe *FormatError
+		if !errors.As(err, &fe) || !errors.Is(err, c.err) || !bytes.Contains([]byte(fe.What), []byte(c.field)) {
+			t.Errorf("%s: %v, want a FormatError at %s matching %v", c.name, err, c.field, c.err)
+		}
+	}
+}
+
+// TestCompressedZstdCommand: the body of a zstd-compressed binary is one
+// zstd stream that the zstd command inflates to the uncompressed binary's
+// bytes after its header, image included.
+func TestCompressedZstdCommand(t *testing.T) {
+	zstdCmd, err := exec.LookPath("zstd")
+	if err != nil {
+		tooltest.Missing(t, "no zstd command (Debian package zstd)")
+	}
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	data := bytes.Repeat([]byte("offload image "), 5000)
+	b := compressed(t, &im, data, Compression{Format: "zstd", Level: 3})
+	dir := t.TempDir()
+	in := filepath.Join(dir, "body.zst")
+	if err := os.WriteFile(in, b[HeaderSizeV3:le.Uint64(b[8:])], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(zstdCmd, "-d", "-c", in).Output()
+	if err != nil {
+		t.Fatalf("zstd -d: %v", err)
+	}
+	plain, _ := MarshalBinary(mustRelease(t, 23), &im, data)
+	if !bytes.Equal(out, plain[HeaderSizeV3:]) {
+		t.Fatalf("zstd -d gives %d bytes, want the %d after the header", len(out), len(plain)-HeaderSizeV3)
+	}
+	l := im.LayoutFor(mustRelease(t, 23), uint64(len(data)))
+	if !bytes.Equal(out[l.ImageOffset-HeaderSizeV3:][:len(data)], data) {
+		t.Error("the image is not where the layout says")
+	}
+}
