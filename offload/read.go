@@ -9,12 +9,13 @@ import (
 	"github.com/goffload/goffload/internal/ferr"
 )
 
-// ReadOptions tune the reader. The zero value (or nil) reads versions 1, 2
-// and 3 and names offload kinds by [DefaultRelease].
+// ReadOptions tune the reader. The zero value (or nil) reads versions 1 and
+// 2 and names offload kinds by [DefaultRelease].
 type ReadOptions struct {
 	// Release numbers the offload kinds (OFK_HIP is 3 up to 20, 4 from 21).
 	Release *Release
-	// MaxVersion is the highest version accepted; 0 means 3. With 1 the reader
+	// MaxVersion is the highest version accepted; 0 means 2, or 3 where the
+	// release reads version 3 (main after 22). With 1 the reader
 	// accepts and rejects exactly what LLVM 15 to 22 do (spec §1.9); with 3,
 	// what LLVM main after 22 does. [Release.ReadOptions] sets it to the
 	// release's own.
@@ -42,7 +43,7 @@ func (o *ReadOptions) release() *Release {
 
 func (o *ReadOptions) maxVersion() uint32 {
 	if o == nil || o.MaxVersion == 0 {
-		return VersionCompressed
+		return max(2, o.release().BinaryVersion)
 	}
 	return o.MaxVersion
 }

@@ -193,6 +193,6 @@ func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdic
 		return verdict{class: err}
 	}
 	var sb strings.Builder
-	printText(&sb, in, bins, nil, nil, nil)
+	printText(&sb, in, bins, nil, nil, nil, opt)
 	return verdict{listing: sb.String()}
 }

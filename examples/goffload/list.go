@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/goffload/goffload/entries"
@@ -65,7 +66,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 		if asJSON {
 			err = printJSON(w, in.Name, bins, ents, fbs, legacy)
 		} else {
-			err = printText(w, in, bins, ents, fbs, legacy)
+			err = printText(w, in, bins, ents, fbs, legacy, opt)
 		}
 		if err != nil {
 			return err
@@ -78,7 +79,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 // line for an ELF file, then the images numbered from 0), then the entries,
 // then the entries of the HIP fatbins and bundle files, then the device code
 // of a bundled object's sections and of clang 14's image sections.
-func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage) error {
+func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage, opt *offload.ReadOptions) error {
 	var sb strings.Builder
 	switch {
 	case in.ELF != nil:
@@ -89,11 +90,10 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs 
 	}
 	i := 0
 	for _, b := range bins {
-		for _, im := range b.Images {
-			fmt.Fprintf(&sb, "\nOFFLOADING IMAGE [%d]:\n%-16s%s\n%-16s%s\n%-16s%s\n%-16s%s\n", i,
-				"kind", im.Kind, "arch", im.Arch(), "triple", im.Triple(), "producer", im.OffloadKind)
-			i++
+		if err := printImages(&sb, b.Binary, strconv.Itoa(i), "", opt); err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
 		}
+		i += len(b.Images)
 	}
 	section := ""
 	for _, e := range ents {
@@ -141,6 +141,63 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs 
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// maxNesting bounds how deep binaries nested in images are listed.
+const maxNesting = 16
+
+// printImages prints the images of b numbered from first ("0", or "1.0"
+// for nested ones) with indent, as llvm-objdump --offloading does; where the
+// release knows nested images (main after 22), with an `image size` line,
+// and for an image that is itself an OffloadBinary, `nested images N` and
+// its images, numbered [i.j] and indented by two spaces.
+func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, opt *offload.ReadOptions) error {
+	nested := opt.Release != nil && opt.Release.NestedImages
+	prefix, n := "", 0
+	if i := strings.LastIndexByte(first, '.'); i >= 0 {
+		prefix = first[:i+1]
+		n, _ = strconv.Atoi(first[i+1:])
+	} else {
+		n, _ = strconv.Atoi(first)
+	}
+	for k, im := range b.Images {
+		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s%d]:\n", indent, prefix, n+k)
+		for _, kv := range [][2]string{{"kind", im.Kind.String()}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
+			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], kv[1])
+		}
+		if !nested {
+			continue
+		}
+		fmt.Fprintf(sb, "%s%-16s%d bytes\n", indent, "image size", im.ImageSize)
+		r, err := b.Open(k)
+		if err != nil {
+			return err
+		}
+		var magic [4]byte
+		if m, _ := r.ReadAt(magic[:], 0); m < 4 || magic != offload.Magic {
+			continue
+		}
+		if len(indent) >= 2*maxNesting {
+			return fmt.Errorf("nested image [%s%d]: more than %d levels of nested binaries", prefix, n+k, maxNesting)
+		}
+		inner, err := offload.ReadAll(r, r.Size(), opt)
+		if err != nil {
+			return fmt.Errorf("nested image [%s%d]: %w", prefix, n+k, err)
+		}
+		count := 0
+		for _, ib := range inner {
+			count += len(ib.Images)
+		}
+		fmt.Fprintf(sb, "%s%-16s%d\n", indent, "nested images", count)
+		j := 0
+		for _, ib := range inner {
+			if err := printImages(sb, ib, fmt.Sprintf("%s%d.%d", prefix, n+k, j), indent+"  ", opt); err != nil {
+				return err
+			}
+			j += len(ib.Images)
+		}
+	}
+	return nil
 }
 
 func quoteName(s string) string {
