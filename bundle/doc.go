@@ -67,6 +67,24 @@
 //		...
 //	}
 //
+// [WriteCompressed] writes a compressed bundle as clang-offload-bundler
+// -compress does, given [CompressOptions]: the version (1, 2 or 3), the
+// method and the level (the bundler's -compression-level; zstd takes any
+// level, as libzstd clamps it, zlib 1 to 9). The header's fields are the
+// bundler's for the same input, but for the file size: the zstd frame comes
+// from github.com/klauspost/compress/zstd (content size in the frame header,
+// no checksum, as libzstd writes it; no long-distance matching, so large
+// inputs with distant repeats compress less well) and zlib from
+// compress/zlib, so the stream is not libzstd's or libz's bytes, and the
+// bundlers of 19 and 22 unbundle it to the same entries. It reads its input
+// once and keeps memory bounded whatever the size: the header, which holds
+// the stream's size and hash, is written last, in place, when the writer is
+// a file, else the stream goes through a temporary file first. Versions 1
+// and 2 refuse bundles over 4 GiB ([SizeLimitError]), as LLVM does.
+// [Release.WriteCompressedHIPFatbin] writes the fatbin that
+// clang-linker-wrapper --compress has the bundler write, with
+// [Release.CompressDefaults].
+//
 // # Bundled objects and device archives
 //
 // The old offloading driver (OpenMP up to LLVM 14, HIP -fgpu-rdc through

@@ -62,6 +62,8 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "wrap-cuda", args: []string{"wrap", "--kind", "cuda", "-o", "OUT", "IN"}},
 		{name: "wrap-hip", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "IN"}},
 		{name: "wrap-hip-image", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "--image", "gfx90a=IN"}},
+		{name: "wrap-hip-compress", args: []string{"wrap", "--kind", "hip", "--compress", "-o", "OUT", "IN"}},
+		{name: "wrap-hip-image-compress", args: []string{"wrap", "--kind", "hip", "--compress", "--compression-format", "zlib", "-o", "OUT", "--image", "gfx90a=IN"}},
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
@@ -384,7 +386,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
 		t.Fatal(err)
 	}
-	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip")
+	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress")
 
 	// Objects: cut short, of no machine, and a good one for reference.
 	fat := read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")

@@ -19,6 +19,7 @@ import (
 // writers are the commands that write a file at -o, with the inputs they
 // succeed on.
 func writers(bin, fat, spec string) [][]string {
+	hipfb, _ := filepath.Abs(filepath.Join("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"))
 	return [][]string{
 		{"package", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
 		{"embed", "-o", "OUT", bin},
@@ -26,6 +27,7 @@ func writers(bin, fat, spec string) [][]string {
 		{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", fat},
 		{"convert", "--from", "19", "--llvm", "22", "-o", "OUT", fat},
 		{"wrap", "-o", "OUT", bin},
+		{"wrap", "--kind", "hip", "--compress", "-o", "OUT", hipfb},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
 		{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "OUT", fat},

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,7 +19,9 @@ import (
 
 func runWrap(args []string, _ io.Writer) error {
 	var llvm, kind, triple, out, suffix string
-	var relocatable bool
+	var relocatable, compress bool
+	var compressFormat string
+	var compressLevel int
 	var images stringList
 	fs := newFlags("wrap", &llvm)
 	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda or hip")
@@ -27,8 +30,19 @@ func runWrap(args []string, _ io.Writer) error {
 	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
 	fs.BoolVar(&relocatable, "r", false, "for a relocatable link: the images in .llvm.offloading.relocatable (openmp, LLVM 19+)")
 	fs.Var(&images, "image", "hip: a linked AMDGPU code object `TARGETID=FILE` (e.g. gfx90a:xnack+=k.out); repeatable")
+	fs.BoolVar(&compress, "compress", false, "hip: compress the fatbin, as clang-linker-wrapper --compress has clang-offload-bundler -compress it")
+	fs.StringVar(&compressFormat, "compression-format", "zstd", "with --compress: `zstd` or zlib")
+	fs.IntVar(&compressLevel, "compression-level", 0, "with --compress: the level `N` (zstd: any, as libzstd takes it, 0 for the default 3; zlib: 1-9, 0 for the default 6)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if (given["compression-format"] || given["compression-level"]) && !compress {
+		return fmt.Errorf("--compression-format and --compression-level go with --compress")
+	}
+	if compress && kind != "hip" {
+		return fmt.Errorf("--compress is for --kind hip: it compresses the HIP fatbin")
 	}
 	if out == "" || (fs.NArg() == 0 && len(images) == 0) {
 		return fmt.Errorf("-o OUT and at least one input are required")
@@ -53,7 +67,13 @@ func runWrap(args []string, _ io.Writer) error {
 		}
 		return wrapCUDA(out, opt, fs.Arg(0))
 	case "hip":
-		return wrapHIP(out, opt, fs.Args(), images)
+		var comp *bundle.CompressOptions
+		if compress {
+			if comp, err = hipCompression(rel, compressFormat, compressLevel); err != nil {
+				return err
+			}
+		}
+		return wrapHIP(out, opt, fs.Args(), images, comp)
 	}
 	return fmt.Errorf("--kind %s: want openmp, cuda or hip", kind)
 }
@@ -120,11 +140,41 @@ func wrapCUDA(out string, opt wrap.Options, path string) error {
 	return writeGPU(out, opt, offload.OffloadCUDA, path, wrap.Fatbin{R: f, Size: f.Size()})
 }
 
+// hipCompression returns the options with which release rel's
+// clang-linker-wrapper --compress [--compression-level=N] has
+// clang-offload-bundler compress a HIP fatbin: the release's compressed
+// bundle version, zstd (or zlib, what a bundler built without zstd writes).
+func hipCompression(rel *offload.Release, format string, level int) (*bundle.CompressOptions, error) {
+	br, err := bundle.LookupRelease(rel.Major)
+	if err != nil {
+		return nil, err
+	}
+	if br.CompressedVersion == 0 {
+		return nil, fmt.Errorf("--compress: the clang-offload-bundler of %v does not compress (LLVM 18 and later do)", rel)
+	}
+	c := br.CompressDefaults()
+	switch format {
+	case "zstd":
+		c.Method = bundle.MethodZstd
+	case "zlib":
+		c.Method = bundle.MethodZlib
+	default:
+		return nil, fmt.Errorf("--compression-format %s: want zstd or zlib", format)
+	}
+	c.Level = level
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("--compression-level %d: %w", level, err)
+	}
+	return &c, nil
+}
+
 // wrapHIP wraps either one file that is a HIP fatbin already (an offload
 // bundle), or device images: the HIP images of offload binaries (their arch
 // is the target ID) and the --image TARGETID=FILE code objects, bundled as
-// the release's clang-linker-wrapper has clang-offload-bundler do it.
-func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
+// the release's clang-linker-wrapper has clang-offload-bundler do it. With
+// comp, the fatbin (an uncompressed one given too) is compressed with it
+// first.
+func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.CompressOptions) error {
 	br, err := bundle.LookupRelease(opt.Release.Major)
 	if err != nil {
 		return err
@@ -140,8 +190,17 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 			if len(paths) != 1 || len(images) != 0 {
 				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
 			}
-			// Copied into the object as is, compressed or not.
-			return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: f, Size: f.Size()})
+			if comp == nil {
+				// Copied into the object as is, compressed or not.
+				return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: f, Size: f.Size()})
+			}
+			if _, err := bundle.Read(f, f.Size()); err != nil {
+				if errors.Is(err, bundle.ErrCompressed) {
+					return fmt.Errorf("%s is a compressed bundle already: wrap it without --compress", path)
+				}
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return writeCompressedGPU(out, opt, path, f, f.Size(), comp)
 		}
 		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
 		if err == nil && len(all) == 0 {
@@ -186,7 +245,29 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string) error {
 	if err != nil {
 		return err
 	}
+	if comp != nil {
+		return writeCompressedGPU(out, opt, "", fb, fb.Size(), comp)
+	}
 	return writeGPU(out, opt, offload.OffloadHIP, "", wrap.Fatbin{R: fb, Size: fb.Size()})
+}
+
+// writeCompressedGPU wraps the HIP fatbin in the size bytes of fb
+// compressed with comp, in a scratch file (it has no name) that the object
+// is then written from.
+func writeCompressedGPU(out string, opt wrap.Options, src string, fb io.ReaderAt, size int64, comp *bundle.CompressOptions) error {
+	f, err := atomicfile.Scratch()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := bundle.WriteCompressed(f, fb, size, *comp); err != nil {
+		return err
+	}
+	n, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return err
+	}
+	return writeGPU(out, opt, offload.OffloadHIP, src, wrap.Fatbin{R: f, Size: n})
 }
 
 // amdgpuCodeObject checks that r starts as an AMDGPU code object does: a
