@@ -3,6 +3,7 @@ package offload
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,4 +154,46 @@ func TestCompressedZstdCommand(t *testing.T) {
 	if !bytes.Equal(out[l.ImageOffset-HeaderSizeV3:][:len(data)], data) {
 		t.Error("the image is not where the layout says")
 	}
+}
+
+// FuzzReadVersion3 reads inputs as LLVM main after 22 does (versions 1 to
+// 3, compressed bodies inflated, at most 1 MiB): no panic, every image
+// readable or ErrImageRange.
+func FuzzReadVersion3(f *testing.F) {
+	r23, err := LookupRelease(23)
+	if err != nil {
+		f.Fatal(err)
+	}
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
+		var buf bytes.Buffer
+		if _, err := WriteCompressedBinary(&buf, r23, &im, bytes.NewReader([]byte("image bytes")), 11, c); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(buf.Bytes())
+	}
+	plain, _ := MarshalBinary(r23, &im, []byte("image"))
+	f.Add(plain)
+	opt := r23.ReadOptions()
+	opt.MaxInflated = 1 << 20
+	f.Fuzz(func(t *testing.T, data []byte) {
+		bins, err := ReadAllBytes(data, opt)
+		if err != nil {
+			return
+		}
+		for _, b := range bins {
+			for i := range b.Images {
+				r, err := b.Open(i)
+				if err != nil {
+					if !errors.Is(err, ErrImageRange) {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if got, err := io.ReadAll(r); err != nil || uint64(len(got)) != b.Images[i].ImageSize {
+					t.Fatalf("image %d: %d bytes, %v", i, len(got), err)
+				}
+			}
+		}
+	})
 }
