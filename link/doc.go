@@ -7,7 +7,12 @@
 // per target, bundle or fatbinary, wrap, host link); [Link.Run] runs them,
 // the device links in parallel. The device links run the release's clang (ld
 // for LLVM 15) with the command line that release's wrapper uses; the
-// bundling and the registration object are goffload's.
+// bundling and the registration object are goffload's. Where the wrapper of
+// LLVM 17 to 21 runs the LTO of HIP's AMDGPU bitcode in its own process,
+// the link runs it as two commands before the device link (StepDeviceLTO:
+// lld's LTO writing the optimised module; StepCodegen: the release's llc),
+// whose one object the device link takes, as LLVM's does; the code object
+// is the wrapper's, byte for byte.
 //
 // goffload's command line uses it for `goffload link` and for
 // `goffload linker-wrapper`, which is also what runs when goffload is

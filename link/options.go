@@ -31,8 +31,14 @@ type Options struct {
 	// DeviceClang is the clang that links device code; "" is the
 	// release's: /usr/lib/llvm-N/bin/clang, or clang-N on $PATH.
 	DeviceClang string
+	// LLC is the llc that generates the code of an AMDGPU target's device
+	// LTO for LLVM 17 to 21 (whose wrapper runs the LTO itself); "" is the
+	// one beside DeviceClang, else the release's: /usr/lib/llvm-N/bin/llc,
+	// or llc-N on $PATH.
+	LLC string
 	// OptLevel is the device link's optimisation (--opt-level, default O2;
-	// LLVM 22 takes it from DeviceCompilerArgs instead).
+	// for LLVM 17 to 21 also that of the device LTO and its code
+	// generation; LLVM 22 takes it from DeviceCompilerArgs instead).
 	OptLevel string
 	// DeviceDebug adds -g to the device link (--device-debug).
 	DeviceDebug bool

@@ -38,6 +38,8 @@ type StepKind string
 // The steps of a link, in the order they run.
 const (
 	StepExtract    StepKind = "extract"     // write a device image of an input to a file
+	StepDeviceLTO  StepKind = "device-lto"  // LLVM 17-21, HIP on AMDGPU: the LTO of a target's bitcode (lld --lto-emit-llvm)
+	StepCodegen    StepKind = "codegen"     // LLVM 17-21, HIP on AMDGPU: the optimised module to an object (llc)
 	StepDeviceLink StepKind = "device-link" // link one target's images (clang, ld)
 	StepBundle     StepKind = "bundle"      // HIP: bundle the linked images into a fatbin
 	StepFatbinary  StepKind = "fatbinary"   // CUDA: NVIDIA's fatbinary
@@ -102,7 +104,9 @@ type target struct {
 	triple, arch string
 	images       []*extracted
 	linked       string
-	bitcode      bool
+	bitcode      bool // an image is LLVM bitcode
+	nbitcode     int  // how many
+	features     bool // an image has a "feature" that is not of the target ID
 }
 
 // extracted is a device image to write for the device link.
@@ -587,6 +591,10 @@ func (p *planner) add(in inputs.Input, d devImage) error {
 	var head [4]byte
 	if n, _ := d.r.ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {
 		t.bitcode = true
+		t.nbitcode++
+	}
+	if f, _ := d.im.Lookup("feature"); !idFeatures(t.arch, f) {
+		t.features = true
 	}
 	name, err := p.tempName(safeName(fmt.Sprintf("%s-%s-%s", stem, t.triple, t.arch)), "."+safeName(ext))
 	if err != nil {
@@ -594,6 +602,28 @@ func (p *planner) add(in inputs.Input, d devImage) error {
 	}
 	t.images = append(t.images, &extracted{from: in.Name, path: name, r: d.r})
 	return nil
+}
+
+// idFeatures reports whether the features of an image's "feature" string
+// (clang's "+xnack,+xnack" for gfx90a:xnack+: each of the target ID's
+// features, twice) are all features of its target ID arch.
+func idFeatures(arch, feature string) bool {
+	if feature == "" {
+		return true
+	}
+	_, id, _ := strings.Cut(arch, ":")
+	var have []string
+	for _, f := range strings.Split(id, ":") {
+		if n := len(f); n > 1 && (f[n-1] == '+' || f[n-1] == '-') {
+			have = append(have, f[n-1:]+f[:n-1])
+		}
+	}
+	for _, f := range strings.Split(feature, ",") {
+		if !slices.Contains(have, f) {
+			return false
+		}
+	}
+	return true
 }
 
 // tempName returns a new temporary file name base+ext: in the current
@@ -635,6 +665,30 @@ func (p *planner) findClang() string {
 		return c
 	}
 	return "clang-" + n
+}
+
+// findLLC returns the release's llc: Options.LLC, else beside
+// Options.DeviceClang when that names a folder, else in /usr/lib/llvm-N/bin,
+// else llc-N on $PATH.
+func (p *planner) findLLC() string {
+	if p.opt.LLC != "" {
+		return p.opt.LLC
+	}
+	var dirs []string
+	if c := p.opt.DeviceClang; c != "" && strings.ContainsRune(c, filepath.Separator) {
+		dirs = append(dirs, filepath.Dir(c))
+	}
+	n := strconv.Itoa(p.rel.Major)
+	for _, d := range append(dirs, "/usr/lib/llvm-"+n+"/bin") {
+		c := filepath.Join(d, "llc")
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c
+		}
+	}
+	if c, err := exec.LookPath("llc-" + n); err == nil {
+		return c
+	}
+	return "llc-" + n
 }
 
 // runtimeDir is the folder of libomp and libomptarget of a driver link.
@@ -703,14 +757,11 @@ func (p *planner) libArgs(d offload.DeviceLink) []string {
 	return out
 }
 
-// deviceLink returns the device link command of t, as the release's
+// deviceLink returns the device link command of t that links files (t's
+// images, or the object of its device LTO) into out, as the release's
 // wrapper runs it.
-func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
+func (p *planner) deviceLink(t *target, out string, files []string) (string, []string, error) {
 	d := p.deviceLinkStyle()
-	var files []string
-	for _, x := range t.images {
-		files = append(files, x.path)
-	}
 	archFlag := func() []string {
 		a := t.arch
 		switch {
@@ -809,6 +860,85 @@ func (p *planner) deviceLink(t *target, out string) (string, []string, error) {
 		args = append(args, "-g")
 	}
 	return p.findClang(), args, nil
+}
+
+// ltoLevel matches the --opt-level values whose device LTO goffload runs
+// as LLVM 17-21's wrapper does (Os and Oz are not digits to it).
+var ltoLevel = regexp.MustCompile(`^O[0-3]$`)
+
+// deviceLTO reports whether LLVM 17-21's wrapper runs the LTO of t's
+// images itself, and goffload does it as that wrapper does (see
+// [planner.ltoSteps]): a HIP AMDGPU target whose images are all bitcode.
+// The wrapper does so too in the cases below, which goffload has not
+// compared with it and still hands to clang as bitcode (lld's LTO then lays
+// the code object out otherwise, always optimises at O2 and refuses target
+// IDs with features): bitcode mixed with device objects; a "feature" string
+// beyond the target ID's features (which the wrapper gives its LTO as
+// -mattr, and the module's functions hold already); --device-linker or
+// --device-compiler arguments for the target; --device-debug;
+// --opt-level=Os or Oz; OpenMP's AMDGPU targets; NVPTX targets (CUDA,
+// OpenMP).
+func (p *planner) deviceLTO(t *target) bool {
+	if p.deviceLinkStyle() != offload.DeviceLinkClang17 || t.cpu() || !strings.HasPrefix(t.triple, "amdgcn") ||
+		t.kind != offload.OffloadHIP || t.arch == "" || len(t.images) == 0 || t.nbitcode != len(t.images) || t.features ||
+		p.opt.DeviceDebug || !ltoLevel.MatchString(p.opt.OptLevel) {
+		return false
+	}
+	for _, a := range append(slices.Clone(p.opt.DeviceLinkerArgs), p.opt.DeviceCompilerArgs...) {
+		if a.Triple == "" || a.Triple == t.triple {
+			return false
+		}
+	}
+	return true
+}
+
+// ltoSteps plans the device LTO of t as LLVM 17-21's wrapper runs it in
+// its own process, and returns the file that t's device link takes instead
+// of the images (one object, as the wrapper gives clang). The wrapper's
+// LTO optimises the images together at --opt-level and generates code
+// without function or data sections; goffload has lld optimise them
+// (--lto-emit-llvm: the optimised module, which is the wrapper's
+// OUT.TRIPLE.ID.postopt.bc byte for byte) and llc generate the object for
+// the processor alone (the target ID's features come from the module's
+// functions). With SaveTemps, as the wrapper does, llc writes assembly
+// (OUT.TRIPLE.ID.s), which the device link's clang -save-temps assembles
+// into OUT.TRIPLE.ID.o; the code object is the same.
+func (p *planner) ltoSteps(t *target) (string, error) {
+	n := strings.TrimPrefix(p.opt.OptLevel, "O")
+	cpu, _, _ := strings.Cut(t.arch, ":")
+	base := fmt.Sprintf("%s.%s.%s", filepath.Base(p.host.output), t.triple, t.arch)
+	bc, err := p.tempName(base, ".postopt.bc")
+	if err != nil {
+		return "", err
+	}
+	ext := ".o"
+	if p.opt.SaveTemps {
+		ext = ".s"
+		if _, err := p.tempName(base, ".o"); err != nil { // clang -save-temps writes it
+			return "", err
+		}
+	}
+	obj, err := p.tempName(base, ext)
+	if err != nil {
+		return "", err
+	}
+	var files []string
+	for _, x := range t.images {
+		files = append(files, x.path)
+	}
+	args := []string{"--no-default-config", "-o", bc, "--target=" + t.triple, "-mcpu=" + cpu, "-Wl,--no-undefined"}
+	args = append(args, files...)
+	args = append(args, "-Wl,--lto-emit-llvm", "-Wl,--lto-O"+n)
+	p.l.Steps = append(p.l.Steps, Step{Kind: StepDeviceLTO, Target: t.name(), Tool: p.findClang(), Args: args, Inputs: files, Outputs: []string{bc}})
+	args = []string{"-O" + n, "-mtriple=" + t.triple, "-mcpu=" + cpu}
+	if p.opt.SaveTemps {
+		args = append(args, "-filetype=asm", "--asm-verbose=false")
+	} else {
+		args = append(args, "-filetype=obj")
+	}
+	args = append(args, bc, "-o", obj)
+	p.l.Steps = append(p.l.Steps, Step{Kind: StepCodegen, Target: t.name(), Tool: p.findLLC(), Args: args, Inputs: []string{bc}, Outputs: []string{obj}})
+	return obj, nil
 }
 
 // deviceLinkStyle is the release's device link; a driver link of LLVM 15

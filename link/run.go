@@ -67,13 +67,20 @@ func (p *planner) steps() error {
 			t.linked = opt.OverrideImage
 			continue
 		}
-		prog, args, err := p.deviceLink(t, out)
-		if err != nil {
-			return err
-		}
 		var ins []string
 		for _, x := range t.images {
 			ins = append(ins, x.path)
+		}
+		if p.deviceLTO(t) {
+			obj, err := p.ltoSteps(t)
+			if err != nil {
+				return err
+			}
+			ins = []string{obj}
+		}
+		prog, args, err := p.deviceLink(t, out, ins)
+		if err != nil {
+			return err
 		}
 		l.Steps = append(l.Steps, Step{Kind: StepDeviceLink, Target: t.name(), Tool: prog, Args: args, Inputs: ins, Outputs: []string{out}})
 	}
@@ -361,8 +368,10 @@ func insertDriver(args, objs []string) []string {
 	return append(slices.Clone(args[:at]), append(slices.Clone(objs), args[at:]...)...)
 }
 
-// Run runs the steps in order; the device links of the targets at once,
-// up to Options.Jobs. With DryRun it prints the commands and runs none.
+// Run runs the steps in order; the device links of the targets (each
+// target's LTO, code generation and link in turn) at once, up to
+// Options.Jobs targets. With DryRun it prints the commands, in order, and
+// runs none.
 // The output is written whole or not at all.
 func (l *Link) Run(ctx context.Context) (err error) {
 	opt := l.opt
@@ -391,10 +400,13 @@ func (l *Link) Run(ctx context.Context) (err error) {
 			}
 		}
 	}
+	if opt.DryRun {
+		jobs = 1 // the commands printed in the plan's order
+	}
 	for i := 0; i < len(l.Steps); {
 		j := i + 1
-		if l.Steps[i].Kind == StepDeviceLink {
-			for j < len(l.Steps) && l.Steps[j].Kind == StepDeviceLink {
+		if deviceStep(l.Steps[i].Kind) {
+			for j < len(l.Steps) && deviceStep(l.Steps[j].Kind) {
 				j++
 			}
 		}
@@ -406,7 +418,14 @@ func (l *Link) Run(ctx context.Context) (err error) {
 	return nil
 }
 
-// runGroup runs steps that do not depend on each other, jobs at a time.
+// deviceStep reports whether steps of kind k make a target's linked image:
+// a target's run in order, those of different targets at once.
+func deviceStep(k StepKind) bool {
+	return k == StepDeviceLTO || k == StepCodegen || k == StepDeviceLink
+}
+
+// runGroup runs the device steps of several targets, jobs targets at a
+// time, each target's steps in their order.
 func (l *Link) runGroup(ctx context.Context, steps []Step, jobs int) error {
 	if len(steps) == 1 || jobs == 1 {
 		for i := range steps {
@@ -416,16 +435,31 @@ func (l *Link) runGroup(ctx context.Context, steps []Step, jobs int) error {
 		}
 		return nil
 	}
-	sem := make(chan struct{}, jobs)
-	errs := make([]error, len(steps))
-	var wg sync.WaitGroup
+	var chains [][]*Step
+	at := map[string]int{}
 	for i := range steps {
+		k, ok := at[steps[i].Target]
+		if !ok {
+			k = len(chains)
+			at[steps[i].Target] = k
+			chains = append(chains, nil)
+		}
+		chains[k] = append(chains[k], &steps[i])
+	}
+	sem := make(chan struct{}, jobs)
+	errs := make([]error, len(chains))
+	var wg sync.WaitGroup
+	for i, chain := range chains {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = l.runStep(ctx, &steps[i])
+			for _, s := range chain {
+				if errs[i] = l.runStep(ctx, s); errs[i] != nil {
+					return
+				}
+			}
 		}()
 	}
 	wg.Wait()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,10 +30,14 @@ import (
 //     object against libamdhip64.so, the logging stand-in of the registration
 //     API (wrap/testdata/gpu/runtime.c). The two programs must print the same
 //     registration calls, and the code objects the two wrappers linked and
-//     left with -Wl,--save-temps (prog.amdgcn.gfx90a.img, the same name for 19
-//     and 22) must be the same bytes; for 19, a known gap (see rdc): the
-//     fatbin must be clang-offload-bundler's of goffload's code object, and
-//     the log must register that fatbin.
+//     left with -Wl,--save-temps (prog.amdgcn.ID.img, the same name for 19
+//     and 22) must be the same bytes. For 19 the wrapper runs the device LTO
+//     itself and goffload as it does (lld --lto-emit-llvm, then llc): the
+//     optimised module, the assembly and the object it leaves
+//     (prog.amdgcn-amd-amdhsa.ID.postopt.bc, .s, .o) must be LLVM's too.
+//     rdc-xnack is the same for the target ID gfx90a:xnack+, rdc-O0 links
+//     with -O0 (19: --opt-level=O0) and without --save-temps: the code object
+//     is compared through the log, which gives the fatbin's size and hash.
 //   - nordc: c.hip and d.hip (d.o in libd.a) without -fgpu-rdc. Which clang
 //     commands run the wrapper is read from -###: clang 22 runs it at compile
 //     time (--emit-fatbin-only, the device link and the bundle); clang 19
@@ -48,8 +51,7 @@ import (
 // pointers point to, not addresses, and "<local>" for local symbols, which two
 // links may place differently; the fatbin's size and hash must be equal since
 // the fatbins must be (the same code object, bundled as clang-offload-bundler
-// does), but for the rdc link of 19, where they are those of the bundle of
-// goffload's code object. -cuid is given to the compiles with and without -B: clang makes the
+// does). -cuid is given to the compiles with and without -B: clang makes the
 // compilation unit's ID from the whole command line, -B included, and the ID
 // names a symbol of both the host and the device code.
 //
@@ -66,7 +68,9 @@ func TestWrapperHIP(t *testing.T) {
 	for _, major := range []int{19, 22} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			e := newWrapperHIP(t, major)
-			t.Run("rdc", e.rdc)
+			t.Run("rdc", func(t *testing.T) { e.rdc(t, "gfx90a", true) })
+			t.Run("rdc-xnack", func(t *testing.T) { e.rdc(t, "gfx90a:xnack+", true) })
+			t.Run("rdc-O0", func(t *testing.T) { e.rdc(t, "gfx90a", false, "-O0") })
 			t.Run("nordc", e.nordc)
 		})
 	}
@@ -126,9 +130,9 @@ func newWrapperHIP(t *testing.T, major int) *wrapperHIP {
 }
 
 // hipCompile returns the arguments that compile the HIP source name of the
-// test data into obj; rdc adds -fgpu-rdc.
-func (e *wrapperHIP) hipCompile(name, obj string, rdc bool, more ...string) []string {
-	args := []string{"-x", "hip", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc"}
+// test data into obj for the target ID arch; rdc adds -fgpu-rdc.
+func (e *wrapperHIP) hipCompile(arch, name, obj string, rdc bool, more ...string) []string {
+	args := []string{"-x", "hip", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-nogpuinc"}
 	if rdc {
 		args = append(args, "-fgpu-rdc")
 	}
@@ -137,14 +141,19 @@ func (e *wrapperHIP) hipCompile(name, obj string, rdc bool, more ...string) []st
 }
 
 // hipLink returns the arguments of clang --hip-link that link prog in its
-// folder from the given inputs, against the stand-in runtime.
-func (e *wrapperHIP) hipLink(rdc bool, inputs ...string) []string {
-	args := []string{"--hip-link", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib"}
+// folder for the target ID arch from the given inputs (and options), against
+// the stand-in runtime, with -Wl,--save-temps if saveTemps.
+func (e *wrapperHIP) hipLink(arch string, rdc, saveTemps bool, inputs ...string) []string {
+	args := []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib"}
 	if rdc {
 		args = append(args, "-fgpu-rdc")
 	}
 	args = append(args, inputs...)
-	return append(args, "-L"+e.rt, "-Wl,-rpath,"+e.rt, "-rdynamic", "-Wl,--save-temps", "-o", "prog")
+	args = append(args, "-L"+e.rt, "-Wl,-rpath,"+e.rt, "-rdynamic")
+	if saveTemps {
+		args = append(args, "-Wl,--save-temps")
+	}
+	return append(args, "-o", "prog")
 }
 
 // viaB runs clang with args in dir with -B and the wrapper under test.
@@ -182,7 +191,9 @@ func (e *wrapperHIP) wrapperArgs(t *testing.T, dir string, args ...string) []str
 // quotedArg is an argument as clang -### prints it.
 var quotedArg = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
 
-func (e *wrapperHIP) rdc(t *testing.T) {
+// rdc links the -fgpu-rdc programs for the target ID arch with the link
+// options more, with LLVM's wrapper and the one under test.
+func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...string) {
 	dir := t.TempDir()
 	ref, ours, lib := filepath.Join(dir, "ref"), filepath.Join(dir, "ours"), filepath.Join(dir, "lib")
 	for _, d := range []string{ref, ours, lib} {
@@ -190,11 +201,12 @@ func (e *wrapperHIP) rdc(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runCmd(t, dir, e.clang, e.hipCompile("a.hip", "a.o", true)...)
-	runCmd(t, dir, e.clang, e.hipCompile("b.hip", "b.o", true)...)
+	runCmd(t, dir, e.clang, e.hipCompile(arch, "a.hip", "a.o", true)...)
+	runCmd(t, dir, e.clang, e.hipCompile(arch, "b.hip", "b.o", true)...)
 	runCmd(t, dir, e.ar, "rcs", filepath.Join(lib, "libk.a"), "b.o")
 	runCmd(t, dir, e.clang, "-c", filepath.Join(e.src, "main_rdc.c"), "-o", "main.o")
-	link := e.hipLink(true, filepath.Join("..", "a.o"), filepath.Join("..", "main.o"), "-L"+filepath.Join("..", "lib"), "-lk")
+	inputs := append(slices.Clone(more), filepath.Join("..", "a.o"), filepath.Join("..", "main.o"), "-L"+filepath.Join("..", "lib"), "-lk")
+	link := e.hipLink(arch, true, saveTemps, inputs...)
 	if e.wrapperArgs(t, ref, link...) == nil {
 		t.Fatalf("clang-%d %q does not run clang-linker-wrapper", e.major, link)
 	}
@@ -219,39 +231,30 @@ func (e *wrapperHIP) rdc(t *testing.T) {
 			t.Fatalf("LLVM's wrapper's program does not log %s:\n%s", call, want)
 		}
 	}
-	const img = "prog.amdgcn.gfx90a.img"
-	checkCodeObject(t, filepath.Join(ref, img), "_Z5akernPi", "_Z5bkernPl")
+	img := "prog.amdgcn." + arch + ".img"
+	if saveTemps {
+		checkCodeObject(t, filepath.Join(ref, img), "_Z5akernPi", "_Z5bkernPl")
+	}
 
 	e.viaB(t, ours, link...)
 	logSaveTemps(t, ref, ours)
-	got := runLog(t, filepath.Join(ours, "prog"))
-	if e.major < 22 {
-		// Known gap (issue 14 stays open): LLVM 17-21's wrapper runs the
-		// device LTO itself (its save-temps: prog.amdgcn-amd-amdhsa.gfx90a.o,
-		// *.postopt.bc) and gives clang one object; goffload gives clang the
-		// bitcode, whose LTO in lld puts each function in a section of its
-		// own: the same instructions, laid out 16 bytes apart. So the
-		// fatbin must be clang-offload-bundler's of goffload's code object
-		// (bundled as LLVM 19's wrapper runs the bundler), and the program
-		// must register that one, with the rest of the log equal.
-		checkCodeObject(t, filepath.Join(ours, img), "_Z5akernPi", "_Z5bkernPl")
-		fb := filepath.Join(dir, "ours-image.hipfb")
-		runCmd(t, dir, tooltest.Tool(t, "clang-offload-bundler", e.major), "-type=o", "-bundle-align=4096",
-			"-targets=host-x86_64-unknown-linux,hip-amdgcn-amd-amdhsa--gfx90a", "-input=/dev/null", "-input="+filepath.Join(ours, img), "-output="+fb)
-		sameFile(t, fb, filepath.Join(ours, "prog.hipfb"), "the fatbin of its code object")
-		b, err := os.ReadFile(fb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := fnv.New64a()
-		h.Write(b)
-		want = fatbinLine.ReplaceAllString(want, fmt.Sprintf("image: %d bytes fnv=%016x", len(b), h.Sum64()))
-	}
-	if got != want {
+	// The log gives the fatbin's size and hash: the same code object.
+	if got := runLog(t, filepath.Join(ours, "prog")); got != want {
 		t.Errorf("registration with the wrapper under test:\n%s\nwith LLVM's wrapper:\n%s", got, want)
 	}
-	if e.major >= 22 {
-		sameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
+	if !saveTemps {
+		return
+	}
+	sameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
+	sameFile(t, filepath.Join(ref, "prog.hipfb"), filepath.Join(ours, "prog.hipfb"), "the fatbin")
+	if e.major < 22 {
+		// LLVM 17-21's wrapper runs the device LTO itself; goffload runs it
+		// as the wrapper does (lld --lto-emit-llvm, llc -filetype=asm, and
+		// clang -save-temps assembles the .s).
+		for _, ext := range []string{".postopt.bc", ".s", ".o"} {
+			f := "prog.amdgcn-amd-amdhsa." + arch + ext
+			sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the device LTO's file")
+		}
 	}
 }
 
@@ -269,7 +272,7 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 	// outputs: what the wrapper writes, when the compile runs it.
 	var outputs []string
 	for _, src := range []string{"c", "d"} {
-		args := e.hipCompile(src+".hip", src+".o", false, "-cuid="+src, "-save-temps")
+		args := e.hipCompile("gfx90a", src+".hip", src+".o", false, "-cuid="+src, "-save-temps")
 		if w := e.wrapperArgs(t, ref, args...); w != nil {
 			i := slices.Index(w, "-o")
 			if i < 0 || i+1 == len(w) || !slices.Contains(w, "--emit-fatbin-only") {
@@ -283,7 +286,7 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 	for _, d := range []string{ref, ours} {
 		runCmd(t, d, e.ar, "rcs", "libd.a", "d.o")
 	}
-	link := e.hipLink(false, "c.o", filepath.Join("..", "main.o"), "-L.", "-ld")
+	link := e.hipLink("gfx90a", false, true, "c.o", filepath.Join("..", "main.o"), "-L.", "-ld")
 	linkRuns := e.wrapperArgs(t, ref, link...) != nil
 	compileRuns := len(outputs) > 0
 	t.Logf("clang-%d without -fgpu-rdc runs clang-linker-wrapper at compile time: %v %q, at link time: %v", e.major, compileRuns, outputs, linkRuns)
