@@ -25,6 +25,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/offload"
 )
 
 // The table of hostile inputs: every subcommand that reads a file is run, as
@@ -51,6 +52,8 @@ func hostileCommands(good string) []hostileCommand {
 	return []hostileCommand{
 		{name: "list", args: []string{"list", "IN"}},
 		{name: "list-json", args: []string{"list", "IN", "--json"}},
+		// LLVM main after 22: version 3 (compressed) and nested binaries.
+		{name: "list-23", args: []string{"list", "--llvm", "23", "IN"}},
 		{name: "check", args: []string{"check", "IN"}},
 		{name: "check-json", args: []string{"check", "--json", "IN"}},
 		{name: "extract", args: []string{"extract", "-o", "OUT", "IN"}, outDir: true},
@@ -277,6 +280,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		if slices.Contains(pass, "check") {
 			pass = append(pass, "check-json")
 		}
+		// Release 23 reads all that 22 reads.
+		if slices.Contains(pass, "list") {
+			pass = append(pass, "list-23")
+		}
 		// The same flow; but the wrapper's release is 22 (from its -L),
 		// and an old driver's OpenMP bundle or a program of mixed
 		// releases is refused as check would find it.
@@ -330,6 +337,36 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})
 	}
 	add("nested-40", write("deep.a", deep), "device-archive", "package", "convert", "convert-from")
+
+	// Version 3 (read by list --llvm 23 only): a compressed binary that
+	// declares 1 TiB inflated, one whose 64 MiB of zeros inflate past the
+	// 160 bytes it declares, one cut short, and binaries nested 40 deep.
+	r23, err := offload.LookupRelease(23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}}}
+	var v3 bytes.Buffer
+	if _, err := offload.WriteCompressedBinary(&v3, r23, &v3im, bytes.NewReader(make([]byte, 64<<20)), 64<<20, offload.Compression{Format: "zstd"}); err != nil {
+		t.Fatal(err)
+	}
+	v3huge := slices.Clone(v3.Bytes())
+	binary.LittleEndian.PutUint64(v3huge[32:], 1<<40)
+	add("v3-inflate-1tib", write("v3huge.bin", v3huge))
+	v3bomb := slices.Clone(v3.Bytes())
+	binary.LittleEndian.PutUint64(v3bomb[32:], 160)
+	add("v3-inflate-past", write("v3bomb.bin", v3bomb))
+	add("v3-cut", write("v3cut.bin", v3.Bytes()[:v3.Len()/2]))
+	nested, err := offload.MarshalBinary(r23, &v3im, []byte("image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		if nested, err = offload.MarshalBinary(r23, &v3im, nested); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("v3-nested-41", write("v3nested.bin", nested))
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
 	bomb := bombBundle(4096)
