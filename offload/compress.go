@@ -81,7 +81,7 @@ func (c Compression) writer(w io.Writer) (io.WriteCloser, error) {
 // inflate reads the compressed body of b (version 3, InflatedSize not 0) as
 // LLVM main's decompressOffloadBinary does, then the binary it inflates to.
 // Without full only the header is checked.
-func (b *Binary) inflate(entOff uint64, opt *ReadOptions, full bool) (*Binary, error) {
+func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions, full bool) (*Binary, error) {
 	base := b.Offset
 	if entOff > b.Size {
 		return nil, errAt(base, 16, "EntriesOffset", entOff, ErrTruncated)
@@ -126,10 +126,6 @@ func (b *Binary) inflate(entOff uint64, opt *ReadOptions, full bool) (*Binary, e
 		dec = z
 	}
 	// The header LLVM restores: Size = InflatedSize, InflatedSize = 0.
-	var hdr [HeaderSizeV3]byte
-	if err := readFull(b.ra, hdr[:], base); err != nil {
-		return nil, err
-	}
 	le.PutUint64(hdr[8:], b.InflatedSize)
 	le.PutUint64(hdr[32:], 0)
 	var data io.ReaderAt

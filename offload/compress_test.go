@@ -3,7 +3,6 @@ package offload
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,19 +180,6 @@ func FuzzReadVersion3(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, b := range bins {
-			for i := range b.Images {
-				r, err := b.Open(i)
-				if err != nil {
-					if !errors.Is(err, ErrImageRange) {
-						t.Fatal(err)
-					}
-					continue
-				}
-				if got, err := io.ReadAll(r); err != nil || uint64(len(got)) != b.Images[i].ImageSize {
-					t.Fatalf("image %d: %d bytes, %v", i, len(got), err)
-				}
-			}
-		}
+		checkImages(t, bins)
 	})
 }

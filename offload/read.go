@@ -186,7 +186,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 			return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
 		}
 		if b.InflatedSize != 0 {
-			return b.inflate(entOff, opt, full)
+			return b.inflate(hdr, entOff, opt, full)
 		}
 	} else if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
 		return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)

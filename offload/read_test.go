@@ -348,19 +348,8 @@ func FuzzReadAll(f *testing.F) {
 		var total uint64
 		for _, b := range bins {
 			total += b.Size
-			for i := range b.Images {
-				r, err := b.Open(i)
-				if err != nil {
-					if !errors.Is(err, ErrImageRange) {
-						t.Fatal(err)
-					}
-					continue
-				}
-				if got, err := io.ReadAll(r); err != nil || uint64(len(got)) != b.Images[i].ImageSize {
-					t.Fatalf("image %d: %d bytes, %v", i, len(got), err)
-				}
-			}
 		}
+		checkImages(t, bins)
 		if total != uint64(len(data)) {
 			t.Fatalf("binaries cover %d of %d bytes", total, len(data))
 		}
@@ -391,5 +380,25 @@ func TestReadArgumentErrors(t *testing.T) {
 				t.Errorf("ReadBinary: %v, %v; want an argument error", b, err)
 			}
 		})
+	}
+}
+
+// checkImages reads every image of bins: each is whole, or out of its
+// binary (ErrImageRange).
+func checkImages(t *testing.T, bins []*Binary) {
+	t.Helper()
+	for _, b := range bins {
+		for i := range b.Images {
+			r, err := b.Open(i)
+			if err != nil {
+				if !errors.Is(err, ErrImageRange) {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if got, err := io.ReadAll(r); err != nil || uint64(len(got)) != b.Images[i].ImageSize {
+				t.Fatalf("image %d: %d bytes, %v", i, len(got), err)
+			}
+		}
 	}
 }
