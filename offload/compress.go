@@ -41,20 +41,28 @@ type Compression struct {
 	// Format is "zstd" or "zlib".
 	Format string
 	// Level is the compression level; 0 means the format's default (zstd 5,
-	// zlib 6, as LLVM's compression::Params). zstd takes 1 to 22 (Go's
-	// encoder maps them to its four speeds), zlib 1 to 9.
+	// zlib 6, as LLVM's compression::Params). zstd takes -131072 to 22, as
+	// libzstd does (Go's encoder maps them to its four speeds); zlib 1 to 9,
+	// and ZlibStored for zlib's level 0, which stores without compressing.
 	Level int
 }
+
+// ZlibStored is the Level of zlib's level 0: the data stored, not
+// compressed (Level 0 means the default level).
+const ZlibStored = -1
+
+// zstdMinLevel is libzstd's ZSTD_minCLevel().
+const zstdMinLevel = -(1 << 17)
 
 func (c Compression) check() error {
 	switch c.Format {
 	case "zstd":
-		if c.Level < 0 || c.Level > 22 {
-			return fmt.Errorf("zstd compression level %d: want 1 to 22: %w", c.Level, ErrLimit)
+		if c.Level < zstdMinLevel || c.Level > 22 {
+			return fmt.Errorf("invalid zstd compression level %d; expected a value in [%d, 22]: %w", c.Level, zstdMinLevel, ErrLimit)
 		}
 	case "zlib":
-		if c.Level < 0 || c.Level > 9 {
-			return fmt.Errorf("zlib compression level %d: want 1 to 9: %w", c.Level, ErrLimit)
+		if c.Level < ZlibStored || c.Level > 9 {
+			return fmt.Errorf("invalid zlib compression level %d; expected a value in [0, 9]: %w", c.Level, ErrLimit)
 		}
 	default:
 		return fmt.Errorf("compression format %q: want zstd or zlib: %w", c.Format, ErrUnknownKind)
@@ -65,11 +73,13 @@ func (c Compression) check() error {
 // writer returns the compressing writer of c over w.
 func (c Compression) writer(w io.Writer) (io.WriteCloser, error) {
 	if c.Format == "zlib" {
-		level := c.Level
-		if level == 0 {
-			level = 6
+		switch c.Level {
+		case 0:
+			return zlib.NewWriterLevel(w, 6)
+		case ZlibStored:
+			return zlib.NewWriterLevel(w, zlib.NoCompression)
 		}
-		return zlib.NewWriterLevel(w, level)
+		return zlib.NewWriterLevel(w, c.Level)
 	}
 	level := c.Level
 	if level == 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -29,7 +30,7 @@ func compressed(t *testing.T, im *Image, data []byte, c Compression) []byte {
 func TestCompressedRoundTrip(t *testing.T) {
 	r23 := mustRelease(t, 23)
 	im := Image{Kind: ImageObject, OffloadKind: OffloadHIP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}}
-	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zlib", Level: 9}} {
+	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zstd", Level: -5}, {Format: "zlib", Level: 9}, {Format: "zlib", Level: ZlibStored}} {
 		for _, size := range []int{0, 1, 4, 100 << 10} {
 			data := bytes.Repeat([]byte("device code "), size/12+1)[:size]
 			b := compressed(t, &im, data, c)
@@ -68,10 +69,19 @@ func TestCompressedRoundTrip(t *testing.T) {
 	if _, err := WriteCompressedBinary(new(bytes.Buffer), mustRelease(t, 22), &im, nil, 0, Compression{Format: "zstd"}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("compressed under LLVM 22: %v, want ErrUnsupported", err)
 	}
-	for _, c := range []Compression{{Format: "lz4"}, {Format: "zstd", Level: 23}, {Format: "zlib", Level: 10}, {Format: "zlib", Level: -1}} {
+	for _, c := range []Compression{{Format: "lz4"}, {Format: "zstd", Level: 23}, {Format: "zstd", Level: -131073}, {Format: "zlib", Level: 10}, {Format: "zlib", Level: -2}} {
 		if _, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
+	}
+	// llvm-offload-binary's compress-level-zlib.test.
+	_, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, Compression{Format: "zlib", Level: 12})
+	if want := "invalid zlib compression level 12; expected a value in [0, 9]"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrLimit) {
+		t.Errorf("zlib level 12: %v, want %q (ErrLimit)", err, want)
+	}
+	// zlib's level 0 stores: 64 KiB of zeros take more than 64 KiB.
+	if b := compressed(t, &im, make([]byte, 64<<10), Compression{Format: "zlib", Level: ZlibStored}); len(b) < 64<<10 {
+		t.Errorf("zlib level 0: %d bytes, want the data stored", len(b))
 	}
 }
 

@@ -98,10 +98,29 @@ func extension(p string) string {
 type ImageSource func(name string) (io.Reader, int64, error)
 
 // Package writes to w what clang-offload-packager of release r writes for the
-// given --image arguments: one version-1 binary per image, concatenated. Each
-// file's kind is found from its first bytes and its extension, as the packager
+// given --image arguments: one binary per image, concatenated. Each file's
+// kind is found from its first bytes and its extension, as the packager
 // does. Files are streamed, never held whole in memory.
 func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, error) {
+	return r.pack(w, args, open, nil)
+}
+
+// PackageCompressed writes what llvm-offload-binary of release r writes
+// with --compress, --compression-format and --compression-level: as
+// [Release.Package], each binary compressed as [WriteCompressedBinary]
+// writes it. Only a release that writes OffloadBinary version 3 has it
+// (LLVM main after 22).
+func (r *Release) PackageCompressed(w io.Writer, args []string, open ImageSource, c Compression) (int64, error) {
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	if r.BinaryVersion < VersionCompressed {
+		return 0, fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+	}
+	return r.pack(w, args, open, &c)
+}
+
+func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
 	if r.BinaryVersion == 0 {
 		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
 	}
@@ -112,7 +131,7 @@ func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, 
 			return total, err
 		}
 		for _, pi := range imgs {
-			n, err := r.packageOne(w, pi, open)
+			n, err := r.packageOne(w, pi, open, c)
 			total += n
 			if err != nil {
 				return total, fmt.Errorf("%s: %w", pi.File, err)
@@ -122,7 +141,7 @@ func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, 
 	return total, nil
 }
 
-func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (int64, error) {
+func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource, c *Compression) (int64, error) {
 	rd, size, err := open(pi.File)
 	if err != nil {
 		return 0, err
@@ -135,5 +154,9 @@ func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (i
 		return 0, err
 	}
 	pi.Image.Kind = DetectImageKind(pi.File, head)
-	return WriteBinary(w, r, &pi.Image, io.MultiReader(bytes.NewReader(head), rd), size)
+	data := io.MultiReader(bytes.NewReader(head), rd)
+	if c != nil {
+		return WriteCompressedBinary(w, r, &pi.Image, data, size, *c)
+	}
+	return WriteBinary(w, r, &pi.Image, data, size)
 }
