@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
@@ -107,7 +108,7 @@ func openObject(path string) (*elfobj.File, func(), error) {
 // runExtract writes out the selected device images of objects, archives,
 // executables and shared objects.
 func runExtract(args []string, stdout io.Writer) error {
-	var llvm, triple, arch, kind, dir string
+	var llvm, triple, arch, kind, dir, member string
 	var raw bool
 	fs := newFlags("extract", &llvm)
 	fs.StringVar(&triple, "triple", "", "select images for `TRIPLE`")
@@ -115,6 +116,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	fs.StringVar(&kind, "kind", "", "select images of offload `KIND`")
 	fs.BoolVar(&raw, "raw", false, "write the images themselves, named as clang-offload-packager names them (else the OffloadBinaries)")
 	fs.StringVar(&dir, "o", ".", "write the files into `DIR`")
+	fs.StringVar(&member, "member", "", "select the archive members named `NAME` (as llvm-offload-binary's member=NAME)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -125,7 +127,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	x := &extractor{rel: rel, raw: raw, filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}, names: map[string]string{}}
+	x := &extractor{rel: rel, raw: raw, member: member, filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}, names: map[string]string{}}
 	// A flag given, even empty (`--arch ""`), must match.
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "triple" || f.Name == "arch" {
@@ -146,6 +148,13 @@ func runExtract(args []string, stdout io.Writer) error {
 	if err := x.write(dir); err != nil {
 		return err
 	}
+	if rel.NestedImages {
+		// As llvm-offload-binary of main reports them.
+		for _, f := range x.files {
+			fmt.Fprintf(stdout, "Extracted: %s\n", f.name)
+		}
+		return nil
+	}
 	for i, path := range fs.Args() {
 		fmt.Fprintf(stdout, "%s: %d image(s) extracted\n", path, counts[i])
 	}
@@ -156,6 +165,7 @@ func runExtract(args []string, stdout io.Writer) error {
 type extractor struct {
 	rel    *offload.Release
 	raw    bool
+	member string // select only archive members of this name
 	filter fatobj.Filter
 	files  []extracted
 	names  map[string]string // file name → the input it comes from
@@ -190,6 +200,9 @@ func (x *extractor) plan(path string) (int, func(), error) {
 }
 
 func (x *extractor) planInput(stem string, in input) error {
+	if x.member != "" && (!in.Member || baseName(in.Name) != x.member) {
+		return nil
+	}
 	bins, err := in.Binaries(&offload.ReadOptions{Release: x.rel})
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
@@ -201,11 +214,7 @@ func (x *extractor) planInput(stem string, in input) error {
 				continue
 			}
 			if x.raw {
-				r, err := b.Open(i)
-				if err != nil {
-					return fmt.Errorf("%s: %w", in.Name, err)
-				}
-				if err := x.add(in.Name, stem, &im.Image, "", r.Size(), copier(r)); err != nil {
+				if err := x.addImage(in.Name, stem, b.Binary, i, 0); err != nil {
 					return err
 				}
 				continue
@@ -224,6 +233,38 @@ func (x *extractor) planInput(stem string, in input) error {
 		return err
 	}
 	return x.planLegacy(in)
+}
+
+// addImage plans the i-th image of b. Where the release extracts nested
+// binaries (LLVM main after 22), an image that is itself an OffloadBinary
+// is not written: its images are, recursively, as llvm-offload-binary
+// extracts them; depth counts the binaries it is in.
+func (x *extractor) addImage(from, stem string, b *offload.Binary, i, depth int) error {
+	r, err := b.Open(i)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	if x.rel.NestedImages {
+		var magic [4]byte
+		if m, _ := r.ReadAt(magic[:], 0); m == 4 && magic == offload.Magic {
+			if depth >= maxNesting {
+				return fmt.Errorf("%s: image %d: more than %d levels of nested binaries", from, i, maxNesting)
+			}
+			inner, err := offload.ReadAll(r, r.Size(), &offload.ReadOptions{Release: x.rel})
+			if err != nil {
+				return fmt.Errorf("%s: nested binary in image %d: %w", from, i, err)
+			}
+			for _, ib := range inner {
+				for j := range ib.Images {
+					if err := x.addImage(from, stem, ib, j, depth+1); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+	}
+	return x.add(from, stem, &b.Images[i].Image, "", r.Size(), copier(r))
 }
 
 // planLegacy adds the device code of a bundled object's sections and of
@@ -340,6 +381,10 @@ func (x *extractor) add(from, stem string, im *offload.Image, ext string, size i
 	name, err := fatobj.PackagerName(stem, im, index)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
+	}
+	if x.rel.NestedImages && im.Arch() == "" {
+		// llvm-offload-binary of main leaves out an empty arch.
+		name = stem + "-" + im.Triple() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
 	}
 	if ext != "" {
 		name = strings.TrimSuffix(name, im.Kind.Extension()) + ext

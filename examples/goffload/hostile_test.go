@@ -58,6 +58,8 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "check-json", args: []string{"check", "--json", "IN"}},
 		{name: "extract", args: []string{"extract", "-o", "OUT", "IN"}, outDir: true},
 		{name: "extract-raw", args: []string{"extract", "--raw", "IN", "-o", "OUT"}, outDir: true},
+		// LLVM main after 22: nested binaries' images extracted.
+		{name: "extract-23", args: []string{"extract", "--llvm", "23", "--raw", "-o", "OUT", "IN"}, outDir: true},
 		{name: "embed", args: []string{"embed", "-o", "OUT", "IN"}},
 		{name: "embed-into", args: []string{"embed", "--into", "IN", "-o", "OUT", good}},
 		{name: "strip", args: []string{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", "IN"}},
@@ -68,6 +70,7 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "wrap-hip-compress", args: []string{"wrap", "--kind", "hip", "--compress", "-o", "OUT", "IN"}},
 		{name: "wrap-hip-image-compress", args: []string{"wrap", "--kind", "hip", "--compress", "--compression-format", "zlib", "-o", "OUT", "--image", "gfx90a=IN"}},
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
+		{name: "package-compress", args: []string{"package", "--llvm", "23", "--compress", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
 		// clang-linker-wrapper, as clang 22 runs it (-m, -L around the input).
@@ -280,9 +283,15 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		if slices.Contains(pass, "check") {
 			pass = append(pass, "check-json")
 		}
-		// Release 23 reads all that 22 reads.
+		// Release 23 reads all that 22 reads, and packages it compressed.
 		if slices.Contains(pass, "list") {
 			pass = append(pass, "list-23")
+		}
+		if slices.Contains(pass, "extract-raw") {
+			pass = append(pass, "extract-23")
+		}
+		if slices.Contains(pass, "package") {
+			pass = append(pass, "package-compress")
 		}
 		// The same flow; but the wrapper's release is 22 (from its -L),
 		// and an old driver's OpenMP bundle or a program of mixed
@@ -367,6 +376,23 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		}
 	}
 	add("v3-nested-41", write("v3nested.bin", nested))
+	// 64 MiB of zeros compressed: read, listed and extracted in bounded
+	// memory under --llvm 23.
+	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list-23", "extract-23", "package")
+	// A binary of LLVM 22 whose image is a bad version-3 binary: 22 sees an
+	// image, 23 refuses the nested binary.
+	badInner := slices.Clone(v3.Bytes())
+	badInner[4] = 4
+	r22, err := offload.LookupRelease(22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	badOuter, err := offload.MarshalBinary(r22, &v3im, badInner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("v3-nested-bad", write("v3badnested.bin", badOuter), "list", "list-json", "extract", "extract-raw", "embed", "package", "link", "wrap")
+	ins[len(ins)-1].pass = slices.DeleteFunc(ins[len(ins)-1].pass, func(c string) bool { return c == "list-23" || c == "extract-23" })
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
 	bomb := bombBundle(4096)

@@ -4,12 +4,12 @@
 // Usage:
 //
 //	goffload demo [--libdir D]
-//	goffload package -o OUT [--llvm N] --image file=F,triple=T[,arch=A][,kind=K][,key=V]...
+//	goffload package -o OUT [--llvm N] [--compress [--compression-format zstd|zlib] [--compression-level N]] --image file=F,triple=T[,arch=A][,kind=K][,key=V]...
 //	goffload list [--json] [--llvm N] FILE...
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
 //	goffload check [--json] [--llvm N] FILE...
 //	goffload embed [--into HOST.o] [--triple T] -o OUT BINARY...
-//	goffload extract [--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...
+//	goffload extract [--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload convert --llvm N [--from M] -o OUT IN
 //	goffload device-archive --target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a
@@ -61,12 +61,12 @@ type command struct {
 
 var commands = []command{
 	{"demo", "[--libdir D]", "run the OpenMP link flow on the built-in example, and the program where libomptarget 19 is installed", runDemo},
-	{"package", "-o OUT [--llvm N] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does", runPackage},
+	{"package", "-o OUT [--llvm N] [--compress [--compression-format F] [--compression-level N]] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does (compressed: llvm-offload-binary of main, --llvm 23)", runPackage},
 	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--json] [--llvm N] FILE...", "report entries whose name no device image of the file defines, and LLVM releases mixed in files or objects", runCheck},
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
-	{"extract", "[--triple T] [--arch A] [--kind K] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does", runExtract},
+	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},

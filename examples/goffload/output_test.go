@@ -22,6 +22,7 @@ func writers(bin, fat, spec string) [][]string {
 	hipfb, _ := filepath.Abs(filepath.Join("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"))
 	return [][]string{
 		{"package", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
+		{"package", "--llvm", "23", "--compress", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
 		{"embed", "-o", "OUT", bin},
 		{"embed", bin, "--into", fat, "-o", "OUT"},
 		{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", fat},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +11,30 @@ import (
 )
 
 func runPackage(args []string, _ io.Writer) error {
-	var llvm, out string
+	var llvm, out, format string
 	var images stringList
+	var compress bool
+	var level int
 	fs := newFlags("package", &llvm)
 	fs.StringVar(&out, "o", "", "write the output to `OUT`")
 	fs.Var(&images, "image", "an image as `file=F,triple=T[,arch=A][,kind=K][,key=V]...` (repeatable)")
+	fs.BoolVar(&compress, "compress", false, "compress each binary, as llvm-offload-binary --compress (--llvm 23: OffloadBinary version 3)")
+	fs.StringVar(&format, "compression-format", "zstd", "with --compress: `zstd` or zlib")
+	fs.IntVar(&level, "compression-level", 0, "with --compress: the level `N` (zstd -131072 to 22, default 5; zlib 0 to 9, default 6)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	var comp *offload.Compression
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case compress:
+		comp = &offload.Compression{Format: format, Level: level}
+		if format == "zlib" && given["compression-level"] && level == 0 {
+			comp.Level = offload.ZlibStored
+		}
+	case given["compression-format"] || given["compression-level"]:
+		return fmt.Errorf("--compression-format and --compression-level go with --compress")
 	}
 	if out == "" {
 		return fmt.Errorf("-o OUT is required")
@@ -56,11 +74,23 @@ func runPackage(args []string, _ io.Writer) error {
 			files[pi.File], closers = r, append(closers, c)
 		}
 	}
+	open := func(name string) (io.Reader, int64, error) {
+		r := files[name]
+		return io.NewSectionReader(r, 0, r.Size()), r.Size(), nil
+	}
+	if comp != nil {
+		// The release and the level are checked before the output is made.
+		if _, err := rel.PackageCompressed(io.Discard, nil, open, *comp); err != nil {
+			return err
+		}
+	}
 	return atomicfile.Write(out, func(w io.Writer) error {
-		_, err := rel.Package(w, images, func(name string) (io.Reader, int64, error) {
-			r := files[name]
-			return io.NewSectionReader(r, 0, r.Size()), r.Size(), nil
-		})
+		var err error
+		if comp != nil {
+			_, err = rel.PackageCompressed(w, images, open, *comp)
+		} else {
+			_, err = rel.Package(w, images, open)
+		}
 		return err
 	})
 }
