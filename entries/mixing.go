@@ -588,7 +588,8 @@ func (m *mixer) binaries(s *elfobj.FileSection) ([]*offload.Binary, error) {
 		return b, nil
 	}
 	sr := s.Open()
-	b, err := offload.ReadAll(sr, sr.Size(), nil)
+	// Every version any release writes: the version says who made it.
+	b, err := offload.ReadAll(sr, sr.Size(), &offload.ReadOptions{MaxVersion: offload.VersionCompressed})
 	if err != nil {
 		b = nil
 	}

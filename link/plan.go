@@ -381,7 +381,7 @@ func (p *planner) images(in inputs.Input) ([]devImage, error) {
 		}
 		return out, nil
 	}
-	bins, err := in.Binaries(&offload.ReadOptions{Release: p.rel, MaxVersion: 1})
+	bins, err := in.Binaries(p.rel.ReadOptions())
 	if err != nil {
 		return nil, err
 	}
