@@ -197,6 +197,9 @@ func Mixing(f *elfobj.File, r *offload.Release) (*Origin, error) {
 		return nil, err
 	}
 	m.entryFacts()
+	if !m.linked {
+		m.retainFacts()
+	}
 	m.requiresFacts()
 	m.symbolFacts()
 	if err := m.deviceCodeFacts(); err != nil {
@@ -812,6 +815,35 @@ func (m *mixer) entryFacts() {
 		}
 	}
 }
+
+// retainFacts adds what the entries sections of an object say by their
+// SHF_GNU_RETAIN flag, which main after 22 sets and earlier releases do not
+// (a linker need not keep it in a program), and narrows the releases of the
+// object's registrations with it.
+func (m *mixer) retainFacts() {
+	mask := AllReleases()
+	for _, s := range m.f.Sections[1:] {
+		if baseSection(s.Name) == "" || s.Type == elfobj.SHT_LLVM_OFFLOADING {
+			continue
+		}
+		retain := s.Flags&shfGNURetain != 0
+		what := s.Name + " without SHF_GNU_RETAIN"
+		if retain {
+			what = "SHF_GNU_RETAIN on " + s.Name
+		}
+		made := releasesWhere(func(r *offload.Release) bool { return r.EntriesRetain == retain })
+		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: AllReleases()})
+		mask &= made
+	}
+	for i := range m.o.Registrations {
+		if g := &m.o.Registrations[i]; g.Releases&mask != 0 {
+			g.Releases &= mask
+		}
+	}
+}
+
+// shfGNURetain is SHF_GNU_RETAIN, which debug/elf does not name.
+const shfGNURetain = 0x200000
 
 // addFact adds f once (facts of one What are one fact), Links defaulting to
 // Made.

@@ -85,9 +85,9 @@ func TestMixingFindsWrapperRelease(t *testing.T) {
 		{"openmp-wrapper-llvm15.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm16.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm19.o", "omp_offloading_entries", "LLVM 19-20", offload.OffloadOpenMP},
-		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadOpenMP},
+		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadOpenMP},
 		{"hip-wrapper-llvm19.o", "hip_offloading_entries", "LLVM 15-20", offload.OffloadNone},
-		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadNone},
+		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadNone},
 	} {
 		o := mixing(t, readFile(t, llvmTestdata("wrapper", c.file)))
 		if len(o.Registrations) != 1 {
@@ -97,6 +97,34 @@ func TestMixingFindsWrapperRelease(t *testing.T) {
 		g := o.Registrations[0]
 		if g.Section != c.section || g.Releases.String() != c.releases || g.Kind != c.kind || len(o.Findings) != 0 {
 			t.Errorf("%s: %v registers %q (%s), want %q (%s); findings %v", c.file, g.Kind, g.Section, g.Releases, c.section, c.releases, o.Findings)
+		}
+	}
+}
+
+// TestMixingRetain: main after 22 sets SHF_GNU_RETAIN on the entries
+// sections it writes and 22 does not, so the flag tells a wrapper of 23 from
+// one of 22.
+func TestMixingRetain(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		retain   bool
+		releases string
+	}{
+		{"openmp-wrapper-llvm22.o", false, "LLVM 21-22"},
+		{"openmp-wrapper-llvm22.o", true, "LLVM 23"},
+		{"cuda-wrapper-llvm22.o", true, "LLVM 23"},
+		// 19 registers another section: the flag does not make it 23.
+		{"openmp-wrapper-llvm19.o", true, "LLVM 19-20"},
+	} {
+		f := readFile(t, llvmTestdata("wrapper", c.file))
+		for _, s := range f.Sections {
+			if baseSection(s.Name) != "" && c.retain {
+				s.Flags |= shfGNURetain
+			}
+		}
+		o := mixing(t, f)
+		if len(o.Registrations) != 1 || o.Registrations[0].Releases.String() != c.releases {
+			t.Errorf("%s (retain %v): registrations %+v, want %s", c.file, c.retain, o.Registrations, c.releases)
 		}
 	}
 }
