@@ -34,7 +34,7 @@
 // One table (codegens in asm.go) holds it. Measured: 15, 16, 19, 22;
 // inferred, [Code.Measured] false: 17 and 18 (16 and 19 agree on the code),
 // 20 and 21 (from the LLVM changes that 22 shows, both merged in autumn 2024,
-// before the LLVM 20 branch).
+// before the LLVM 20 branch); 23 (main after 22) as 22.
 //
 // LLVM 13 and 14 are measured on `clang-N -cc1 -emit-obj` of the module of
 // clang-offload-wrapper-N, with the flags that the driver passes (clang -###):

@@ -158,7 +158,7 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 	}
 	rel, err := offload.LookupRelease(o.LLVM)
 	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
-		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 22)", o.Kind, o.LLVM, ErrUnsupported)
+		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 23)", o.Kind, o.LLVM, ErrUnsupported)
 	}
 	arch, ok := gpuArches[m]
 	if !ok {

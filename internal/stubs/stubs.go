@@ -201,7 +201,7 @@ func OpenMPWith(m elf.Machine, o Options) (*Code, error) {
 	}
 	cg, ok := codegens[o.LLVM]
 	if !ok {
-		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 13 to 22)", o.LLVM, ErrUnsupported)
+		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 13 to 23)", o.LLVM, ErrUnsupported)
 	}
 	arch, ok := arches[m]
 	if !ok {
