@@ -29,7 +29,7 @@ var wrapperFlags = map[string]bool{
 	"device-compiler": true, "device-debug": false, "save-temps": false, "wrapper-verbose": false,
 	"verbose": false, "dry-run": false, "should-extract": true, "cuda-path": true, "rocm-path": true,
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
-	"output": true,
+	"output": true, "compress": false, "compression-level": true,
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
@@ -38,8 +38,8 @@ var unsupportedFlags = map[string]bool{
 	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true, "offload-opt": true,
 	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
-	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true, "compress": true,
-	"compression-level": true, "linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
+	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true,
+	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "mllvm": true, "help": true, "help-hidden": true, "version": true,
 }
 
@@ -159,6 +159,14 @@ func (o *Options) set(name, val string) error {
 		o.LinkerArgs = append(o.LinkerArgs, "-r")
 	case "emit-fatbin-only":
 		o.EmitFatbinOnly = true
+	case "compress":
+		o.Compress = true
+	case "compression-level":
+		n, err := strconv.Atoi(val)
+		if err != nil {
+			return fmt.Errorf("want an integer")
+		}
+		o.CompressionLevel = &n
 	case "sysroot":
 		o.LinkerArgs = append(o.LinkerArgs, "--sysroot="+val)
 	case "output":

@@ -3,6 +3,7 @@ package link
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"errors"
 	"os"
 	"os/exec"
@@ -196,6 +197,15 @@ func TestDryRunStepOrder(t *testing.T) {
 				compile: [][]string{slices.Concat(args, []string{"-c", hip, "-o", "a.o"}), slices.Concat(args, []string{"-c", hipLib, "-o", "b.o"})}, lib: []string{"b.o"},
 				link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-fgpu-rdc", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}})
 		}
+		if n < 22 {
+			continue // clang-19 does not pass --offload-compress on
+		}
+		// --offload-compress: the wrapper passes -compress (and the level)
+		// to the bundler.
+		args := slices.Concat(hipArgs, []string{"--offload-arch=gfx90a"})
+		links = append(links, link{name: "hip-compress", major: n,
+			compile: [][]string{slices.Concat(args, []string{"-c", hip, "-o", "a.o"}), slices.Concat(args, []string{"-c", hipLib, "-o", "b.o"})}, lib: []string{"b.o"},
+			link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc", "--offload-compress", "--offload-compression-level=9", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}})
 	}
 	for _, l := range links {
 		t.Run(l.name+"-"+strconv.Itoa(l.major), func(t *testing.T) {
@@ -221,6 +231,9 @@ func TestDryRunStepOrder(t *testing.T) {
 			run("ar", append([]string{"rcs", "libx.a"}, l.lib...)...)
 			argv := wrapperArgv(t, run(clang, append(l.link, "-###")...))
 			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
+			if l.name == "hip-compress" && !strings.Contains(theirs, " -compress -compression-level=9 ") {
+				t.Fatalf("LLVM %d's wrapper does not compress:\n%s", l.major, theirs)
+			}
 
 			opt, err := ParseWrapperArgs(argv)
 			if err != nil {
@@ -274,7 +287,60 @@ func TestDryRunStepOrder(t *testing.T) {
 			if a != b {
 				t.Errorf("commands differ beyond temporary names:\n%s", cmp.Diff(b, a))
 			}
+			if l.name == "hip-compress" {
+				compressedFatbin(t, work, argv, l.major)
+			}
 		})
+	}
+}
+
+// compressedFatbin runs the link of argv (with --compress) up to the HIP
+// fatbin, compressed and not, and has the release's clang-offload-bundler
+// read both: the same code object must come out.
+func compressedFatbin(t *testing.T, work string, argv []string, major int) {
+	bundler := tooltest.Tool(t, "clang-offload-bundler", major)
+	fatbin := func(compress bool) string {
+		opt, err := ParseWrapperArgs(argv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !opt.Compress || opt.CompressionLevel == nil || *opt.CompressionLevel != 9 {
+			t.Fatalf("--compress --compression-level=9 not read: %+v", opt)
+		}
+		opt.Compress, opt.EmitFatbinOnly = compress, true
+		opt.LinkerArgs = append(opt.LinkerArgs, "-o", fmt.Sprintf("fb-%v.hipfb", compress))
+		lk, err := Plan(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lk.Close()
+		if err := lk.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(work, fmt.Sprintf("fb-%v.hipfb", compress))
+	}
+	compressed, plain := fatbin(true), fatbin(false)
+	head, err := os.ReadFile(compressed)
+	if err != nil || !bytes.HasPrefix(head, []byte("CCOB")) {
+		t.Fatalf("%s is not a compressed bundle (%v)", compressed, err)
+	}
+	var objs []string
+	for _, fb := range []string{compressed, plain} {
+		out := fb + ".co"
+		cmd := exec.Command(bundler, "-type=o", "-unbundle", "-input="+fb, "-targets=hip-amdgcn-amd-amdhsa--gfx90a", "-output="+out)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, msg)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, string(b))
+	}
+	st, _ := os.Stat(plain)
+	t.Logf("fatbin %d bytes compressed, %d not; code object %d bytes", len(head), st.Size(), len(objs[0]))
+	if objs[0] != objs[1] || len(objs[0]) == 0 {
+		t.Errorf("clang-offload-bundler-%d unbundles %d bytes from the compressed fatbin, %d from the plain one", major, len(objs[0]), len(objs[1]))
 	}
 }
 

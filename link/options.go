@@ -67,6 +67,12 @@ type Options struct {
 	Relocatable bool
 	// EmitFatbinOnly stops after the fat binary (--emit-fatbin-only).
 	EmitFatbinOnly bool
+	// Compress compresses the HIP fatbin (--compress), as the release's
+	// clang-offload-bundler -compress does (LLVM 18 and later), at
+	// CompressionLevel if not nil (--compression-level=N: the bundler's
+	// -compression-level), else at the bundler's default.
+	Compress         bool
+	CompressionLevel *int
 	// NoHostLink stops after the registration object (Link.Wrapper).
 	NoHostLink bool
 	// Jobs bounds the device links run at once (--wrapper-jobs); 0 is one

@@ -174,9 +174,28 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		for _, t := range ts {
 			ids = append(ids, br.DeviceID(t.arch))
 		}
+		args := []string{"-type=o", fmt.Sprintf("-bundle-align=%d", bundle.HIPAlign)}
+		var comp *bundle.CompressOptions
+		if opt.Compress {
+			// The wrapper passes -compress and -compression-level on;
+			// the bundler's defaults do the rest.
+			c := br.CompressDefaults()
+			if c.Version == 0 {
+				return "", fmt.Errorf("--compress: the clang-offload-bundler of %v does not compress (LLVM 18 and later do)", p.rel)
+			}
+			args = append(args, "-compress")
+			if opt.CompressionLevel != nil {
+				c.Level = *opt.CompressionLevel
+				args = append(args, fmt.Sprintf("-compression-level=%d", c.Level))
+			}
+			if err := c.Check(); err != nil {
+				return "", err
+			}
+			comp = &c
+		}
 		l.Steps = append(l.Steps, Step{Kind: StepBundle, Target: k.String(), Tool: "goffload",
-			Args: []string{"-type=o", fmt.Sprintf("-bundle-align=%d", bundle.HIPAlign), "-targets=" + br.HostID + "," + strings.Join(ids, ","),
-				"-input=/dev/null", "-input=" + strings.Join(linked, " -input="), "-output=" + fb},
+			Args: append(args, "-targets="+br.HostID+","+strings.Join(ids, ","),
+				"-input=/dev/null", "-input="+strings.Join(linked, " -input="), "-output="+fb),
 			Inputs: linked, Outputs: []string{fb},
 			run: func() error {
 				var devs []bundle.DeviceImage
@@ -187,6 +206,12 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 					}
 					defer f.Close()
 					devs = append(devs, bundle.DeviceImage{TargetID: t.arch, R: f, Size: f.Size()})
+				}
+				if comp != nil {
+					return atomicfile.Write(fb, func(w io.Writer) error {
+						_, err := br.WriteCompressedHIPFatbin(w, devs, *comp)
+						return err
+					})
 				}
 				r, err := br.HIPFatbin(devs)
 				if err != nil {
