@@ -3,9 +3,12 @@ package offload
 import (
 	"bytes"
 	"errors"
+	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -192,4 +195,65 @@ func FuzzReadVersion3(f *testing.F) {
 		}
 		checkImages(t, bins)
 	})
+}
+
+// TestCompressedStreamsLargeImage: a 2 GiB image compresses with memory that
+// does not grow with it, and a binary inflating to 256 MiB (past what is
+// inflated in memory) is read, and its image copied out, the same way.
+func TestCompressedStreamsLargeImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compresses 2 GiB")
+	}
+	r23 := mustRelease(t, 23)
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	for _, c := range []struct {
+		size  int64
+		bound uint64 // bytes allocated at most
+	}{{2<<30 + 3, 32 << 20}, {256 << 20, 32 << 20}} {
+		f, err := os.CreateTemp(t.TempDir(), "v3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		n, err := WriteCompressedBinary(f, r23, &im, io.LimitReader(&pattern{}, c.size), c.size, Compression{Format: "zstd"})
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grown := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%d-byte image: %d bytes compressed, %d allocated", c.size, n, grown)
+		if grown > c.bound {
+			t.Errorf("allocated %d bytes to compress a %d-byte image into %d bytes", grown, c.size, n)
+		}
+		if c.size > 1<<30 {
+			continue // reading it back inflates 2 GiB to disk
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		bins, err := ReadAll(f, n, r23.ReadOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := bins[0].Open(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h1, h2 := crc32.NewIEEE(), crc32.NewIEEE()
+		if _, err := io.Copy(h1, io.NewSectionReader(r, 0, r.Size())); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		io.Copy(h2, io.LimitReader(&pattern{}, c.size))
+		if r.Size() != c.size || h1.Sum32() != h2.Sum32() {
+			t.Errorf("read back %d bytes, crc %#x; want %d, %#x", r.Size(), h1.Sum32(), c.size, h2.Sum32())
+		}
+		grown = after.TotalAlloc - before.TotalAlloc
+		t.Logf("read back with %d bytes allocated", grown)
+		if grown > c.bound {
+			t.Errorf("allocated %d bytes to read a binary inflating to %d", grown, c.size)
+		}
+	}
 }
