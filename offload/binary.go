@@ -21,6 +21,14 @@ const (
 // Version is the OffloadBinary version that every LLVM release 15–22 writes.
 const Version = 1
 
+// FlagMetadata is OIF_Metadata, bit 0 of an entry's Flags in LLVM main after
+// 22 ([Release] NestedImages): the entry holds only metadata (its strings),
+// no image. Main's writer gives such an entry an empty image (ImageSize 0,
+// ImageOffset where the images end) and its readers list it as any other
+// entry, with an image size of 0 bytes; nothing checks the flag. Releases 15
+// to 22 define no flag: to them it is a number.
+const FlagMetadata uint32 = 1 << 0
+
 // KeyValue is one entry of a binary's string map.
 type KeyValue struct {
 	Key, Value string
@@ -47,6 +55,10 @@ func (im *Image) Lookup(key string) (string, bool) {
 	}
 	return "", false
 }
+
+// IsMetadata reports whether im has the OIF_Metadata flag ([FlagMetadata]):
+// an entry of LLVM main after 22 that holds strings but no image.
+func (im *Image) IsMetadata() bool { return im.Flags&FlagMetadata != 0 }
 
 // Triple returns the "triple" string, or "".
 func (im *Image) Triple() string { v, _ := im.Lookup("triple"); return v }

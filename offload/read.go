@@ -218,6 +218,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 		return nil, fmt.Errorf("offload binary at %#x: entries: %w", base, err)
 	}
 	rel := opt.release()
+	checksStrings := opt.maxVersion() >= VersionCompressed
 	b.Images = make([]BinaryImage, count)
 	for i := range b.Images {
 		e := ents[i*ImageEntrySize:]
@@ -237,6 +238,12 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 		}
 		if im.StringOffset > buf {
 			return nil, errAt(base, at+8, "StringOffset", im.StringOffset, ErrTruncated)
+		}
+		// LLVM main after 22 also checks the string entries against the
+		// buffer, counting 24 bytes each (its StringEntry) whatever the
+		// version; 15 to 22 do not (a bad count is then ErrUnchecked below).
+		if checksStrings && im.NumStrings > (buf-im.StringOffset)/StringEntrySizeV2 {
+			return nil, errAt(base, at+16, "NumStrings", im.NumStrings, ErrTruncated)
 		}
 		b.Images[i] = im
 	}

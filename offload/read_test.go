@@ -402,3 +402,50 @@ func checkImages(t *testing.T, bins []*Binary) {
 		}
 	}
 }
+
+// TestReadStringEntriesAsMain: LLVM main after 22 refuses an entry whose
+// string entries, at 24 bytes each whatever the version, run past the
+// buffer (unexpected_eof, ErrTruncated at NumStrings); LLVM 15 to 22 do not
+// check them (here ErrUnchecked when they are read).
+func TestReadStringEntriesAsMain(t *testing.T) {
+	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	for _, c := range []struct {
+		writer, reader int
+		numStrings     uint64
+		err            error
+	}{
+		{23, 23, 1 << 40, ErrTruncated},
+		{22, 23, 1 << 40, ErrTruncated},
+		{22, 22, 1 << 40, ErrUnchecked},
+	} {
+		b, err := MarshalBinary(mustRelease(t, c.writer), &im, []byte("image"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr := int(le.Uint64(b[16:]))
+		le.PutUint64(b[hdr+16:], c.numStrings)
+		_, err = ReadAllBytes(b, mustRelease(t, c.reader).ReadOptions())
+		var fe *FormatError
+		if !errors.Is(err, c.err) || !errors.As(err, &fe) {
+			t.Errorf("written by %d, read by %d, %d strings: %v, want %v", c.writer, c.reader, c.numStrings, err, c.err)
+		}
+	}
+	// The two strings it has are read by both.
+	for _, r := range []int{22, 23} {
+		b, _ := MarshalBinary(mustRelease(t, 22), &im, []byte("image"))
+		if bins, err := ReadAllBytes(b, mustRelease(t, r).ReadOptions()); err != nil || bins[0].Images[0].Arch() != "generic" {
+			t.Errorf("read by %d: %v", r, err)
+		}
+	}
+	// A version-1 binary of two one-letter keys, empty values and no image
+	// is 112 bytes: its 16-byte string entries fit, main's count of 24
+	// bytes each (72 + 48 > 112) does not.
+	tiny := Image{Strings: []KeyValue{{"a", ""}, {"b", ""}}}
+	b, _ := MarshalBinary(mustRelease(t, 22), &tiny, nil)
+	if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); len(b) != 112 || err != nil {
+		t.Errorf("%d bytes, read by 22: %v", len(b), err)
+	}
+	if _, err := ReadAllBytes(b, mustRelease(t, 23).ReadOptions()); !errors.Is(err, ErrTruncated) {
+		t.Errorf("read by 23: %v, want ErrTruncated", err)
+	}
+}
