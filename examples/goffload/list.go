@@ -64,7 +64,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 			}
 		}
 		if asJSON {
-			err = printJSON(w, in.Name, bins, ents, fbs, legacy)
+			err = printJSON(w, in.Name, bins, ents, fbs, legacy, opt)
 		} else {
 			err = printText(w, in, bins, ents, fbs, legacy, opt)
 		}
@@ -91,6 +91,10 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs 
 	i := 0
 	for _, b := range bins {
 		if err := printImages(&sb, b.Binary, strconv.Itoa(i), "", opt); err != nil {
+			// Only a nested binary fails here (main after 22): what was
+			// listed before it is printed, as main's llvm-objdump prints
+			// the image holding a bad nested binary before its message.
+			io.WriteString(w, sb.String())
 			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 		i += len(b.Images)
@@ -178,11 +182,13 @@ func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, o
 			continue
 		}
 		if len(indent) >= 2*maxNesting {
-			return fmt.Errorf("nested image [%s%d]: more than %d levels of nested binaries", prefix, n+k, maxNesting)
+			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: more than %d levels of nested binaries: %w", prefix, n+k, maxNesting, offload.ErrLimit)
 		}
 		inner, err := offload.ReadAll(r, r.Size(), opt)
 		if err != nil {
-			return fmt.Errorf("nested image [%s%d]: %w", prefix, n+k, err)
+			// main's llvm-objdump: "failed to extract nested OffloadBinary:
+			// <the reader's error>" (a warning there; refused here).
+			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: %w", prefix, n+k, err)
 		}
 		count := 0
 		for _, ib := range inner {
@@ -273,6 +279,9 @@ type jsonImage struct {
 	Strings     map[string]string `json:"strings"`
 	ImageOffset uint64            `json:"image_offset"`
 	ImageSize   uint64            `json:"image_size"`
+	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
+	// flags) where the release knows it (main after 22): strings, no image.
+	Metadata bool `json:"metadata,omitempty"`
 }
 
 type jsonEntry struct {
@@ -288,7 +297,7 @@ type jsonEntry struct {
 	Aux     string `json:"aux"`
 }
 
-func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage) error {
+func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage, opt *offload.ReadOptions) error {
 	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
 	for _, im := range legacy {
 		jb := jsonBundled{Section: im.Section, ID: im.ID, Offload: im.OffloadKind.String(), Triple: im.Triple(), TargetID: im.Arch(),
@@ -311,6 +320,8 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, f
 				ImageKind: im.Kind.String(), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
 				Triple: im.Triple(), Arch: im.Arch(), Strings: strs,
 				ImageOffset: im.ImageOffset, ImageSize: im.ImageSize,
+				// Only where the release knows OIF_Metadata (main after 22).
+				Metadata: opt.Release != nil && opt.Release.NestedImages && im.IsMetadata(),
 			})
 		}
 	}

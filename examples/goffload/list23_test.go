@@ -69,7 +69,7 @@ func TestListVersion3(t *testing.T) {
 	bad := append([]byte{}, b...)
 	bad[innerAt+4] = 9 // the first inner binary's version
 	os.WriteFile("bad.bin", bad, 0o644)
-	if _, stderr, code := goffload(t, "list", "--llvm", "23", "bad.bin"); code == 0 || !bytes.Contains([]byte(stderr), []byte("nested image [0]")) {
+	if _, stderr, code := goffload(t, "list", "--llvm", "23", "bad.bin"); code == 0 || !bytes.Contains([]byte(stderr), []byte("failed to extract nested OffloadBinary of image [0]")) {
 		t.Errorf("a bad nested binary: exit %d %s", code, stderr)
 	}
 }
