@@ -37,14 +37,34 @@
 // x86-64 and AArch64 hosts (spec §3.3) around a fatbin that it first checks
 // as the runtime will read it ([ErrNotFatbin]).
 //
-// Binaries and fatbins are io.ReaderAts read each time the object is
-// written, so an object can be written again and from several goroutines.
+// [SYCL] builds the object of LLVM 22's wrapSYCLBinaries (spec §3.4) on
+// x86-64 and AArch64 hosts, from the SYCL images of OffloadBinaries
+// ([SYCLImages] reads them as clang-sycl-linker writes them): per image its
+// raw bytes in .llvm.offloading, its triple and option strings, an offload
+// entry per kernel of its "symbols" string and the array of them, then the
+// __sycl.tgt_device_image array and __sycl.tgt_bin_desc, and
+// sycl.descriptor_reg/_unreg calling __sycl_register_lib and
+// __sycl_unregister_lib from .init_array.1 and .fini_array.1; section by
+// section and symbol by symbol the same as clang-linker-wrapper-22's.
+// Releases without that form are refused: before 22 there is no SYCL
+// wrapper, and main after 22 registers the whole binary another way.
+//
+//	images, _ := wrap.SYCLImages(r, f, size) // what clang-sycl-linker wrote
+//	o, _ := wrap.SYCL(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)
+//
+// Binaries, images and fatbins are io.ReaderAts read each time the object
+// is written, so an object can be written again and from several
+// goroutines.
 //
 // # Security
 //
-// [FromBinary] reads untrusted binaries with package offload's checked reader,
+// [FromBinary] and [SYCLImages] read untrusted binaries with package
+// offload's checked reader,
 // and [GPU] untrusted fatbins with package bundle's (decompressing a
 // compressed HIP fatbin once, bounded by its declared size), and [OpenMP]
 // reads the first 4 bytes of a raw image to refuse an OffloadBinary given as
-// one; the rest of the package only writes what its arguments describe.
+// one; [SYCL] reads each image's last byte, and when it is zero the image
+// up to its first other zero, in 64 KiB pieces, to choose its section as
+// LLVM does; the rest of the package only writes what its arguments
+// describe.
 package wrap
