@@ -17,6 +17,7 @@
 //	goffload wrap --llvm 13|14 [--triple HOST] -o OUT.o IMAGE...
 //	goffload wrap --kind cuda|hip [--triple HOST] [--llvm N] -o OUT.o FATBIN
 //	goffload wrap --kind hip [--triple HOST] [--llvm N] -o OUT.o [BINARY...] [--image TARGETID=FILE...]
+//	goffload wrap --kind sycl [--triple HOST] [--llvm N] -o OUT.o BINARY...
 //	goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [-r] [--dry-run] -o OUT INPUT... [-flags]
 //
 // `package` writes what clang-offload-packager of LLVM release N writes for the
@@ -32,7 +33,8 @@
 // device code of the old driver), and exits 1 if there is one. `wrap` writes the
 // registration object of clang-linker-wrapper: for OpenMP from offload
 // binaries (LLVM 13, 14: clang-offload-wrapper's, from device images); for CUDA from a fatbinary; for HIP from a fatbin (an offload
-// bundle) or from AMDGPU code objects, which it bundles first; `link`
+// bundle) or from AMDGPU code objects, which it bundles first; for SYCL (LLVM 22) from the
+// offload binaries clang-sycl-linker writes; `link`
 // runs the whole OpenMP link: it extracts the device code of the inputs,
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).
@@ -70,7 +72,7 @@ var commands = []command{
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
-	{"wrap", "[--kind openmp|cuda|hip] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
+	{"wrap", "[--kind openmp|cuda|hip|sycl] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
 	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]", "link an offloading program with cc or c++, as clang's driver and clang-linker-wrapper do", runLink},
 	{"linker-wrapper", "[--plan] CLANG-LINKER-WRAPPER-ARGS...", "be clang-linker-wrapper (also when run under that name, as clang -B DIR runs DIR/clang-linker-wrapper)", runLinkerWrapper},
 }

@@ -24,7 +24,7 @@ func runWrap(args []string, _ io.Writer) error {
 	var compressLevel int
 	var images stringList
 	fs := newFlags("wrap", &llvm)
-	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda or hip")
+	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda, hip or sycl")
 	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
@@ -74,8 +74,16 @@ func runWrap(args []string, _ io.Writer) error {
 			}
 		}
 		return wrapHIP(out, opt, fs.Args(), images, comp)
+	case "sycl":
+		switch {
+		case len(images) > 0:
+			return fmt.Errorf("--image is for --kind hip; SYCL images come in offload binaries (what clang-sycl-linker writes)")
+		case suffix != "" || relocatable:
+			return fmt.Errorf("--suffix and -r are for --kind openmp: LLVM's SYCL wrapper has neither")
+		}
+		return wrapSYCL(out, opt, fs.Args())
 	}
-	return fmt.Errorf("--kind %s: want openmp, cuda or hip", kind)
+	return fmt.Errorf("--kind %s: want openmp, cuda, hip or sycl", kind)
 }
 
 func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
@@ -89,7 +97,9 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 			return err
 		}
 		defer f.Close()
-		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release, MaxVersion: 1})
+		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
+		// or not) in main after 22.
+		all, err := offload.ReadAll(f, f.Size(), opt.Release.ReadOptions())
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -97,7 +107,10 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
 		}
 		for _, b := range all {
-			bin, err := wrap.FromBinary(io.NewSectionReader(f, b.Offset, int64(b.Size)), int64(b.Size))
+			// The binary as the runtime reads it: a compressed one inflated,
+			// so that ImageStart and ImageEnd point at its image.
+			in := b.Inflated()
+			bin, err := wrap.FromBinary(in, in.Size())
 			if err != nil {
 				return fmt.Errorf("%s: binary at %#x: %w", path, b.Offset, err)
 			}
@@ -105,6 +118,36 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 		}
 	}
 	return writeWrapper(out, opt, bins)
+}
+
+// wrapSYCL wraps the SYCL images of the offload binaries in paths (each file
+// one binary or several in a row, as clang-sycl-linker writes them) as the
+// release's wrapSYCLBinaries does.
+func wrapSYCL(out string, opt wrap.Options, paths []string) error {
+	var images []wrap.SYCLImage
+	for _, path := range paths {
+		f, err := openSized(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		ims, err := wrap.SYCLImages(opt.Release, f, f.Size())
+		if errors.Is(err, wrap.ErrUnsupported) {
+			return err // the release, not the file
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(ims) == 0 {
+			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
+		}
+		images = append(images, ims...)
+	}
+	o, err := wrap.SYCL(opt, images)
+	if err != nil {
+		return err
+	}
+	return writeObject(out, o)
 }
 
 // wrapRawImages wraps linked device images as they are, as
