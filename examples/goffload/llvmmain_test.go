@@ -1,0 +1,837 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/offload"
+)
+
+// The OffloadBinary tests of LLVM main after 22 (release row 23), rebuilt in
+// Go: llvm/test/tools/llvm-objdump/Offloading, llvm/test/ObjectYAML/Offload,
+// llvm/test/tools/llvm-offload-binary. Each input is made as the test makes
+// it (yaml2obj, llvm-offload-binary, llvm-objcopy) with the offload
+// package's writers, or, for multi-entry and malformed binaries, as the few
+// bytes main's OffloadBinary::write lays out; `goffload list --llvm 23`
+// must print the test's CHECK lines (main's llvm-objdump --offloading,
+// every line, in order) and `goffload extract --llvm 23 --raw` must write
+// what main's llvm-offload-binary writes. A malformed input is refused
+// (exit 1) with the typed error whose meaning LLVM's message has:
+// offload.ErrTruncated for "The end of the file was unexpectedly
+// encountered", offload.ErrInvalid for "Invalid data was encountered while
+// parsing the file".
+//
+// Not reproduced here (see the comments at the end of this file): the COFF
+// and fatbin tests of llvm-objdump, llvm-offload-binary's file= and
+// ignore-shared-object.ll, and llvm-offload-wrapper's tests.
+
+var lmLE = binary.LittleEndian
+
+// lmImage is one member of an !Offload document: what main's
+// OffloadBinary::write takes for one entry.
+type lmImage struct {
+	kind  offload.ImageKind
+	code  uint16 // the offload kind as stored: main's OpenMP 1, CUDA 2, HIP 4
+	flags uint32
+	strs  []offload.KeyValue
+	data  []byte
+}
+
+func lmStrings(kv ...string) []offload.KeyValue {
+	var out []offload.KeyValue
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, offload.KeyValue{Key: kv[i], Value: kv[i+1]})
+	}
+	return out
+}
+
+// lmBinary returns the binary main's OffloadBinary::write makes of ims, as
+// yaml2obj makes it of an !Offload document's Members: one header (version
+// 3: 40 bytes ending in InflatedSize 0; version 2: 32 bytes) with
+// EntriesCount entries after it, then the 24-byte string entries of every
+// entry, the string table of all of their strings, zeros to a multiple of
+// 8, the images one after another and zeros to a multiple of 8.
+func lmBinary(version uint32, ims ...lmImage) []byte {
+	var strs []string
+	nstr := 0
+	for _, im := range ims {
+		for _, kv := range im.strs {
+			strs = append(strs, kv.Key, kv.Value)
+		}
+		nstr += len(im.strs)
+	}
+	st := strtab.Build(strs)
+	hdr := uint64(offload.HeaderSizeV3)
+	if version < 3 {
+		hdr = offload.HeaderSize
+	}
+	strEntries := hdr + uint64(len(ims))*offload.ImageEntrySize
+	strTab := strEntries + uint64(nstr)*offload.StringEntrySizeV2
+	imageAt := (strTab + uint64(len(st.Data)) + 7) &^ 7
+	end := imageAt
+	for _, im := range ims {
+		end += uint64(len(im.data))
+	}
+	size := (end + 7) &^ 7
+
+	b := append([]byte{}, offload.Magic[:]...)
+	b = lmLE.AppendUint32(b, version)
+	b = lmLE.AppendUint64(b, size)
+	b = lmLE.AppendUint64(b, hdr)
+	b = lmLE.AppendUint64(b, uint64(len(ims)))
+	if version >= 3 {
+		b = lmLE.AppendUint64(b, 0) // InflatedSize
+	}
+	so, at := strEntries, imageAt
+	for _, im := range ims {
+		b = lmLE.AppendUint16(b, uint16(im.kind))
+		b = lmLE.AppendUint16(b, im.code)
+		b = lmLE.AppendUint32(b, im.flags)
+		b = lmLE.AppendUint64(b, so)
+		b = lmLE.AppendUint64(b, uint64(len(im.strs)))
+		b = lmLE.AppendUint64(b, at)
+		b = lmLE.AppendUint64(b, uint64(len(im.data)))
+		so += uint64(len(im.strs)) * offload.StringEntrySizeV2
+		at += uint64(len(im.data))
+	}
+	for _, im := range ims {
+		for _, kv := range im.strs {
+			b = lmLE.AppendUint64(b, strTab+st.Offset(kv.Key))
+			b = lmLE.AppendUint64(b, strTab+st.Offset(kv.Value))
+			b = lmLE.AppendUint64(b, uint64(len(kv.Value)))
+		}
+	}
+	b = append(b, st.Data...)
+	b = append(b, make([]byte, imageAt-uint64(len(b)))...)
+	for _, im := range ims {
+		b = append(b, im.data...)
+	}
+	return append(b, make([]byte, size-uint64(len(b)))...)
+}
+
+// lmRelease returns the release table's row n.
+func lmRelease(t *testing.T, n int) *offload.Release {
+	t.Helper()
+	r, err := offload.LookupRelease(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// lmMarshal returns release n's binary (23: version 3; 22: version 1) of
+// one image with the strings kv.
+func lmMarshal(t *testing.T, n int, kind offload.ImageKind, ok offload.OffloadKind, data []byte, kv ...string) []byte {
+	t.Helper()
+	im := offload.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
+	b, err := offload.MarshalBinary(lmRelease(t, n), &im, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// lmCompressed returns main's compressed binary of one image.
+func lmCompressed(t *testing.T, kind offload.ImageKind, ok offload.OffloadKind, data []byte, c offload.Compression, kv ...string) []byte {
+	t.Helper()
+	im := offload.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
+	var buf bytes.Buffer
+	if _, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 23), &im, bytes.NewReader(data), int64(len(data)), c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// lmSet returns b with the uint64 at off set to v, as the malformed YAML
+// documents set a header field.
+func lmSet(b []byte, off int, v uint64) []byte {
+	b = slices.Clone(b)
+	lmLE.PutUint64(b[off:], v)
+	return b
+}
+
+// lmELF returns the ELF file yaml2obj makes of an !ELF document with no
+// machine (llvm-objdump's "elf64-unknown") and the sections secs, its
+// e_type typ.
+func lmELF(t *testing.T, typ elf.Type, secs ...*elfobj.Section) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, &elfobj.Object{Data: elf.ELFDATA2LSB, Sections: secs}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	lmLE.PutUint16(b[16:], uint16(typ))
+	return b
+}
+
+// lmOffloading is a `.llvm.offloading` section holding data (what
+// llvm-objcopy --update-section/--add-section puts there).
+func lmOffloading(data []byte, align uint64) *elfobj.Section {
+	return &elfobj.Section{Name: ".llvm.offloading", Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: align, Data: data}
+}
+
+// lmArchive returns a GNU archive of the members, in order (llvm-ar rcs).
+func lmArchive(t *testing.T, members ...[2]string) []byte {
+	t.Helper()
+	var ms []ar.NewMember
+	for _, m := range members {
+		ms = append(ms, ar.NewMember{Name: m[0], Mode: 0o644, R: strings.NewReader(m[1]), Size: int64(len(m[1]))})
+	}
+	var buf bytes.Buffer
+	if err := ar.WriteGNU(&buf, ms); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// lmListed is one image as main's llvm-objdump --offloading prints it,
+// nested level deep (two spaces a level).
+func lmListed(level int, index, kind, arch, triple, producer string, size int) string {
+	in := strings.Repeat("  ", level)
+	return "\n" + in + "OFFLOADING IMAGE [" + index + "]:\n" +
+		in + "kind            " + kind + "\n" +
+		in + "arch            " + arch + "\n" +
+		in + "triple          " + triple + "\n" +
+		in + "producer        " + producer + "\n" +
+		in + fmt.Sprintf("image size      %d bytes\n", size)
+}
+
+// lmNested is the line after an image that is itself a binary of n images.
+func lmNested(level, n int) string {
+	return strings.Repeat("  ", level) + fmt.Sprintf("nested images   %d\n", n)
+}
+
+// lmELFLine is llvm-objdump's line before the images of an ELF file; FILE
+// stands for its path.
+const lmELFLine = "\nFILE:\tfile format elf64-unknown\n"
+
+// The documents the tests share.
+var (
+	// llvm-objdump/Offloading/Inputs/binary.yaml (its newest version:
+	// AMDGPU subarch triples); no Content: every image is empty.
+	lmBinaryYAML = []lmImage{
+		{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgpu9.08-amd-amdhsa", "arch", "gfx908")},
+		{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgpu9.0a-amd-amdhsa", "arch", "gfx90a")},
+		{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_52")},
+		{kind: offload.ImageNone, code: 0, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70")},
+	}
+	lmBinaryListed = lmListed(0, "0", "llvm ir", "gfx908", "amdgpu9.08-amd-amdhsa", "openmp", 0) +
+		lmListed(0, "1", "llvm ir", "gfx90a", "amdgpu9.0a-amd-amdhsa", "openmp", 0) +
+		lmListed(0, "2", "cubin", "sm_52", "nvptx64-nvidia-cuda", "openmp", 0) +
+		lmListed(0, "3", "<none>", "sm_70", "nvptx64-nvidia-cuda", "none", 0)
+	// llvm-objdump/Offloading/Inputs/inner.yaml.
+	lmInnerYAML = []lmImage{
+		{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "arch1")},
+		{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "arch2")},
+	}
+	lmDeadbeef = []byte{0xde, 0xad, 0xbe, 0xef}
+	// The file llvm-offload-binary.ll packages (%s): any bytes.
+	lmSource = []byte("; RUN: llvm-offload-binary -o %t --image=file=%s,arch=abc,triple=x-y-z\n")
+)
+
+// lmCase is one LLVM test (or one RUN line of it) as goffload list
+// --llvm 23 runs it.
+type lmCase struct {
+	test  string                  // the LLVM test, under llvm/test
+	input func(*testing.T) []byte // the file listed
+	want  string                  // its listing, every line (FILE: the input's path)
+	// refused is the typed error of a malformed input, field the header
+	// or entry field its offload.FormatError names, says what else the
+	// message must say.
+	refused error
+	field   string
+	says    []string
+}
+
+func lmCases(t *testing.T) []lmCase {
+	deadbeef := func(n int) func(*testing.T) []byte {
+		return func(t *testing.T) []byte {
+			return lmMarshal(t, n, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70")
+		}
+	}
+	inner := lmBinary(3, lmInnerYAML...)
+	nestedListed := func(i, triple string) string {
+		return lmListed(0, i, "elf", "none", triple, "openmp", len(inner)) + lmNested(0, 2) +
+			lmListed(1, i+".0", "llvm ir", "arch1", "x-y-z", "openmp", 0) +
+			lmListed(1, i+".1", "llvm ir", "arch2", "x-y-z", "openmp", 0)
+	}
+	// main's llvm-offload-binary.ll: %t5 is two images of the source, %t6
+	// one image of %t5 (row 23's packager writes a binary per image).
+	t5 := append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z"),
+		lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "def", "triple", "x-y-z")...)
+	t7 := append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z"),
+		lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested", "triple", "x-y-z")...)
+	leaf := func(level int, i, arch string) string {
+		return lmListed(level, i, "<none>", arch, "x-y-z", "none", len(lmSource))
+	}
+	compressed := func(c offload.Compression) []byte {
+		return lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, c, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a")
+	}
+	return []lmCase{
+		// llvm-objdump/Offloading.
+		{test: "tools/llvm-objdump/Offloading/binary.test (the binary itself)", want: lmBinaryListed,
+			input: func(*testing.T) []byte { return lmBinary(3, lmBinaryYAML...) }},
+		// The test's older runs: yaml2obj of 22 and before wrote a version-1
+		// binary per member, the triples then amdgcn-amd-amdhsa.
+		{test: "tools/llvm-objdump/Offloading/binary.test (version 1, a binary per member)",
+			want: strings.ReplaceAll(strings.ReplaceAll(lmBinaryListed, "amdgpu9.08", "amdgcn"), "amdgpu9.0a", "amdgcn"),
+			input: func(t *testing.T) []byte {
+				var b []byte
+				for _, im := range lmBinaryYAML {
+					triple := strings.NewReplacer("amdgpu9.08", "amdgcn", "amdgpu9.0a", "amdgcn").Replace(im.strs[0].Value)
+					ok := offload.OffloadNone
+					if im.code == 1 {
+						ok = offload.OffloadOpenMP
+					}
+					b = append(b, lmMarshal(t, 22, im.kind, ok, nil, "triple", triple, "arch", im.strs[1].Value)...)
+				}
+				return b
+			}},
+		{test: "tools/llvm-objdump/Offloading/binary.test, elf.test (ET_EXEC)", want: lmELFLine + lmBinaryListed,
+			input: func(t *testing.T) []byte {
+				return lmELF(t, elf.ET_EXEC, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+			}},
+		{test: "tools/llvm-objdump/Offloading/elf.test (ET_DYN)", want: lmELFLine + lmBinaryListed,
+			input: func(t *testing.T) []byte {
+				return lmELF(t, elf.ET_DYN, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+			}},
+		{test: "tools/llvm-objdump/Offloading/elf.test (ET_REL)", want: lmELFLine + lmBinaryListed,
+			input: func(t *testing.T) []byte {
+				return lmELF(t, elf.ET_REL, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+			}},
+		// The section's contents start at an odd offset: read all the same.
+		{test: "tools/llvm-objdump/Offloading/alignment.test", want: lmELFLine + lmBinaryListed,
+			input: func(t *testing.T) []byte {
+				b := lmELF(t, elf.ET_EXEC,
+					&elfobj.Section{Name: ".misaligned", Type: elf.SHT_PROGBITS, Addralign: 1, Data: []byte("ABC\x00")},
+					lmOffloading(lmBinary(3, lmBinaryYAML...), 1))
+				f, err := elfobj.Read(bytes.NewReader(b), int64(len(b)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s := f.Section(".llvm.offloading"); s == nil || s.Offset%8 == 0 {
+					t.Fatalf("the section is aligned: %+v", s)
+				}
+				return b
+			}},
+		{test: "tools/llvm-objdump/Offloading/compressed.test (the binary itself)",
+			want:  lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
+			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zstd"}) }},
+		{test: "tools/llvm-objdump/Offloading/compressed.test (ELF)",
+			want: lmELFLine + lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
+			input: func(t *testing.T) []byte {
+				return lmELF(t, elf.ET_REL, lmOffloading(compressed(offload.Compression{Format: "zstd"}), 8))
+			}},
+		{test: "tools/llvm-objdump/Offloading/failure.test", refused: offload.ErrInvalid, says: []string{"while extracting offloading files"},
+			input: func(t *testing.T) []byte {
+				return lmELF(t, elf.ET_EXEC, lmOffloading([]byte{0x10, 0xff, 0xb0, 0xad}, 8))
+			}},
+		// Main stops at the bad binary after the good ones (22's warning
+		// became an error when extractOffloadBinaries replaced the loop).
+		{test: "tools/llvm-objdump/Offloading/warning.test", refused: offload.ErrTruncated, field: "EntriesOffset",
+			input: func(t *testing.T) []byte {
+				bad := lmSet(deadbeef(23)(t), 16, 999999999) // Inputs/malformed.yaml
+				return lmELF(t, elf.ET_EXEC, lmOffloading(append(lmBinary(3, lmBinaryYAML...), bad...), 8))
+			}},
+		// A section past the end of the file: elfobj's ErrFormat, "past the
+		// end of the file".
+		{test: "tools/llvm-objdump/Offloading/content-failure.test", refused: elfobj.ErrFormat, says: []string{"past the end of the file"},
+			input: func(t *testing.T) []byte {
+				b := lmELF(t, elf.ET_EXEC, &elfobj.Section{Name: ".llvm.offloading", Type: elf.SHT_PROGBITS, Flags: elfobj.SHF_EXCLUDE, Addralign: 8, Data: []byte{0}})
+				f, err := elf.NewFile(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, s := range f.Sections {
+					if s.Name == ".llvm.offloading" {
+						shoff := lmLE.Uint64(b[0x28:])
+						lmLE.PutUint64(b[shoff+uint64(i)*64+24:], 0x99999) // ShOffset
+					}
+				}
+				return b
+			}},
+		{test: "tools/llvm-objdump/Offloading/nested-offload-binary.test", want: nestedListed("0", "x-y-z") + nestedListed("1", "a-b-c"),
+			input: func(*testing.T) []byte {
+				return lmBinary(3,
+					lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: inner},
+					lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "a-b-c", "arch", "none"), data: inner})
+			}},
+		// An image of only the magic: main lists the image holding it (7
+		// lines), then "failed to extract nested OffloadBinary: Invalid
+		// data ..." (a warning there, refused here).
+		{test: "tools/llvm-objdump/Offloading/nested-offload-binary-fails.test, nested-offload-binary-empty.test",
+			want:    lmListed(0, "0", "elf", "none", "x-y-z", "openmp", 4),
+			refused: offload.ErrInvalid, says: []string{"failed to extract nested OffloadBinary"},
+			input: func(*testing.T) []byte {
+				return lmBinary(3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offload.Magic[:]})
+			}},
+		// Main's objdump warns that it reads COFF and ELF only and lists
+		// nothing; goffload refuses what it cannot read.
+		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: offload.ErrInvalid, says: []string{"an ELF file"},
+			input: func(*testing.T) []byte {
+				var b []byte
+				for _, v := range []uint32{0xfeedface, 7, 3, 1, 0, 0, 0x2000} {
+					b = lmLE.AppendUint32(b, v)
+				}
+				return b
+			}},
+
+		// ObjectYAML/Offload: yaml2obj's binary, read back.
+		{test: "ObjectYAML/Offload/binary.yaml", want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4), input: deadbeef(23)},
+		{test: "ObjectYAML/Offload/compressed.yaml", want: lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
+			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zstd"}) }},
+		{test: "ObjectYAML/Offload/compressed-zlib.yaml", want: lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
+			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zlib"}) }},
+		{test: "ObjectYAML/Offload/default.yaml", want: lmListed(0, "0", "<none>", "", "", "none", 0),
+			input: func(*testing.T) []byte { return lmBinary(3, lmImage{}) }},
+		{test: "ObjectYAML/Offload/enumeration_kinds.yaml",
+			want: lmListed(0, "0", "<none>", "", "", "none", 0) + lmListed(0, "1", "elf", "", "", "openmp", 0) +
+				lmListed(0, "2", "llvm ir", "", "", "cuda", 0) + lmListed(0, "3", "cubin", "", "", "hip", 0) +
+				lmListed(0, "4", "fatbinary", "", "", "none", 0) + lmListed(0, "5", "ptx", "", "", "none", 0) +
+				lmListed(0, "6", "<none>", "", "", "none", 0),
+			input: func(*testing.T) []byte {
+				return lmBinary(3, lmImage{}, lmImage{kind: offload.ImageObject, code: 1}, lmImage{kind: offload.ImageBitcode, code: 2},
+					lmImage{kind: offload.ImageCubin, code: 4}, lmImage{kind: offload.ImageFatbinary}, lmImage{kind: offload.ImagePTX},
+					lmImage{kind: 999, code: 999})
+			}},
+		{test: "ObjectYAML/Offload/multiple_members.yaml",
+			want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4) + lmListed(0, "1", "llvm ir", "gfx908", "amdgcn-amd-amdhsa", "openmp", 4),
+			input: func(*testing.T) []byte {
+				return lmBinary(3,
+					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
+					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
+			}},
+		// EntriesOffset 48 into a compressed binary's stream. Main says "The
+		// end of the file was unexpectedly encountered"; offload refuses
+		// it at EntriesOffset as invalid data (compress.go), so only the
+		// field is checked.
+		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", field: "EntriesOffset",
+			input: func(*testing.T) []byte { return lmSet(compressed(offload.Compression{Format: "zstd"}), 16, 48) }},
+		{test: "ObjectYAML/Offload/malformed-entries-count.yaml", refused: offload.ErrTruncated, field: "EntriesCount",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 24, 999999999) }},
+		{test: "ObjectYAML/Offload/malformed-entry-size.yaml (version 1)", refused: offload.ErrTruncated, field: "EntrySize",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 24, 999999999) }},
+		{test: "ObjectYAML/Offload/malformed-offset.yaml", refused: offload.ErrTruncated, field: "EntriesOffset",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 16, 999999999) }},
+		{test: "ObjectYAML/Offload/malformed-offset.yaml (version 1: EntryOffset)", refused: offload.ErrTruncated, field: "EntryOffset",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 16, 999999999) }},
+		{test: "ObjectYAML/Offload/malformed-size.yaml", refused: offload.ErrTruncated, field: "Size",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 8, 999999999) }},
+		{test: "ObjectYAML/Offload/malformed-size.yaml (version 1)", refused: offload.ErrTruncated, field: "Size",
+			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 8, 999999999) }},
+		// The version after the newest the reader knows (3 for main; the
+		// test sets 2 for a reader of 1 and 3 for one of 2), and 0.
+		{test: "ObjectYAML/Offload/malformed-version.yaml (version 4)", refused: offload.ErrInvalid, field: "Version",
+			input: func(t *testing.T) []byte {
+				b := deadbeef(23)(t)
+				lmLE.PutUint32(b[4:], 4)
+				return b
+			}},
+		{test: "ObjectYAML/Offload/malformed-version.yaml (version 0)", refused: offload.ErrInvalid, field: "Version",
+			input: func(t *testing.T) []byte {
+				b := deadbeef(23)(t)
+				lmLE.PutUint32(b[4:], 0)
+				return b
+			}},
+		// What that test refused under the version-1 reader, main reads: a
+		// version-2 binary (32-byte header, several entries).
+		{test: "ObjectYAML/Offload/malformed-version.yaml (version 2, read by main)",
+			want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4) + lmListed(0, "1", "llvm ir", "gfx908", "amdgcn-amd-amdhsa", "openmp", 4),
+			input: func(*testing.T) []byte {
+				return lmBinary(2,
+					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
+					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
+			}},
+		{test: "ObjectYAML/Offload/malformed-entries-count.yaml (version 2)", refused: offload.ErrTruncated, field: "EntriesCount",
+			input: func(*testing.T) []byte {
+				return lmSet(lmBinary(2, lmImage{kind: offload.ImageCubin, code: 1, data: lmDeadbeef}), 24, 999999999)
+			}},
+
+		// llvm-offload-binary: what it packages, listed by objdump.
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (CHECK)", want: leaf(0, "0", "abc"),
+			input: func(t *testing.T) []byte {
+				return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")
+			}},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (NESTED)",
+			want: lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "0.0", "abc") + leaf(1, "0.1", "def"),
+			input: func(t *testing.T) []byte {
+				return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested", "triple", "x-y-z")
+			}},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (NESTED2)",
+			want: lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t7)) + lmNested(0, 2) +
+				leaf(1, "0.0", "abc") +
+				lmListed(1, "0.1", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(1, 2) + leaf(2, "0.1.0", "abc") + leaf(2, "0.1.1", "def") +
+				lmListed(0, "1", "<none>", "nested2", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "1.0", "abc") + leaf(1, "1.1", "def"),
+			input: func(t *testing.T) []byte {
+				return append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t7, "arch", "nested", "triple", "x-y-z"),
+					lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested2", "triple", "x-y-z")...)
+			}},
+		{test: "tools/llvm-offload-binary/compress.test (CHECK)", want: leaf(0, "0", "abc"),
+			input: func(t *testing.T) []byte {
+				return lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offload.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z")
+			}},
+		// A compressed binary then an uncompressed one: the second starts
+		// at the next multiple of 8.
+		{test: "tools/llvm-offload-binary/compress.test (CONCAT)", want: leaf(0, "0", "abc") + leaf(0, "1", "abc"),
+			input: func(t *testing.T) []byte {
+				return append(lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offload.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z"),
+					lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")...)
+			}},
+	}
+}
+
+// TestLLVMMainList lists the inputs of LLVM main's tests as main's
+// llvm-objdump --offloading lists them, and refuses the malformed ones.
+func TestLLVMMainList(t *testing.T) {
+	dir := t.TempDir()
+	for i, c := range lmCases(t) {
+		t.Run(c.test, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("in%d.bin", i))
+			in := c.input(t)
+			if err := os.WriteFile(path, in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stdout, stderr, code := goffload(t, "list", "--llvm", "23", path)
+			refused := c.refused != nil || c.field != "" || c.says != nil
+			// Main's llvm-objdump prints an ELF file's format line before
+			// its error; goffload prints nothing but the error.
+			want := strings.ReplaceAll(c.want, "FILE", path)
+			if stdout != want && !(refused && want == "" && bytes.HasPrefix(in, elfMagic)) {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want)
+			}
+			if !refused {
+				if code != 0 {
+					t.Errorf("exit %d: %s", code, stderr)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(stderr, path) {
+				t.Fatalf("exit %d, want 1 with a message naming the input: %q", code, stderr)
+			}
+			says := slices.Clone(c.says)
+			if c.refused != nil {
+				says = append(says, c.refused.Error())
+			}
+			if c.field != "" {
+				says = append(says, c.field)
+			}
+			for _, s := range says {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("message %q does not say %q", stderr, s)
+				}
+			}
+		})
+	}
+}
+
+// TestLLVMMainRead reads the malformed raw binaries of TestLLVMMainList with
+// the package as row 23 reads them: a FormatError at the field, of the
+// typed error.
+func TestLLVMMainRead(t *testing.T) {
+	opt := lmRelease(t, 23).ReadOptions()
+	// lmBinary lays one image out as the package's writer does.
+	one := lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef}
+	if got, want := lmBinary(3, one), lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
+		t.Errorf("lmBinary:\n% x\nMarshalBinary:\n% x", got, want)
+	}
+	for _, c := range lmCases(t) {
+		if c.field == "" {
+			continue
+		}
+		t.Run(c.test, func(t *testing.T) {
+			b := c.input(t)
+			if !bytes.HasPrefix(b, offload.Magic[:]) {
+				t.Skip("an ELF file: list reads it")
+			}
+			_, err := offload.ReadAllBytes(b, opt)
+			var fe *offload.FormatError
+			if !errors.As(err, &fe) || !strings.Contains(fe.What, c.field) || c.refused != nil && !errors.Is(err, c.refused) {
+				t.Errorf("%v, want a FormatError at %s matching %v", err, c.field, c.refused)
+			}
+		})
+	}
+}
+
+// lmExtractCase is one extraction of an LLVM test (llvm-offload-binary
+// without file=) as goffload extract --llvm 23 --raw runs it.
+type lmExtractCase struct {
+	test  string
+	name  string // the input's file name: its stem names the files
+	input func(t *testing.T) []byte
+	args  []string
+	// want are the files written, in the order of the Extracted lines, and
+	// their bytes.
+	want    [][2]string
+	refused error
+}
+
+func lmExtractCases(t *testing.T) []lmExtractCase {
+	src := string(lmSource)
+	pkg := func(data []byte, arch string) []byte {
+		return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, data, "arch", arch, "triple", "x-y-z")
+	}
+	t5 := append(pkg(lmSource, "abc"), pkg(lmSource, "def")...)
+	bad := []byte("\x10\xff\x10\xad\n") // printf "\020\377\020\255\012"
+	member := func(content string) string {
+		return string(lmMarshal(t, 23, offload.ImageNone, offload.OffloadOpenMP, []byte(content), "triple", "x-y-z", "arch", "gfx90a"))
+	}
+	lib := func(t *testing.T) []byte {
+		return lmArchive(t, [2]string{"a.o", member("aaaa\n")}, [2]string{"b.o", member("bbbb\n")})
+	}
+	compressed := func(c offload.Compression) func(*testing.T) []byte {
+		return func(t *testing.T) []byte {
+			return lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, c, "arch", "abc", "triple", "x-y-z")
+		}
+	}
+	return []lmExtractCase{
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (EXTRACT)", name: "t.bin",
+			input: func(*testing.T) []byte { return pkg(lmSource, "abc") },
+			want:  [][2]string{{"t-x-y-z-abc.0.", src}}},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (EXTRACT-NESTED)", name: "t6.bin",
+			input: func(*testing.T) []byte { return pkg(t5, "nested") },
+			want:  [][2]string{{"t6-x-y-z-abc.0.", src}, {"t6-x-y-z-def.1.", src}}},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (EXTRACT-MIXED)", name: "t7.bin",
+			input: func(*testing.T) []byte { return append(pkg(t5, "nested"), pkg(lmSource, "ghi")...) },
+			want:  [][2]string{{"t7-x-y-z-abc.0.", src}, {"t7-x-y-z-def.1.", src}, {"t7-x-y-z-ghi.2.", src}}},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-OUTER)", name: "t9.bin",
+			input: func(*testing.T) []byte { return bad }, refused: offload.ErrInvalid},
+		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-INNER)", name: "t10.bin",
+			input: func(*testing.T) []byte { return pkg(bad, "nested") }, refused: offload.ErrInvalid},
+		// --image=arch=abc,triple=x-y-z: the image, inflated.
+		{test: "tools/llvm-offload-binary/compress.test (zstd)", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
+			input: compressed(offload.Compression{Format: "zstd"}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+		{test: "tools/llvm-offload-binary/compress.test (zstd, --compression-level=-5)", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
+			input: compressed(offload.Compression{Format: "zstd", Level: -5}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+		{test: "tools/llvm-offload-binary/compress-level-zlib.test", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
+			input: compressed(offload.Compression{Format: "zlib", Level: 9}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+		// member=NAME selects archive members by name.
+		{test: "tools/llvm-offload-binary/member-extract.test (member=a.o)", name: "lib.a", input: lib,
+			args: []string{"--member", "a.o", "--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp"},
+			want: [][2]string{{"lib-x-y-z-gfx90a.0.", "aaaa\n"}}},
+		{test: "tools/llvm-offload-binary/member-extract.test (member=b.o)", name: "lib.a", input: lib,
+			args: []string{"--member", "b.o", "--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp"},
+			want: [][2]string{{"lib-x-y-z-gfx90a.0.", "bbbb\n"}}},
+		// Without member= the filter matches both.
+		{test: "tools/llvm-offload-binary/member-extract.test (no member)", name: "lib.a", input: lib,
+			args: []string{"--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp"},
+			want: [][2]string{{"lib-x-y-z-gfx90a.0.", "aaaa\n"}, {"lib-x-y-z-gfx90a.1.", "bbbb\n"}}},
+		// yaml2obj's binaries: the images are their Content.
+		{test: "ObjectYAML/Offload/binary.yaml", name: "y.bin",
+			input: func(t *testing.T) []byte {
+				return lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70")
+			},
+			want: [][2]string{{"y-nvptx64-nvidia-cuda-sm_70.0.cubin", string(lmDeadbeef)}}},
+		{test: "ObjectYAML/Offload/compressed.yaml, compressed-zlib.yaml", name: "y.bin",
+			input: func(t *testing.T) []byte {
+				return append(lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offload.Compression{Format: "zstd"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a"),
+					lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offload.Compression{Format: "zlib"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a")...)
+			},
+			want: [][2]string{{"y-amdgcn-amd-amdhsa-gfx90a.0.cubin", string(lmDeadbeef)}, {"y-amdgcn-amd-amdhsa-gfx90a.1.cubin", string(lmDeadbeef)}}},
+		{test: "ObjectYAML/Offload/multiple_members.yaml", name: "y.bin",
+			input: func(*testing.T) []byte {
+				return lmBinary(3,
+					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
+					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
+			},
+			want: [][2]string{{"y-nvptx64-nvidia-cuda-sm_70.0.cubin", string(lmDeadbeef)}, {"y-amdgcn-amd-amdhsa-gfx908.1.bc", "\xca\xfe\xfe\xed"}}},
+	}
+}
+
+// TestLLVMMainExtract extracts the inputs of LLVM main's tests as main's
+// llvm-offload-binary extracts them without file=: every leaf image (nested
+// binaries recursed into) as STEM-TRIPLE[-ARCH].IDX.KIND, one "Extracted:"
+// line each.
+func TestLLVMMainExtract(t *testing.T) {
+	for _, c := range lmExtractCases(t) {
+		t.Run(c.test, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, c.name)
+			if err := os.WriteFile(path, c.input(t), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out")
+			args := append(append([]string{"extract", "--llvm", "23", "--raw"}, c.args...), "-o", out, path)
+			stdout, stderr, code := goffload(t, args...)
+			if c.refused != nil {
+				if code != 1 || !strings.Contains(stderr, c.refused.Error()) || !strings.Contains(stderr, path) {
+					t.Errorf("exit %d %q, want 1 and %q", code, stderr, c.refused)
+				}
+				if ents, _ := os.ReadDir(out); len(ents) > 0 {
+					t.Errorf("refused, yet wrote %d files", len(ents))
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var want strings.Builder
+			for _, f := range c.want {
+				fmt.Fprintf(&want, "Extracted: %s\n", f[0])
+			}
+			if stdout != want.String() {
+				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, want.String())
+			}
+			ents, _ := os.ReadDir(out)
+			if len(ents) != len(c.want) {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("wrote %q", names)
+			}
+			for _, f := range c.want {
+				if got, err := os.ReadFile(filepath.Join(out, f[0])); err != nil || string(got) != f[1] {
+					t.Errorf("%s: %q, %v; want %q", f[0], got, err, f[1])
+				}
+			}
+		})
+	}
+}
+
+// TestLLVMMainMetadata: an entry with OIF_Metadata (bit 0 of Flags: strings,
+// no image), as LLVM's unit test OffloadingTest.checkMultiEntryBinaryExtraction
+// (llvm/unittests/Object/OffloadingTest.cpp) makes it: five entries, the
+// last metadata-only with an empty image. Main's llvm-objdump lists it as
+// any entry (image size 0 bytes); list --json marks it "metadata" under
+// --llvm 23, and not under --llvm 22, which knows no such flag.
+func TestLLVMMainMetadata(t *testing.T) {
+	var ims []lmImage
+	var want strings.Builder
+	kinds := []string{"<none>", "elf", "llvm ir", "cubin", "fatbinary"}
+	producers := []string{"none", "openmp", "cuda", "none", "hip"} // 3 is no kind in main
+	for i := range 5 {
+		im := lmImage{kind: offload.ImageKind(i), code: uint16(i), flags: uint32(i * 100), strs: lmStrings("id", fmt.Sprint(i), "arch", fmt.Sprintf("gpu%d", i)),
+			data: fmt.Appendf(nil, "ImageData%d", i)}
+		if i == 4 {
+			im.flags, im.data = offload.FlagMetadata, nil
+		}
+		ims = append(ims, im)
+		want.WriteString(lmListed(0, fmt.Sprint(i), kinds[i], fmt.Sprintf("gpu%d", i), "", producers[i], len(im.data)))
+	}
+	path := filepath.Join(t.TempDir(), "multi.bin")
+	if err := os.WriteFile(path, lmBinary(3, ims...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", path); code != 0 || stdout != want.String() {
+		t.Errorf("exit %d %s\n%s\nwant\n%s", code, stderr, stdout, want.String())
+	}
+	var got struct {
+		Images []struct {
+			Flags     uint32 `json:"flags"`
+			Metadata  *bool  `json:"metadata"`
+			ImageSize uint64 `json:"image_size"`
+		} `json:"images"`
+	}
+	stdout, stderr, code := goffload(t, "list", "--llvm", "23", "--json", path)
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || len(got.Images) != 5 {
+		t.Fatalf("--json: exit %d %s %v\n%s", code, stderr, err, stdout)
+	}
+	for i, im := range got.Images {
+		if meta := im.Metadata != nil && *im.Metadata; meta != (i == 4) || im.Flags != ims[i].flags || im.ImageSize != uint64(len(ims[i].data)) {
+			t.Errorf("image %d: flags %d metadata %v size %d", i, im.Flags, im.Metadata, im.ImageSize)
+		}
+	}
+	// Read as LLVM 22 reads a version-1 binary with the same flag.
+	v1 := filepath.Join(t.TempDir(), "v1.bin")
+	b := lmMarshal(t, 22, offload.ImageObject, offload.OffloadOpenMP, nil, "triple", "x86_64-unknown-linux-gnu", "arch", "generic")
+	lmLE.PutUint32(b[offload.HeaderSize+4:], offload.FlagMetadata)
+	if err := os.WriteFile(v1, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		llvm string
+		meta bool
+	}{{"22", false}, {"23", true}} {
+		stdout, stderr, code := goffload(t, "list", "--llvm", c.llvm, "--json", v1)
+		if code != 0 || strings.Contains(stdout, `"metadata": true`) != c.meta || !strings.Contains(stdout, `"flags": 1`) {
+			t.Errorf("--llvm %s --json: exit %d %s\n%s", c.llvm, code, stderr, stdout)
+		}
+	}
+}
+
+// TestLLVMMainCompressionLevel: compress-level-zlib.test's refusal of
+// zlib level 12, in llvm-offload-binary's words.
+func TestLLVMMainCompressionLevel(t *testing.T) {
+	im := offload.Image{Strings: lmStrings("arch", "abc", "triple", "x-y-z")}
+	var buf bytes.Buffer
+	_, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 23), &im, bytes.NewReader(lmSource), int64(len(lmSource)), offload.Compression{Format: "zlib", Level: 12})
+	if err == nil || !strings.Contains(err.Error(), "invalid zlib compression level 12; expected a value in [0, 9]") {
+		t.Errorf("zlib level 12: %v", err)
+	}
+}
+
+// TestLLVMMainWrapper: llvm-offload-wrapper/offload-wrapper.ll's checks of
+// the compiled OpenMP wrapper for x86_64-unknown-linux-gnu (OMP-SECTION:
+// llvm_offload_entries is PROGBITS, flags "AR", SHF_ALLOC and
+// SHF_GNU_RETAIN; OMP-RELOCATABLE: under --relocatable the image goes in
+// .llvm.offloading.relocatable) on goffload wrap --llvm 23 of a version-3
+// binary, which list then finds in either section.
+func TestLLVMMainWrapper(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "image.bin")
+	data := lmMarshal(t, 23, offload.ImageObject, offload.OffloadOpenMP, lmSource, "triple", "x86_64-unknown-linux-gnu", "arch", "generic")
+	if err := os.WriteFile(bin, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags   []string
+		section string
+	}{{nil, ".llvm.offloading"}, {[]string{"-r"}, ".llvm.offloading.relocatable"}} {
+		out := filepath.Join(dir, "wrapper.o")
+		args := append(append([]string{"wrap", "--llvm", "23", "--kind", "openmp", "--triple", "x86_64-unknown-linux-gnu"}, c.flags...), "-o", out, bin)
+		if _, stderr, code := goffload(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elfobj.Read(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const allocRetain = elf.SHF_ALLOC | 0x200000 // "AR": SHF_ALLOC, SHF_GNU_RETAIN
+		if s := f.Section("llvm_offload_entries"); s == nil || s.Type != elf.SHT_PROGBITS || s.Flags&allocRetain != allocRetain {
+			t.Errorf("%v: llvm_offload_entries %+v, want PROGBITS, flags AR", c.flags, s)
+		}
+		s := f.Section(c.section)
+		if s == nil || s.Type != elfobj.SHT_LLVM_OFFLOADING {
+			t.Fatalf("%v: no %s", c.flags, c.section)
+		}
+		if got, err := s.Data(); err != nil || !bytes.Equal(got, data) {
+			t.Errorf("%v: %s holds %d bytes, not the binary (%v)", c.flags, c.section, len(got), err)
+		}
+		want := strings.ReplaceAll(lmELFLine, "elf64-unknown", "elf64-x86-64") + lmListed(0, "0", "elf", "generic", "x86_64-unknown-linux-gnu", "openmp", len(lmSource))
+		if stdout, stderr, code := goffload(t, "list", "--llvm", "23", out); code != 0 || stdout != strings.ReplaceAll(want, "FILE", out) {
+			t.Errorf("%v: list: exit %d %s\n%s", c.flags, code, stderr, stdout)
+		}
+	}
+}
+
+// Not reproduced:
+//
+//   - llvm-objdump/Offloading/coff.test: a COFF object; goffload reads ELF
+//     files (and archives of them) only.
+//   - llvm-objdump/Offloading/fatbin*.test: HIP offload bundles (CCOB) in
+//     .hip_fatbin, no OffloadBinary of version 3 or nested.
+//   - llvm-offload-binary.ll's --image=file=%t8,arch=nested (diff %t5 %t8)
+//     and member-extract.test's file= and "Multiple inputs match to a
+//     single file": goffload extract has no file= (one named output).
+//   - llvm-offload-binary/ignore-shared-object.ll: needs clang -shared, and
+//     its check is `|| true`: it asserts nothing.
+//   - llvm-offload-wrapper/offload-wrapper.ll but OMP-SECTION and
+//     OMP-RELOCATABLE (TestLLVMMainWrapper), and coff-opt-ref.ll: the
+//     wrapper's IR (llvm-dis), COFF ($OA/$OZ) and Mach-O sections and
+//     lld-link's map; goffload wrap writes ELF objects.
