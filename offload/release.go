@@ -317,9 +317,10 @@ type Release struct {
 	// (amdgpu9.0a-amd-amdhsa for gfx90a, amdgpu10.30-amd-amdhsa for gfx1030;
 	// main after 22) rather than amdgcn-amd-amdhsa; see [Release.AMDGPUTriple].
 	AMDGPUSubarchTriples bool
-	// WrapSYCL: the release's offloading library wraps SYCL images
-	// (llvm::offloading::wrapSYCLBinaries, __sycl_register_lib; 22 and later).
-	WrapSYCL bool
+	// SYCLRegistration is how the release's offloading library registers
+	// SYCL images (llvm::offloading::wrapSYCLBinaries, __sycl_register_lib;
+	// 22 and later), or SYCLRegistrationNone.
+	SYCLRegistration SYCLRegistration
 	// NestedImages: the release's readers list and extract an image that is
 	// itself an OffloadBinary as nested images numbered [i.j], print an
 	// `image size` line per image and know the OIF_Metadata image flag
@@ -435,6 +436,30 @@ const (
 	// their kind is the wrapper's; managed variables registered too.
 	GPURegistrationKindCheck
 )
+
+// SYCLRegistration is the form of a release's SYCL registration code.
+type SYCLRegistration int
+
+const (
+	// SYCLRegistrationNone: the release's library has no SYCL wrapper
+	// (before 22).
+	SYCLRegistrationNone SYCLRegistration = iota
+	// SYCLRegistrationDescriptor (22): a __sycl.tgt_device_image per image
+	// (the raw image, its entries and option strings) in a
+	// __sycl.tgt_bin_desc passed to __sycl_register_lib from a constructor
+	// and destructor of priority 1 (spec §3.4).
+	SYCLRegistrationDescriptor
+	// SYCLRegistrationBinary (main after 22): the whole OffloadBinary
+	// registered with __sycl_register_lib(start, size) (llvm-project
+	// #193876), from a constructor of priority 101 with atexit (#217173).
+	SYCLRegistrationBinary
+)
+
+var syclRegistrationNames = [...]string{"none", "descriptor", "binary"}
+
+func (v SYCLRegistration) String() string {
+	return enumName(syclRegistrationNames[:], int(v), "SYCLRegistration")
+}
 
 var gpuRegistrationNames = [...]string{"none", "whole-flags", "flag-bits", "kind-check"}
 
@@ -670,7 +695,7 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 		BundleIDs:       BundleIDComponents,
 		RuntimeLibrary:  "libomptarget.so.22.1", RuntimeReadsLegacyEntries: true,
-		WrapSYCL: true,
+		SYCLRegistration: SYCLRegistrationDescriptor,
 	},
 	{
 		// Inferred: LLVM's main branch after 22 (no Debian suite ships it),
@@ -696,7 +721,7 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 		BundleIDs:       BundleIDComponents,
 		RuntimeLibrary:  "libomptarget.so.23.0", RuntimeReadsLegacyEntries: true,
-		WrapSYCL: true, EntriesRetain: true, AMDGPUSubarchTriples: true, NestedImages: true,
+		SYCLRegistration: SYCLRegistrationBinary, EntriesRetain: true, AMDGPUSubarchTriples: true, NestedImages: true,
 	},
 }
 

@@ -43,11 +43,19 @@ func (b *Binary) check() error {
 	return nil
 }
 
-// FromBinary returns the OffloadBinary of the size bytes of r for embedding.
+// FromBinary returns the OffloadBinary of the size bytes of r for embedding;
+// a compressed one (version 3) inflated.
 func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 	b, err := offload.ReadBinary(r, size, &offload.ReadOptions{MaxVersion: offload.VersionCompressed}) // v1 to v3: the caller reads as its release does
 	if err != nil {
 		return Binary{}, err
+	}
+	if b.InflatedSize != 0 && size-int64(b.Size) < offload.Alignment {
+		// A compressed binary (its Size not padded to 8) is embedded
+		// inflated, as the runtime reads it, so that ImageStart and
+		// ImageEnd point at its image.
+		in := b.Inflated()
+		return FromBinary(in, in.Size())
 	}
 	if int64(b.Size) != size {
 		return Binary{}, fmt.Errorf("wrap: %d bytes after the binary of %d bytes", size-int64(b.Size), b.Size)

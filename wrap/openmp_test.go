@@ -229,3 +229,30 @@ func TestFromBinaryRefusesImageOutside(t *testing.T) {
 		t.Errorf("got %v, want ErrImageRange", err)
 	}
 }
+
+// TestFromBinaryInflates: a compressed binary (version 3) is embedded
+// inflated, its image where ImageOffset and ImageSize say.
+func TestFromBinaryInflates(t *testing.T) {
+	r, _ := offload.LookupRelease(23)
+	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	image := bytes.Repeat([]byte("device code "), 100)
+	var buf bytes.Buffer
+	if _, err := offload.WriteCompressedBinary(&buf, r, &im, bytes.NewReader(image), int64(len(image)), offload.Compression{Format: "zlib"}); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := offload.MarshalBinary(r, &im, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := FromBinary(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, b.Size)
+	if _, err := b.R.ReadAt(got, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, plain) || !bytes.Equal(got[b.ImageOffset:b.ImageOffset+b.ImageSize], image) {
+		t.Errorf("embedded %d bytes (%d compressed), image at %d+%d; want the %d-byte uncompressed binary", b.Size, buf.Len(), b.ImageOffset, b.ImageSize, len(plain))
+	}
+}

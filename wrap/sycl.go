@@ -151,8 +151,8 @@ const (
 // a C string, goes to a mergeable .llvm.offloading of its own kind (the
 // image's bytes are read to tell). Images are streamed from their readers.
 //
-// The release must wrap SYCL in this form: one whose row has WrapSYCL and
-// writes version-1 OffloadBinaries (LLVM 22). Older releases have no SYCL
+// The release must wrap SYCL in this form: one whose row has
+// SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older releases have no SYCL
 // wrapper, and LLVM main after 22 registers the whole OffloadBinary with
 // __sycl_register_lib(start, size) instead (llvm-project #193876, and
 // later a constructor of priority 101 with atexit, #217173): both are
@@ -204,13 +204,13 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 // syclForm refuses a release whose wrapSYCLBinaries is not the one this
 // file writes: none before 22; and from LLVM main after 22, whose
 // clang-sycl-linker puts every image in one OffloadBinary of a later
-// version, the whole binary registered by (start, size). The form goes with
-// the OffloadBinary version the release writes.
+// version, the whole binary registered by (start, size): the release
+// table's SYCLRegistration.
 func syclForm(r *offload.Release) error {
 	switch {
-	case !r.WrapSYCL:
+	case r.SYCLRegistration == offload.SYCLRegistrationNone:
 		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, ErrUnsupported)
-	case r.BinaryVersion != 1:
+	case r.SYCLRegistration != offload.SYCLRegistrationDescriptor:
 		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), which this package does not write (it writes 22's descriptors): %w", r, ErrUnsupported)
 	case syclEntriesSection(r) == "" || r.NameSection == "" || r.EntrySymbolPrefix == "":
 		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, ErrUnsupported)
