@@ -64,6 +64,9 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "embed-into", args: []string{"embed", "--into", "IN", "-o", "OUT", good}},
 		{name: "strip", args: []string{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", "IN"}},
 		{name: "wrap", args: []string{"wrap", "-o", "OUT", "IN"}},
+		{name: "wrap-sycl", args: []string{"wrap", "--kind", "sycl", "-o", "OUT", "IN"}},
+		// LLVM main after 22: version-3 binaries, compressed ones inflated.
+		{name: "wrap-23", args: []string{"wrap", "--llvm", "23", "-o", "OUT", "IN"}},
 		{name: "wrap-cuda", args: []string{"wrap", "--kind", "cuda", "-o", "OUT", "IN"}},
 		{name: "wrap-hip", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "IN"}},
 		{name: "wrap-hip-image", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "--image", "gfx90a=IN"}},
@@ -293,6 +296,9 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		if slices.Contains(pass, "package") {
 			pass = append(pass, "package-compress")
 		}
+		if slices.Contains(pass, "wrap") {
+			pass = append(pass, "wrap-23")
+		}
 		// The same flow; but the wrapper's release is 22 (from its -L),
 		// and an old driver's OpenMP bundle or a program of mixed
 		// releases is refused as check would find it.
@@ -375,10 +381,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 			t.Fatal(err)
 		}
 	}
-	add("v3-nested-41", write("v3nested.bin", nested))
+	add("v3-nested-41", write("v3nested.bin", nested), "package", "wrap-23")
 	// 64 MiB of zeros compressed: read, listed and extracted in bounded
 	// memory under --llvm 23.
-	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list-23", "extract-23", "package")
+	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list-23", "extract-23", "package", "wrap-23")
 	// A binary of LLVM 22 whose image is a bad version-3 binary: 22 sees an
 	// image, 23 refuses the nested binary.
 	badInner := slices.Clone(v3.Bytes())
@@ -404,8 +410,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("bomb-huge-entry", write("huge.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	ins[len(ins)-1].says = map[string]string{"extract": "free", "extract-raw": "free"}
 
-	// Binaries whose strings would lead files out of the output folder.
 	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
+	// A SYCL binary (LLVM 22's kind 8): wrapped by wrap --kind sycl.
+	add("sycl-binary", write("sycl.bin", packaged(t, dir, "file="+img+",triple=spirv64-unknown-unknown,kind=sycl,symbols=k")),
+		"list", "list-json", "embed", "wrap", "wrap-sycl", "package", "link", "extract", "extract-raw")
+
+	// Binaries whose strings would lead files out of the output folder.
 	// Accepted by whatever reads binaries; refused by extract (the name) and
 	// by what wants something else (an object, a fatbin, a spec).
 	evilPass := []string{"list", "list-json", "embed", "wrap", "package", "link"}

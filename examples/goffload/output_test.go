@@ -29,6 +29,8 @@ func writers(bin, fat, spec string) [][]string {
 		{"convert", "--from", "19", "--llvm", "22", "-o", "OUT", fat},
 		{"wrap", "-o", "OUT", bin},
 		{"wrap", "--kind", "hip", "--compress", "-o", "OUT", hipfb},
+		{"wrap", "--kind", "sycl", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
+		{"wrap", "--llvm", "23", "-o", "OUT", bin},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
 		{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "OUT", fat},
@@ -40,6 +42,7 @@ func writers(bin, fat, spec string) [][]string {
 func outputInputs(t *testing.T, dir string) (bin, fat, spec string) {
 	bin = filepath.Join(dir, "k.bin")
 	os.WriteFile(bin, packaged(t, dir, "file="+filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")+",triple=x86_64-unknown-linux-gnu,kind=openmp"), 0o644)
+	os.WriteFile(filepath.Join(dir, "sycl.bin"), packaged(t, dir, "file="+filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")+",triple=spirv64-unknown-unknown,kind=sycl,symbols=k"), 0o644)
 	fat = filepath.Join(dir, "fat.o")
 	if _, stderr, code := goffload(t, "embed", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
