@@ -564,8 +564,14 @@ func snapshot(t *testing.T, roots ...string) map[string]fileState {
 				st.ino = sys.Ino
 			}
 			if info.Mode().IsRegular() {
-				if data, err := os.ReadFile(path); err == nil {
-					st.sum = sha256.Sum256(data)
+				// Streamed: the commands' peak memory is measured, and a
+				// child starts with this process's (its exec'd copy
+				// shares our memory until exec, and Linux keeps the peak).
+				if f, err := os.Open(path); err == nil {
+					h := sha256.New()
+					io.Copy(h, f)
+					f.Close()
+					h.Sum(st.sum[:0])
 				}
 			}
 			if !info.IsDir() || path != root {
