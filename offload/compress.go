@@ -102,7 +102,7 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	if entOff != HeaderSizeV3 {
 		// LLVM copies EntriesOffset bytes of its 40-byte header struct: any
 		// other offset reads past it or leaves part of the header out.
-		return nil, errAt(base, 16, "EntriesOffset (of a compressed binary, into its compressed part)", entOff, ErrInvalid)
+		return nil, errAt(base, 16, "EntriesOffset (of a compressed binary, into its compressed part)", entOff, ErrTruncated)
 	}
 	if b.InflatedSize > opt.maxInflated() {
 		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, ErrLimit)

@@ -123,7 +123,7 @@ func TestCompressedRefused(t *testing.T) {
 		{"inflated size too small", set(32, le.Uint64(good[32:])-8), "InflatedSize", ErrInvalid},
 		{"inflated size under the header", set(32, 16), "InflatedSize", ErrTruncated},
 		{"entries offset past Size", set(16, size+8), "EntriesOffset", ErrTruncated},
-		{"entries offset into the compressed part", set(16, 48), "EntriesOffset", ErrInvalid},
+		{"entries offset into the compressed part", set(16, 48), "EntriesOffset", ErrTruncated},
 		{"size past the input", set(8, uint64(len(good))+8), "Size", ErrTruncated},
 		{"size under the header", set(8, 32), "Size", ErrTruncated},
 		{"corrupt stream", append(append([]byte{}, good[:48]...), bytes.Repeat([]byte{0xff}, len(good)-48)...), "zlib stream", ErrInvalid},

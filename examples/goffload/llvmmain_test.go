@@ -417,7 +417,7 @@ func lmCases(t *testing.T) []lmCase {
 		// end of the file was unexpectedly encountered"; offload refuses
 		// it at EntriesOffset as invalid data (compress.go), so only the
 		// field is checked.
-		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", field: "EntriesOffset",
+		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", refused: offload.ErrTruncated, field: "EntriesOffset",
 			input: func(*testing.T) []byte { return lmSet(compressed(offload.Compression{Format: "zstd"}), 16, 48) }},
 		{test: "ObjectYAML/Offload/malformed-entries-count.yaml", refused: offload.ErrTruncated, field: "EntriesCount",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 24, 999999999) }},
