@@ -75,6 +75,37 @@ func DetectImageKind(name string, head []byte) ImageKind {
 	return ImageKindFromExtension(extension(name))
 }
 
+// ImageKindName returns the name release r's llvm-objdump --offloading
+// prints for k: [ImageKind.String], and "spir-v" for ImageSPIRV where the
+// release names it (r.SPIRVImages). A nil r is the default release.
+func (r *Release) ImageKindName(k ImageKind) string {
+	if k == ImageSPIRV && r != nil && r.SPIRVImages {
+		return "spir-v"
+	}
+	return k.String()
+}
+
+// ImageKindExtension returns the extension release r's tools give an image
+// of kind k: [ImageKind.Extension], and "spv" for ImageSPIRV where the
+// release names it. A nil r is the default release.
+func (r *Release) ImageKindExtension(k ImageKind) string {
+	if k == ImageSPIRV && r != nil && r.SPIRVImages {
+		return "spv"
+	}
+	return k.Extension()
+}
+
+// DetectImageKind returns the kind release r's packager gives the file
+// name whose contents start with head: [DetectImageKind], and ImageSPIRV
+// for a .spv file where the release names that kind.
+func (r *Release) DetectImageKind(name string, head []byte) ImageKind {
+	k := DetectImageKind(name, head)
+	if k == ImageNone && r != nil && r.SPIRVImages && extension(name) == "spv" {
+		return ImageSPIRV
+	}
+	return k
+}
+
 // IsBitcode reports whether data starts with an LLVM bitcode magic number.
 func IsBitcode(data []byte) bool {
 	return bytes.HasPrefix(data, []byte("BC\xC0\xDE")) || bytes.HasPrefix(data, []byte("\xDE\xC0\x17\x0B"))

@@ -153,7 +153,7 @@ func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource, c 
 	if _, err := io.ReadFull(rd, head); err != nil {
 		return 0, err
 	}
-	pi.Image.Kind = DetectImageKind(pi.File, head)
+	pi.Image.Kind = r.DetectImageKind(pi.File, head)
 	data := io.MultiReader(bytes.NewReader(head), rd)
 	if c != nil {
 		return WriteCompressedBinary(w, r, &pi.Image, data, size, *c)

@@ -321,6 +321,10 @@ type Release struct {
 	// SYCL images (llvm::offloading::wrapSYCLBinaries, __sycl_register_lib;
 	// 22 and later), or SYCLRegistrationNone.
 	SYCLRegistration SYCLRegistration
+	// SPIRVImages: the release names IMG_SPIRV images (llvm-objdump
+	// "spir-v", extension "spv", the packager's kind of a .spv file; main
+	// after 22, where 22 declares the kind but names it nowhere).
+	SPIRVImages bool
 	// NestedImages: the release's readers list and extract an image that is
 	// itself an OffloadBinary as nested images numbered [i.j], print an
 	// `image size` line per image and know the OIF_Metadata image flag
@@ -721,7 +725,7 @@ var releases = []Release{
 		HIPFatbin:       HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3},
 		BundleIDs:       BundleIDComponents,
 		RuntimeLibrary:  "libomptarget.so.23.0", RuntimeReadsLegacyEntries: true,
-		SYCLRegistration: SYCLRegistrationBinary, EntriesRetain: true, AMDGPUSubarchTriples: true, NestedImages: true,
+		SYCLRegistration: SYCLRegistrationBinary, SPIRVImages: true, EntriesRetain: true, AMDGPUSubarchTriples: true, NestedImages: true,
 	},
 }
 

@@ -244,3 +244,34 @@ func TestLinkVersion3(t *testing.T) {
 		t.Errorf("link --llvm 22: exit %d %s", code, stderr)
 	}
 }
+
+// TestSPIRVImages: main after 22 names IMG_SPIRV (the packager's kind of a
+// .spv file, llvm-objdump's "spir-v", the extension "spv"); 22 names it
+// nowhere: a .spv file is packaged as <none>.
+func TestSPIRVImages(t *testing.T) {
+	dir := t.TempDir()
+	spv := filepath.Join(dir, "k.spv")
+	if err := os.WriteFile(spv, []byte{0x03, 0x02, 0x23, 0x07, 1, 2, 3, 4}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ llvm, kind, file string }{
+		{"23", "spir-v", "b-spirv64-unknown-unknown.0.spv"},
+		{"22", "<none>", "b-spirv64-unknown-unknown-.0."},
+	} {
+		bin := filepath.Join(dir, "b.bin")
+		if _, stderr, code := goffload(t, "package", "--llvm", c.llvm, "-o", bin, "--image", "file="+spv+",triple=spirv64-unknown-unknown,kind=sycl"); code != 0 {
+			t.Fatal(stderr)
+		}
+		if stdout, stderr, code := goffload(t, "list", "--llvm", c.llvm, bin); code != 0 || !strings.Contains(stdout, "\nkind            "+c.kind+"\n") {
+			t.Errorf("--llvm %s: list: exit %d %s\n%s", c.llvm, code, stderr, stdout)
+		}
+		x := filepath.Join(dir, "x"+c.llvm)
+		if _, stderr, code := goffload(t, "extract", "--llvm", c.llvm, "--raw", "-o", x, bin); code != 0 {
+			t.Fatal(stderr)
+		}
+		if _, err := os.Stat(filepath.Join(x, c.file)); err != nil {
+			ents, _ := os.ReadDir(x)
+			t.Errorf("--llvm %s: extract wrote %v, want %s", c.llvm, ents, c.file)
+		}
+	}
+}

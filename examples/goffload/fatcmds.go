@@ -382,12 +382,21 @@ func (x *extractor) add(from, stem string, im *offload.Image, ext string, size i
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
 	}
-	if x.rel.NestedImages && im.Arch() == "" {
-		// llvm-offload-binary of main leaves out an empty arch.
-		name = stem + "-" + im.Triple() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
+	kindExt := x.rel.ImageKindExtension(im.Kind)
+	if x.rel.NestedImages {
+		// llvm-offload-binary of main leaves out an empty arch, and names
+		// SPIR-V images.
+		name = stem + "-" + im.Triple()
+		if im.Arch() != "" {
+			name += "-" + im.Arch()
+		}
+		name += "." + strconv.Itoa(index) + "." + kindExt
+		if err := atomicfile.CheckName(name); err != nil {
+			return fmt.Errorf("%s: image %d: %w", from, index, err)
+		}
 	}
 	if ext != "" {
-		name = strings.TrimSuffix(name, im.Kind.Extension()) + ext
+		name = strings.TrimSuffix(name, kindExt) + ext
 	}
 	if prev, ok := x.names[name]; ok {
 		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was", from, index, name, prev)

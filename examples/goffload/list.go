@@ -166,7 +166,7 @@ func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, o
 	}
 	for k, im := range b.Images {
 		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s%d]:\n", indent, prefix, n+k)
-		for _, kv := range [][2]string{{"kind", im.Kind.String()}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
+		for _, kv := range [][2]string{{"kind", opt.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
 			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], kv[1])
 		}
 		if !nested {
@@ -317,7 +317,7 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, f
 			}
 			out.Images = append(out.Images, jsonImage{
 				Index: len(out.Images), Offset: b.Base + b.Offset, Size: b.Size, Version: b.Version,
-				ImageKind: im.Kind.String(), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
+				ImageKind: opt.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
 				Triple: im.Triple(), Arch: im.Arch(), Strings: strs,
 				ImageOffset: im.ImageOffset, ImageSize: im.ImageSize,
 				// Only where the release knows OIF_Metadata (main after 22).
