@@ -275,3 +275,59 @@ func TestSPIRVImages(t *testing.T) {
 		}
 	}
 }
+
+// TestMetadataCarried: an OIF_Metadata entry (strings, no image) is written
+// by extract --raw as the empty file main's llvm-offload-binary writes,
+// and extract (whole binaries) and strip keep its flag.
+func TestMetadataCarried(t *testing.T) {
+	dir := t.TempDir()
+	r23, err := offload.LookupRelease(23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := offload.Image{Kind: offload.ImageNone, OffloadKind: offload.OffloadOpenMP, Flags: offload.FlagMetadata,
+		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}, {Key: "note", Value: "metadata only"}}}
+	b, err := offload.MarshalBinary(r23, &im, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "m.bin")
+	if err := os.WriteFile(bin, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fat := filepath.Join(dir, "m.o")
+	if _, stderr, code := goffload(t, "embed", "--llvm", "23", "-o", fat, bin); code != 0 {
+		t.Fatal(stderr)
+	}
+	x := filepath.Join(dir, "raw")
+	if stdout, stderr, code := goffload(t, "extract", "--llvm", "23", "--raw", "-o", x, bin); code != 0 || stdout != "Extracted: m-x86_64-unknown-linux-gnu-generic.0.\n" {
+		t.Fatalf("extract --raw: exit %d %s\n%q", code, stderr, stdout)
+	}
+	if st, err := os.Stat(filepath.Join(x, "m-x86_64-unknown-linux-gnu-generic.0.")); err != nil || st.Size() != 0 {
+		t.Errorf("extract --raw: %v", err)
+	}
+	flagged := func(what, path string) {
+		t.Helper()
+		stdout, stderr, code := goffload(t, "list", "--llvm", "23", "--json", path)
+		if code != 0 || !strings.Contains(stdout, `"metadata": true`) {
+			t.Errorf("%s: the metadata flag is lost: exit %d %s\n%s", what, code, stderr, stdout)
+		}
+	}
+	flagged("the input", fat)
+	whole := filepath.Join(dir, "whole")
+	if _, stderr, code := goffload(t, "extract", "--llvm", "23", "-o", whole, fat); code != 0 {
+		t.Fatal(stderr)
+	}
+	ents, _ := os.ReadDir(whole)
+	if len(ents) != 1 {
+		t.Fatalf("extract: %v", ents)
+	}
+	if got, _ := os.ReadFile(filepath.Join(whole, ents[0].Name())); !bytes.Equal(got, b) {
+		t.Errorf("extract: %s is not the binary", ents[0].Name())
+	}
+	stripped := filepath.Join(dir, "s.o")
+	if _, stderr, code := goffload(t, "strip", "--llvm", "23", "--keep", "x86_64-unknown-linux-gnu:generic", "-o", stripped, fat); code != 0 {
+		t.Fatal(stderr)
+	}
+	flagged("strip", stripped)
+}
