@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,19 +128,7 @@ func TestOpenMPStreamsImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtimeStats
-	before.read()
-	n, err := elfobj.Write(io.Discard, o)
-	after.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < size {
-		t.Errorf("wrote %d bytes", n)
-	}
-	if grown := after.alloc - before.alloc; grown > 1<<20 {
-		t.Errorf("allocated %d bytes to wrap a %d-byte image", grown, int64(size))
-	}
+	writesStreamed(t, o, size)
 	_ = elf.EM_X86_64
 }
 

@@ -368,17 +368,5 @@ func TestSYCLStreamsImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtimeStats
-	before.read()
-	n, err := elfobj.Write(io.Discard, o)
-	after.read()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n < size {
-		t.Errorf("wrote %d bytes", n)
-	}
-	if grown := after.alloc - before.alloc; grown > 1<<20 {
-		t.Errorf("allocated %d bytes to wrap a %d-byte image", grown, int64(size))
-	}
+	writesStreamed(t, o, size)
 }
