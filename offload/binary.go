@@ -77,11 +77,14 @@ func (im *Image) Set(key, value string) {
 	im.Strings = append(im.Strings, KeyValue{key, value})
 }
 
-// Layout gives the offsets of a version-1 binary, relative to its start (spec §1.5).
+// Layout gives the offsets of a binary, relative to its start (spec §1.5).
+// In a binary of several entries (version 2 and later: [WriteBinaries]) a
+// Layout is one entry's: its own string entries and image, the string table
+// all entries share, and the size of the whole binary.
 type Layout struct {
 	StringOffset uint64 // first string entry (72; 80 in version 3)
 	StringTable  uint64 // first byte of the string table
-	ImageOffset  uint64 // first byte of the image, a multiple of 8
+	ImageOffset  uint64 // first byte of the image; a multiple of 8 for the first image
 	ImageSize    uint64
 	Size         uint64 // whole binary, padded to 8
 }
@@ -102,23 +105,57 @@ func (im *Image) LayoutFor(r *Release, imageSize uint64) Layout {
 	return l
 }
 
-// layout places a binary of version v (1, or 3: a 40-byte header and
-// string entries of 24 bytes).
+// layout places a binary of version v holding im alone.
 func (im *Image) layout(v uint32, imageSize uint64) (Layout, strtab.Table) {
-	strs := make([]string, 0, 2*len(im.Strings))
-	for _, kv := range im.Strings {
-		strs = append(strs, kv.Key, kv.Value)
+	ls, st := layoutAll(v, []*Image{im}, []uint64{imageSize})
+	return ls[0], st
+}
+
+// recordSizes returns the sizes of the header and of a string entry in
+// version v: 32 and 16 in version 1, 32 and 24 in version 2, 40 and 24 from
+// version 3.
+func recordSizes(v uint32) (header, stringEntry uint64) {
+	switch {
+	case v >= VersionCompressed:
+		return HeaderSizeV3, StringEntrySizeV2
+	case v == 2:
+		return HeaderSize, StringEntrySizeV2
+	}
+	return HeaderSize, StringEntrySize
+}
+
+// layoutAll places a binary of version v holding the images ims, of
+// sizes[i] bytes each, as LLVM's OffloadBinary::write does (in version 1,
+// one image): the header; an entry per image; the string entries of every
+// image, in the order of the images; one string table of all their keys
+// and values (StringTableBuilder::ELF: shared and tail-merged); zeros to a
+// multiple of 8; the images one after another, unpadded; zeros to a
+// multiple of 8.
+func layoutAll(v uint32, ims []*Image, sizes []uint64) ([]Layout, strtab.Table) {
+	var strs []string
+	nstr := uint64(0)
+	for _, im := range ims {
+		for _, kv := range im.Strings {
+			strs = append(strs, kv.Key, kv.Value)
+		}
+		nstr += uint64(len(im.Strings))
 	}
 	st := strtab.Build(strs)
-	hdr, es := uint64(HeaderSize), uint64(StringEntrySize)
-	if v >= VersionCompressed {
-		hdr, es = HeaderSizeV3, StringEntrySizeV2
+	hdr, es := recordSizes(v)
+	stringEntries := hdr + ImageEntrySize*uint64(len(ims))
+	table := stringEntries + es*nstr
+	image := alignUp(table+uint64(len(st.Data)), Alignment)
+	ls := make([]Layout, len(ims))
+	for i, im := range ims {
+		ls[i] = Layout{StringOffset: stringEntries, StringTable: table, ImageOffset: image, ImageSize: sizes[i]}
+		stringEntries += es * uint64(len(im.Strings))
+		image += sizes[i]
 	}
-	l := Layout{StringOffset: hdr + ImageEntrySize, ImageSize: imageSize}
-	l.StringTable = l.StringOffset + es*uint64(len(im.Strings))
-	l.ImageOffset = alignUp(l.StringTable+uint64(len(st.Data)), Alignment)
-	l.Size = alignUp(l.ImageOffset+imageSize, Alignment)
-	return l, st
+	size := alignUp(image, Alignment)
+	for i := range ls {
+		ls[i].Size = size
+	}
+	return ls, st
 }
 
 // LinkedImage returns the metadata clang-linker-wrapper gives the binary it

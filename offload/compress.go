@@ -193,18 +193,38 @@ func plus(got int64, body uint64) string {
 // size: the stream is written to a temporary file (removed) to learn its
 // size first. It returns the bytes written.
 func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64, c Compression) (int64, error) {
+	return writeCompressed(w, r, []ImageData{{Image: *im, Data: data, Size: size}}, c)
+}
+
+// WriteCompressedBinaries writes the binary [WriteBinaries] writes of ims,
+// compressed as [WriteCompressedBinary] compresses one: the header (its
+// EntriesCount len(ims)), then one zstd or zlib stream of everything after
+// it, entries, strings and every image, then zeros to a multiple of 8. The
+// release must write version 3 (main after 22, --llvm 23). Memory use does
+// not depend on the images' sizes. It returns the bytes written.
+func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
+	if err := c.check(); err != nil {
+		return 0, err
+	}
+	if err := r.checkMulti(len(ims)); err != nil {
+		return 0, err
+	}
+	return writeCompressed(w, r, ims, c)
+}
+
+func writeCompressed(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
 	if err := c.check(); err != nil {
 		return 0, err
 	}
 	if r.BinaryVersion < VersionCompressed {
 		return 0, fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
 	}
-	meta, l, err := im.meta(r, size)
+	meta, ls, err := encode(r, ims)
 	if err != nil {
 		return 0, err
 	}
-	if data == nil && size > 0 {
-		return 0, fmt.Errorf("image of %d bytes: no reader: %w", size, os.ErrInvalid)
+	if err := checkReaders(ims); err != nil {
+		return 0, err
 	}
 	tmp, err := os.CreateTemp("", "goffload-compress")
 	if err != nil {
@@ -219,14 +239,7 @@ func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, s
 	if _, err := cw.Write(meta[HeaderSizeV3:]); err != nil {
 		return 0, err
 	}
-	m, err := io.CopyN(cw, data, size)
-	if err == io.EOF {
-		return 0, fmt.Errorf("image: got %d of %d bytes: %w", m, size, io.ErrUnexpectedEOF)
-	}
-	if err != nil {
-		return 0, err
-	}
-	if _, err := cw.Write(make([]byte, l.Size-l.ImageOffset-l.ImageSize)); err != nil {
+	if _, err := writeImages(cw, ims, ls); err != nil {
 		return 0, err
 	}
 	if err := cw.Close(); err != nil {
@@ -241,13 +254,13 @@ func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, s
 	}
 	hdr := append([]byte(nil), meta[:HeaderSizeV3]...)
 	le.PutUint64(hdr[8:], uint64(HeaderSizeV3+csize))
-	le.PutUint64(hdr[32:], l.Size)
+	le.PutUint64(hdr[32:], ls[0].Size)
 	n, err := w.Write(hdr)
 	written := int64(n)
 	if err != nil {
 		return written, err
 	}
-	m, err = io.Copy(w, tmp)
+	m, err := io.Copy(w, tmp)
 	written += m
 	if err != nil {
 		return written, err
