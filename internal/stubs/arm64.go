@@ -18,7 +18,7 @@ var arm64 = arch{
 	},
 	reg: func(e *emitter, v variant, unreg uint64) {
 		arm64Prologue(e, v)
-		arm64Addr(e, Descriptor)
+		arm64Args(e, v)
 		arm64Call(e, RegisterLib)
 		if v.atexit {
 			arm64Addr(e, Unreg)
@@ -28,7 +28,7 @@ var arm64 = arch{
 	},
 	unreg: func(e *emitter, v variant) {
 		arm64Prologue(e, v)
-		arm64Addr(e, Descriptor)
+		arm64Args(e, v)
 		arm64Call(e, UnregisterLib)
 		arm64Epilogue(e)
 	},
@@ -57,6 +57,25 @@ func arm64Prologue(e *emitter, v variant) {
 func arm64Epilogue(e *emitter) {
 	e.word(arm64LdrPost(arm64LR, arm64SP, 16)) // ldr x30, [sp], #16
 	e.word(0xd65f03c0)                         // ret
+}
+
+// arm64Args puts the descriptor's address in x0 and, when the calls pass
+// a size, the size in w1 or x1. LLVM's scheduler puts the first
+// instruction of a size that takes several (MOVZ, then MOVKs) before the
+// address, and the rest after it.
+func arm64Args(e *emitter, v variant) {
+	var size []uint32
+	if v.sizeArg {
+		size = arm64MovImm(1, v.size)
+	}
+	if len(size) > 1 {
+		e.word(size[0])
+		size = size[1:]
+	}
+	arm64Addr(e, Descriptor)
+	for _, w := range size {
+		e.word(w)
+	}
 }
 
 // arm64Addr writes `adrp x0, t; add x0, x0, :lo12:t`.

@@ -80,6 +80,9 @@ type variant struct {
 	codegen
 	atexit, static bool
 	images         uint64
+	// sizeArg: the calls pass size after the descriptor (Options.SizeArg).
+	sizeArg bool
+	size    uint64
 }
 
 // arch is how one machine's code is laid out and written.

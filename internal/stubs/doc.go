@@ -23,6 +23,15 @@
 //	c, err := stubs.OpenMP(elf.EM_X86_64, true)
 //	// c.Text: 50 48 8d 3d 00 00 00 00 e8 ...; c.Relocs[0]: {4 R_X86_64_PC32 Descriptor -4}
 //
+// With [Options.SizeArg] both calls pass a second argument, an i64 size,
+// as the SYCL module of LLVM main after 22 does (`__sycl_register_lib(ptr
+// binary, i64 size)`, then atexit, and `__sycl_unregister_lib(ptr binary,
+// i64 size)`), on x86-64 and AArch64: `mov $size, %esi` (or `movabs`, or
+// `xor` for 0) after the address; on AArch64 the instructions LLVM's
+// expandMOVImm chooses for the constant (arm64imm.go), the first of several
+// scheduled before the address, the others after it. TestSizeArgMatchesLLC
+// compares every form with llc-22.
+//
 // The tests compare the code with llc of LLVM 15, 16, 19 and 22 (text,
 // relocations, symbols, labels, e_flags, .riscv.attributes, and .eh_frame
 // as bytes and as llvm-dwarfdump prints it), decode it with golang.org/x/arch

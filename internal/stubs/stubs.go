@@ -165,6 +165,13 @@ type Options struct {
 	// DescriptorOffset and, where LLVM merges globals and so orders them by
 	// size (ppc64 from LLVM 20), the code.
 	Images int
+	// SizeArg says that reg and unreg pass Size as a second argument, an
+	// i64 after the descriptor: the SYCL module of LLVM main after 22
+	// registers its binary with __sycl_register_lib(ptr start, i64 size)
+	// and unregisters it with __sycl_unregister_lib(ptr start, i64 size).
+	// x86-64 and AArch64 only; on AArch64 Size must be below 2^48.
+	SizeArg bool
+	Size    uint64
 }
 
 // Function names, as the wrapper module gives them (spec §3.1).
@@ -213,6 +220,16 @@ func OpenMPWith(m elf.Machine, o Options) (*Code, error) {
 	if o.Static && m != elf.EM_X86_64 {
 		return nil, fmt.Errorf("static openmp wrapper code for %v: %w (x86-64 only)", m, ErrUnsupported)
 	}
-	v := variant{codegen: cg, atexit: o.Atexit, static: o.Static, images: uint64(o.Images)}
+	if o.SizeArg {
+		switch {
+		case m != elf.EM_X86_64 && m != elf.EM_AARCH64:
+			return nil, fmt.Errorf("wrapper code passing a size for %v: %w (x86-64 and AArch64 only)", m, ErrUnsupported)
+		case o.Static:
+			return nil, fmt.Errorf("static wrapper code passing a size: %w", ErrUnsupported)
+		case m == elf.EM_AARCH64 && o.Size>>48 != 0:
+			return nil, fmt.Errorf("AArch64 wrapper code passing the size %#x: %w (below 2^48 only)", o.Size, ErrUnsupported)
+		}
+	}
+	v := variant{codegen: cg, atexit: o.Atexit, static: o.Static, images: uint64(o.Images), sizeArg: o.SizeArg, size: o.Size}
 	return assemble(arch, v), nil
 }

@@ -17,6 +17,7 @@ var x86 = arch{
 	reg: func(e *emitter, v variant, unreg uint64) {
 		x86Prologue(e)
 		x86Descriptor(e, v)
+		x86Size(e, v)
 		x86Call(e, RegisterLib)
 		if v.atexit {
 			e.bytes(0x48, 0x8d, 0x3d) // lea unreg(%rip), %rdi
@@ -28,6 +29,7 @@ var x86 = arch{
 	unreg: func(e *emitter, v variant) {
 		x86Prologue(e)
 		x86Descriptor(e, v)
+		x86Size(e, v)
 		x86Call(e, UnregisterLib)
 		x86Epilogue(e)
 	},
@@ -56,6 +58,24 @@ func x86Descriptor(e *emitter, v variant) {
 	e.bytes(0x48, 0xbf) // movabs $t, %rdi
 	e.reloc(e.pc(), elf.R_X86_64_64, Descriptor, 0)
 	e.bytes(0, 0, 0, 0, 0, 0, 0, 0)
+}
+
+// x86Size puts the size in %rsi, when the calls pass one: `xor %esi, %esi`
+// for 0, `mov $imm32, %esi` (zero-extending) below 2^32, else
+// `movabs $imm64, %rsi`, as LLVM selects them.
+func x86Size(e *emitter, v variant) {
+	switch {
+	case !v.sizeArg:
+	case v.size == 0:
+		e.bytes(0x31, 0xf6)
+	case v.size>>32 == 0:
+		e.bytes(0xbe)
+		e.word(uint32(v.size))
+	default:
+		e.bytes(0x48, 0xbe)
+		e.word(uint32(v.size))
+		e.word(uint32(v.size >> 32))
+	}
 }
 
 // x86LeaRDI writes `lea t(%rip), %rdi`.
