@@ -152,12 +152,12 @@ const (
 // image's bytes are read to tell). Images are streamed from their readers.
 //
 // The release must wrap SYCL in this form: one whose row has
-// SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older releases have no SYCL
-// wrapper, and LLVM main after 22 registers the whole OffloadBinary with
-// __sycl_register_lib(start, size) instead (llvm-project #193876, and
-// later a constructor of priority 101 with atexit, #217173): both are
-// refused with an error matching ErrUnsupported that names the release, as
-// are Suffix and Relocatable, which wrapSYCLBinaries does not have, other
+// SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older
+// releases have no SYCL wrapper, and LLVM main after 22 registers the whole
+// OffloadBinary with __sycl_register_lib(start, size) instead
+// (llvm-project #193876; [SYCLBinary] writes that form): both are refused
+// with an error matching ErrUnsupported that names the release, as are
+// Suffix and Relocatable, which wrapSYCLBinaries does not have, other
 // hosts, and no images or more than 65535 (the count is 16 bits).
 func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 	r := opt.Release
@@ -181,12 +181,9 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 			return nil, fmt.Errorf("wrap: SYCL image %d: %w", i, err)
 		}
 	}
-	o, err := elfobj.ForTriple(opt.Triple)
+	o, err := syclHost(opt.Triple)
 	if err != nil {
 		return nil, err
-	}
-	if (o.Machine != elf.EM_X86_64 && o.Machine != elf.EM_AARCH64) || o.Data != elf.ELFDATA2LSB {
-		return nil, fmt.Errorf("wrap: SYCL wrapper for %q: %w (x86-64 and little-endian AArch64 hosts)", opt.Triple, ErrUnsupported)
 	}
 	// The two functions are the OpenMP wrapper's of LLVM 15 to 18: one call
 	// with the descriptor each, no atexit.
@@ -204,14 +201,14 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 // syclForm refuses a release whose wrapSYCLBinaries is not the one this
 // file writes: none before 22; and from LLVM main after 22, whose
 // clang-sycl-linker puts every image in one OffloadBinary of a later
-// version, the whole binary registered by (start, size): the release
-// table's SYCLRegistration.
+// version, the whole binary registered by (start, size) (sycl_binary.go):
+// the release table's SYCLRegistration.
 func syclForm(r *offload.Release) error {
 	switch {
 	case r.SYCLRegistration == offload.SYCLRegistrationNone:
 		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, ErrUnsupported)
 	case r.SYCLRegistration != offload.SYCLRegistrationDescriptor:
-		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), which this package does not write (it writes 22's descriptors): %w", r, ErrUnsupported)
+		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), not a descriptor of images (SYCLBinary writes that form): %w", r, ErrUnsupported)
 	case syclEntriesSection(r) == "" || r.NameSection == "" || r.EntrySymbolPrefix == "":
 		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, ErrUnsupported)
 	}

@@ -66,6 +66,10 @@ type syclModule struct {
 	o       *elfobj.Object
 	code    *stubs.Code
 	entries string
+	// binary: the module of LLVM main after 22 (sycl_binary.go), whose
+	// one global is the binary: reg is a constructor of priority 101 that
+	// calls atexit(unreg), and there is no destructor.
+	binary bool
 
 	// taken and last are LLVM's value symbol table: a name in use gets
 	// ".N" appended, N from one counter for the whole module.
@@ -256,6 +260,7 @@ func (m *syclModule) build() (*elfobj.Object, error) {
 	undef := map[stubs.Target]*elfobj.Symbol{
 		stubs.RegisterLib:   {Name: syclRegisterLib, Bind: elf.STB_GLOBAL},
 		stubs.UnregisterLib: {Name: syclUnregLib, Bind: elf.STB_GLOBAL},
+		stubs.Atexit:        {Name: stubs.Atexit.Symbol(), Bind: elf.STB_GLOBAL},
 	}
 	var globals []*elfobj.Symbol
 	for _, rel := range m.code.Relocs {
@@ -266,11 +271,14 @@ func (m *syclModule) build() (*elfobj.Object, error) {
 			if m.code.DescriptorViaSection {
 				r.Symbol, r.Addend = sectionSymbol(m.desc.sec.s, &m.desc.sec.sym), rel.Addend+int64(m.desc.off)
 			}
-		case stubs.RegisterLib, stubs.UnregisterLib:
+		case stubs.RegisterLib, stubs.UnregisterLib, stubs.Atexit:
 			r.Symbol = undef[rel.Target]
 			if !slicesContains(globals, r.Symbol) {
 				globals = append(globals, r.Symbol)
 			}
+		case stubs.Unreg:
+			// atexit's argument, against .text.startup (Code.UnregViaSection).
+			r.Symbol, r.Addend = sectionSymbol(startup, &startupSym), rel.Addend+int64(m.code.Funcs[1].Offset)
 		default:
 			return nil, fmt.Errorf("wrap: SYCL wrapper code: relocation %v at %#x: %w", rel.Target, rel.Offset, ErrUnsupported)
 		}
@@ -299,14 +307,20 @@ func slicesContains(list []*elfobj.Symbol, s *elfobj.Symbol) bool {
 	return false
 }
 
-// ctors makes .init_array.1 (reg) and .fini_array.1 (unreg).
+// ctors makes .init_array.1 (reg) and .fini_array.1 (unreg); in the binary
+// form .init_array.101 (reg) alone.
 func (m *syclModule) ctors(startup *elfobj.Section, startupSym *elfobj.Symbol) []*elfobj.Section {
-	var out []*elfobj.Section
-	for i, a := range []struct {
+	arrays := []struct {
 		name string
 		typ  elf.SectionType
-	}{{".init_array", elf.SHT_INIT_ARRAY}, {".fini_array", elf.SHT_FINI_ARRAY}} {
-		out = append(out, &elfobj.Section{Name: a.name + "." + strconv.Itoa(syclPriority), Type: a.typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
+	}{{".init_array", elf.SHT_INIT_ARRAY}, {".fini_array", elf.SHT_FINI_ARRAY}}
+	priority := syclPriority
+	if m.binary {
+		arrays, priority = arrays[:1], syclBinaryPriority
+	}
+	var out []*elfobj.Section
+	for i, a := range arrays {
+		out = append(out, &elfobj.Section{Name: a.name + "." + strconv.Itoa(priority), Type: a.typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
 			Addralign: 8, Data: make([]byte, 8),
 			Relocs: []elfobj.Reloc{{Type: elfobj.Abs64(m.o.Machine), Symbol: startupSym, Addend: int64(m.code.Funcs[i].Offset)}}})
 	}

@@ -1,0 +1,255 @@
+package wrap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+// syclBinaryModule is the module that wrapSYCLBinaries of LLVM main after
+// 22 builds for the buffer bin when clang-linker-wrapper calls it (no
+// finalized image, no registration function asked back), written out as
+// OffloadWrapper.cpp builds it (llvm-project #193876 as at 52217898396 in
+// the search index, with #216419's section choice and #217173's
+// registration, whose IR the CodeGenSYCL test offload-include-binary.cpp
+// shows):
+//
+//   - embedBinary: the buffer as an internal unnamed_addr constant
+//     `.sycl_offloading.binary` in section ".llvm.offloading" (not the
+//     finalized image's ".sycl_fatbin"), no alignment set; Start is the
+//     `getelementptr (i64 0, i64 0)` of it, which folds to the global; Size
+//     the buffer's length as an i64;
+//   - createRegisterFatbinFunction: internal `sycl.descriptor_reg` in
+//     .text.startup (getStartupSection of an ELF triple) calling
+//     `void __sycl_register_lib(ptr, i64)` with Start and Size, then
+//     `i32 atexit(ptr)` with unreg, appended to llvm.global_ctors with
+//     priority 101;
+//   - createUnregisterFunction: internal `sycl.descriptor_unreg` calling
+//     `void __sycl_unregister_lib(ptr, i64)` with Start and Size; defined
+//     after reg (the CodeGenSYCL test checks them in that order).
+//
+// The module is clang-linker-wrapper's "offload.wrapper.module" for the host
+// triple; clang-linker-wrapper compiles it as llc -relocation-model=pic does.
+func syclBinaryModule(host string, bin []byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "; ModuleID = 'offload.wrapper.module'\nsource_filename = \"offload.wrapper.module\"\ntarget triple = %q\n\n", host)
+	b.WriteString("@.sycl_offloading.binary = internal unnamed_addr constant [")
+	fmt.Fprintf(&b, "%d x i8] c\"", len(bin))
+	for _, c := range bin {
+		fmt.Fprintf(&b, "\\%02X", c)
+	}
+	b.WriteString("\", section \".llvm.offloading\"\n")
+	b.WriteString("@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @sycl.descriptor_reg, ptr null }]\n\n")
+	start := fmt.Sprintf("getelementptr ([%d x i8], ptr @.sycl_offloading.binary, i64 0, i64 0)", len(bin))
+	fmt.Fprintf(&b, "define internal void @sycl.descriptor_reg() section \".text.startup\" {\nentry:\n")
+	fmt.Fprintf(&b, "  call void @__sycl_register_lib(ptr %s, i64 %d)\n", start, len(bin))
+	b.WriteString("  %0 = call i32 @atexit(ptr @sycl.descriptor_unreg)\n  ret void\n}\n\n")
+	b.WriteString("declare void @__sycl_register_lib(ptr, i64)\n\ndeclare i32 @atexit(ptr)\n\n")
+	fmt.Fprintf(&b, "define internal void @sycl.descriptor_unreg() section \".text.startup\" {\nentry:\n")
+	fmt.Fprintf(&b, "  call void @__sycl_unregister_lib(ptr %s, i64 %d)\n  ret void\n}\n\n", start, len(bin))
+	b.WriteString("declare void @__sycl_unregister_lib(ptr, i64)\n")
+	return b.String()
+}
+
+// syclSPIRV is a stand-in SPIR-V module of n bytes: the magic number, then
+// a pattern without zero bytes (so that no size of it is a C string).
+func syclSPIRV(n int) []byte {
+	b := []byte{0x03, 0x02, 0x23, 0x07}
+	for i := 0; len(b) < n; i++ {
+		b = append(b, byte(1+i%251))
+	}
+	return b[:n]
+}
+
+func syclSPIRVImage(kernels string) offload.Image {
+	return offload.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
+		Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}, {Key: "symbols", Value: kernels}}}
+}
+
+// syclBinaryCases are OffloadBinaries as LLVM main's tools write them for
+// the SYCL wrapper: one image, several in one binary (clang-sycl-linker's
+// output since #193876), compressed with zstd and zlib, a version-1 binary
+// of 22 (which main reads), and one large enough that its size takes two
+// instructions on AArch64.
+func syclBinaryCases(t *testing.T) []struct {
+	name string
+	bin  []byte
+} {
+	t.Helper()
+	r23, r22 := release(t, 23), release(t, 22)
+	type kase = struct {
+		name string
+		bin  []byte
+	}
+	var out []kase
+	one, err := offload.MarshalBinary(r23, ptr(syclSPIRVImage("vadd\nfill")), syclSPIRV(200))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, kase{"one-image", one})
+	ims := []offload.ImageData{
+		{Image: syclSPIRVImage("a\nb"), Data: bytes.NewReader(syclSPIRV(64)), Size: 64},
+		{Image: syclSPIRVImage("c"), Data: bytes.NewReader(syclSPIRV(301)), Size: 301},
+		{Image: syclSPIRVImage(""), Data: bytes.NewReader(nil), Size: 0},
+	}
+	var multi bytes.Buffer
+	if _, err := offload.WriteBinaries(&multi, r23, ims); err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, kase{"three-images", multi.Bytes()})
+	for _, format := range []string{"zstd", "zlib"} {
+		for i := range ims {
+			ims[i].Data.(*bytes.Reader).Seek(0, io.SeekStart)
+		}
+		var packed bytes.Buffer
+		if _, err := offload.WriteCompressedBinaries(&packed, r23, ims, offload.Compression{Format: format}); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, kase{format, packed.Bytes()})
+	}
+	v1, err := offload.MarshalBinary(r22, ptr(syclSPIRVImage("k")), syclSPIRV(96))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, kase{"version-1", v1})
+	large, err := offload.MarshalBinary(r23, ptr(syclSPIRVImage("k")), syclSPIRV(70001))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(large)&0xffff == 0 || len(large)>>16 == 0 {
+		t.Fatalf("the large binary's size %#x does not take two AArch64 instructions", len(large))
+	}
+	out = append(out, kase{"large", large})
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// wrapSYCLBinary wraps bin as --llvm 23 does for host and returns the
+// object's bytes, the same on every write.
+func wrapSYCLBinary(t *testing.T, host string, bin []byte) []byte {
+	t.Helper()
+	o, err := SYCLBinary(Options{Release: release(t, 23), Triple: host}, bytes.NewReader(bin), int64(len(bin)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tooltest.SameBytes(t, func(w io.Writer) error { _, err := elfobj.Write(w, o); return err })
+}
+
+// TestSYCLBinaryMatchesLLC: no LLVM release has main's SYCL form, so the
+// oracle is llc-22 on the module main's wrapSYCLBinaries builds
+// (syclBinaryModule), for x86-64 and AArch64 hosts: our object must be
+// llc's, section by section (bytes included), symbol by symbol and
+// relocation by relocation.
+func TestSYCLBinaryMatchesLLC(t *testing.T) {
+	llc := tooltest.Tool(t, "llc", 22)
+	for _, c := range syclBinaryCases(t) {
+		for _, host := range syclHosts {
+			t.Run(c.name+"/"+host, func(t *testing.T) {
+				theirs := runLLC(t, llc, host, syclBinaryModule(host, c.bin))
+				ours := wrapSYCLBinary(t, host, c.bin)
+				compareViews(t, view(t, readObject(t, theirs)), view(t, readObject(t, ours)), nil)
+			})
+		}
+	}
+}
+
+// TestSYCLBinaryEmbedsAsGiven: the binary is in .llvm.offloading byte for
+// byte as given, a compressed one still compressed, and both calls pass its
+// start and size.
+func TestSYCLBinaryEmbedsAsGiven(t *testing.T) {
+	for _, c := range syclBinaryCases(t) {
+		f := readObject(t, wrapSYCLBinary(t, "x86_64-unknown-linux-gnu", c.bin))
+		secs := f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING)
+		if len(secs) != 1 {
+			t.Fatalf("%s: %d offloading sections", c.name, len(secs))
+		}
+		got, err := secs[0].Data()
+		if err != nil || !bytes.Equal(got, c.bin) {
+			t.Errorf("%s: .llvm.offloading holds %d bytes (%v), not the %d given", c.name, len(got), err, len(c.bin))
+		}
+		text, err := f.Section(".text.startup").Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// x86-64: `mov $size, %esi` in both functions.
+		mov := append([]byte{0xbe}, byte(len(c.bin)), byte(len(c.bin)>>8), byte(len(c.bin)>>16), byte(len(c.bin)>>24))
+		if n := bytes.Count(text, mov); n != 2 {
+			t.Errorf("%s: `mov $%d, %%esi` %d times in .text.startup, want 2", c.name, len(c.bin), n)
+		}
+	}
+}
+
+// TestSYCLBinaryRefuses lists what SYCLBinary refuses, and why.
+func TestSYCLBinaryRefuses(t *testing.T) {
+	r23 := release(t, 23)
+	good, err := offload.MarshalBinary(r23, ptr(syclSPIRVImage("k")), syclSPIRV(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	omp, err := offload.MarshalBinary(r23, ptr(offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")), []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := "x86_64-unknown-linux-gnu"
+	for _, c := range []struct {
+		name string
+		opt  Options
+		bin  []byte
+		want error
+	}{
+		{"LLVM 22", Options{Release: release(t, 22), Triple: host}, good, ErrUnsupported},
+		{"LLVM 21", Options{Release: release(t, 21), Triple: host}, good, ErrUnsupported},
+		{"suffix", Options{Release: r23, Triple: host, Suffix: "_x"}, good, ErrUnsupported},
+		{"relocatable", Options{Release: r23, Triple: host, Relocatable: true}, good, ErrUnsupported},
+		{"ppc64le host", Options{Release: r23, Triple: "powerpc64le-unknown-linux-gnu"}, good, ErrUnsupported},
+		{"windows host", Options{Release: r23, Triple: "x86_64-pc-windows-msvc"}, good, ErrUnsupported},
+		{"empty", Options{Release: r23, Triple: host}, nil, fs.ErrInvalid},
+		{"two binaries", Options{Release: r23, Triple: host}, append(append([]byte(nil), good...), good...), fs.ErrInvalid},
+		{"an OpenMP image", Options{Release: r23, Triple: host}, omp, fs.ErrInvalid},
+		{"trailing bytes", Options{Release: r23, Triple: host}, append(append([]byte(nil), good...), 1, 2, 3, 4, 5, 6, 7, 8), offload.ErrInvalid},
+		{"truncated", Options{Release: r23, Triple: host}, good[:len(good)-8], offload.ErrTruncated},
+		{"not a binary", Options{Release: r23, Triple: host}, bytes.Repeat([]byte{1}, 64), offload.ErrInvalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := SYCLBinary(c.opt, bytes.NewReader(c.bin), int64(len(c.bin)))
+			if err == nil || o != nil {
+				t.Fatalf("SYCLBinary gave %v, %v; want an error", o, err)
+			}
+			if !errors.Is(err, c.want) {
+				t.Errorf("error %v does not match %v", err, c.want)
+			}
+			if c.want == ErrUnsupported && c.opt.Release.Major != 23 && !strings.Contains(err.Error(), c.opt.Release.String()) {
+				t.Errorf("error %v does not name %v", err, c.opt.Release)
+			}
+		})
+	}
+	if _, err := SYCLBinary(Options{Release: r23, Triple: host}, nil, 8); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("nil reader: %v", err)
+	}
+}
+
+// TestSYCLBinaryStreams wraps a 2 GiB binary: memory does not grow with it.
+func TestSYCLBinaryStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2 GiB")
+	}
+	const size = 2<<30 + 3
+	bin, _, err := offload.BinaryReader(release(t, 22), ptr(syclSPIRVImage("k")), zeros{}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := SYCLBinary(Options{Release: release(t, 23), Triple: "aarch64-unknown-linux-gnu"}, bin, bin.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writesStreamed(t, o, bin.Size())
+}
