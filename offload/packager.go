@@ -98,18 +98,24 @@ func extension(p string) string {
 type ImageSource func(name string) (io.Reader, int64, error)
 
 // Package writes to w what clang-offload-packager of release r writes for the
-// given --image arguments: one binary per image, concatenated. Each file's
-// kind is found from its first bytes and its extension, as the packager
-// does. Files are streamed, never held whole in memory.
+// given --image arguments: up to LLVM 22 one binary per image, concatenated;
+// where the release writes OffloadBinary version 2 or later (LLVM main after
+// 22, --llvm 23) one binary holding every image in the order of the
+// arguments, as main's llvm-offload-binary writes it ([WriteBinaries]).
+// Each file's kind is found from its first bytes and its extension, as the
+// packager does. Files are streamed, never held whole in memory; for one
+// binary of all images every file is opened before the first is read (its
+// size goes in the header), and each is closed when the binary is written.
+// No image gives no bytes (main's tool requires one).
 func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, error) {
 	return r.pack(w, args, open, nil)
 }
 
 // PackageCompressed writes what llvm-offload-binary of release r writes
-// with --compress, --compression-format and --compression-level: as
-// [Release.Package], each binary compressed as [WriteCompressedBinary]
-// writes it. Only a release that writes OffloadBinary version 3 has it
-// (LLVM main after 22).
+// with --compress, --compression-format and --compression-level: the binary
+// [Release.Package] writes, compressed as [WriteCompressedBinaries] writes
+// it. Only a release that writes OffloadBinary version 3 has it (LLVM main
+// after 22).
 func (r *Release) PackageCompressed(w io.Writer, args []string, open ImageSource, c Compression) (int64, error) {
 	if err := c.check(); err != nil {
 		return 0, err
@@ -124,6 +130,9 @@ func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compress
 	if r.BinaryVersion == 0 {
 		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
 	}
+	if r.BinaryVersion >= 2 {
+		return r.packAll(w, args, open, c)
+	}
 	var total int64
 	for _, arg := range args {
 		imgs, err := r.ParseImageArg(arg)
@@ -131,7 +140,7 @@ func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compress
 			return total, err
 		}
 		for _, pi := range imgs {
-			n, err := r.packageOne(w, pi, open, c)
+			n, err := r.packageOne(w, pi, open)
 			total += n
 			if err != nil {
 				return total, fmt.Errorf("%s: %w", pi.File, err)
@@ -141,22 +150,83 @@ func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compress
 	return total, nil
 }
 
-func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource, c *Compression) (int64, error) {
-	rd, size, err := open(pi.File)
+// packageOne writes the version-1 binary of one image.
+func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (int64, error) {
+	d, closer, err := r.openImage(pi, open)
+	if closer != nil {
+		defer closer.Close()
+	}
 	if err != nil {
 		return 0, err
 	}
-	if c, ok := rd.(io.Closer); ok {
-		defer c.Close()
+	return WriteBinary(w, r, &d.Image, d.Data, d.Size)
+}
+
+// packAll writes one binary of every image of args, compressed with c
+// unless it is nil.
+func (r *Release) packAll(w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
+	var pis []PackagerImage
+	for _, arg := range args {
+		imgs, err := r.ParseImageArg(arg)
+		if err != nil {
+			return 0, err
+		}
+		pis = append(pis, imgs...)
 	}
+	if len(pis) == 0 {
+		return 0, nil
+	}
+	ims := make([]ImageData, len(pis))
+	for i, pi := range pis {
+		d, closer, err := r.openImage(pi, open)
+		if closer != nil {
+			defer closer.Close()
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", pi.File, err)
+		}
+		d.Data = &fileReader{r: d.Data, name: pi.File, size: d.Size}
+		ims[i] = d
+	}
+	if c != nil {
+		return WriteCompressedBinaries(w, r, ims, *c)
+	}
+	return WriteBinaries(w, r, ims)
+}
+
+// openImage opens the file of pi and finds its image kind, as the packager
+// does, from its first bytes and its extension. The closer, when not nil,
+// is to be closed once the image is read.
+func (r *Release) openImage(pi PackagerImage, open ImageSource) (ImageData, io.Closer, error) {
+	rd, size, err := open(pi.File)
+	if err != nil {
+		return ImageData{}, nil, err
+	}
+	closer, _ := rd.(io.Closer)
 	head := make([]byte, min(size, 4))
 	if _, err := io.ReadFull(rd, head); err != nil {
-		return 0, err
+		return ImageData{}, closer, err
 	}
 	pi.Image.Kind = r.DetectImageKind(pi.File, head)
-	data := io.MultiReader(bytes.NewReader(head), rd)
-	if c != nil {
-		return WriteCompressedBinary(w, r, &pi.Image, data, size, *c)
+	return ImageData{Image: pi.Image, Data: io.MultiReader(bytes.NewReader(head), rd), Size: size}, closer, nil
+}
+
+// fileReader reads the size bytes of the file name, its errors naming it:
+// in a binary of several images the writer knows an image by its index.
+type fileReader struct {
+	r          io.Reader
+	name       string
+	size, read int64
+}
+
+func (f *fileReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	f.read += int64(n)
+	switch {
+	case err == io.EOF && f.read < f.size:
+		return n, fmt.Errorf("%s: got %d of %d bytes: %w", f.name, f.read, f.size, io.ErrUnexpectedEOF)
+	case err != nil && err != io.EOF:
+		return n, fmt.Errorf("%s: %w", f.name, err)
 	}
-	return WriteBinary(w, r, &pi.Image, data, size)
+	return n, err
 }

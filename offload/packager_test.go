@@ -238,3 +238,139 @@ func FuzzParseImageArg(f *testing.F) {
 		}
 	})
 }
+
+// countingFiles is an ImageSource over named byte slices whose readers
+// count their Close calls, and which may say a file is larger than it is.
+type countingFiles struct {
+	files  map[string][]byte
+	extra  map[string]int64 // bytes a file's size claims past its end
+	opened int
+	closed int
+}
+
+type closeCounter struct {
+	io.Reader
+	fs *countingFiles
+}
+
+func (c closeCounter) Close() error { c.fs.closed++; return nil }
+
+func (c *countingFiles) open(name string) (io.Reader, int64, error) {
+	data, ok := c.files[name]
+	if !ok {
+		return nil, 0, fmt.Errorf("%s: %w", name, os.ErrNotExist)
+	}
+	c.opened++
+	return closeCounter{bytes.NewReader(data), c}, int64(len(data)) + c.extra[name], nil
+}
+
+// TestPackageOneBinary: under --llvm 23 the packager writes what main's
+// llvm-offload-binary writes, one binary holding every image of every
+// --image argument in order (several file= of one argument included), each
+// image's kind found as before; compressed, that binary compressed. 22
+// writes a binary per image.
+func TestPackageOneBinary(t *testing.T) {
+	r22, r23 := mustRelease(t, 22), mustRelease(t, 23)
+	fsys := &countingFiles{files: map[string][]byte{
+		"a.o":     []byte("\x7fELF host-less device object"),
+		"b.bc":    []byte("not bitcode, by extension"),
+		"c.cubin": []byte("BC\xc0\xdebitcode whatever the extension"),
+		"d":       []byte("no extension"),
+		"e.s":     []byte(""),
+	}}
+	args := []string{
+		"file=a.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp",
+		"file=b.bc,file=c.cubin,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda",
+		"file=d,triple=amdgcn-amd-amdhsa,arch=gfx90a:xnack+,kind=hip,feature=+xnack",
+		"file=e.s,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=sycl",
+	}
+	files := []string{"a.o", "b.bc", "c.cubin", "d", "e.s"}
+	kinds := []ImageKind{ImageObject, ImageBitcode, ImageBitcode, ImageNone, ImagePTX}
+	var plain bytes.Buffer
+	n, err := r23.Package(&plain, args, fsys.open)
+	if err != nil || n != int64(plain.Len()) {
+		t.Fatalf("Package: %d, %v; wrote %d", n, err, plain.Len())
+	}
+	if fsys.closed != fsys.opened || fsys.opened != len(files) {
+		t.Errorf("opened %d files, closed %d; want %d", fsys.opened, fsys.closed, len(files))
+	}
+	bins, err := ReadAllBytes(plain.Bytes(), r23.ReadOptions())
+	if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) {
+		t.Fatalf("%d binaries, %v; want one of %d images", len(bins), err, len(files))
+	}
+	var ims []Image
+	var data [][]byte
+	for _, arg := range args {
+		pis, err := r23.ParseImageArg(arg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pi := range pis {
+			ims = append(ims, pi.Image)
+		}
+	}
+	for i, f := range files {
+		ims[i].Kind = kinds[i]
+		data = append(data, fsys.files[f])
+		if got := bins[0].Images[i].Image; got.Kind != kinds[i] || got.Arch() != ims[i].Arch() || got.OffloadKind != ims[i].OffloadKind {
+			t.Errorf("image %d (%s): %v %v %q", i, f, got.Kind, got.OffloadKind, got.Arch())
+		}
+		if got := readAll(t, bins[0], i); !bytes.Equal(got, fsys.files[f]) {
+			t.Errorf("image %d (%s): %q", i, f, got)
+		}
+	}
+	checkMultiLayout(t, plain.Bytes(), ims, data)
+
+	// Compressed: the same binary, compressed.
+	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
+		var buf bytes.Buffer
+		if _, err := r23.PackageCompressed(&buf, args, fsys.open, c); err != nil {
+			t.Fatal(err)
+		}
+		bins, err := ReadAllBytes(buf.Bytes(), r23.ReadOptions())
+		if err != nil || len(bins) != 1 || bins[0].Compression != c.Format {
+			t.Fatalf("%+v: %d binaries, %v", c, len(bins), err)
+		}
+		inflated, _ := io.ReadAll(bins[0].Inflated())
+		if !bytes.Equal(inflated, plain.Bytes()) {
+			t.Errorf("%+v: does not inflate to Package's binary", c)
+		}
+	}
+
+	// 22: a binary per image, the same images.
+	bins22, err := ReadAllBytes(packageBytes(t, r22, fsys.files, args[:3]...), r22.ReadOptions())
+	if err != nil || len(bins22) != 4 {
+		t.Fatalf("LLVM 22: %d binaries, %v", len(bins22), err)
+	}
+	for i, b := range bins22 {
+		if len(b.Images) != 1 || b.Images[0].Kind != kinds[i] || !bytes.Equal(readAll(t, b, 0), data[i]) {
+			t.Errorf("LLVM 22: binary %d: %+v", i, b.Images)
+		}
+	}
+
+	// No image: nothing, as before. A missing file: nothing written, the
+	// error naming it. A file shorter than its size: the error names it.
+	var buf bytes.Buffer
+	if n, err := r23.Package(&buf, nil, fsys.open); n != 0 || err != nil || buf.Len() != 0 {
+		t.Errorf("no image: %d, %v", n, err)
+	}
+	fsys.opened, fsys.closed = 0, 0
+	if _, err := r23.Package(&buf, append(args, "file=gone.o,triple=x"), fsys.open); !errors.Is(err, os.ErrNotExist) || buf.Len() != 0 {
+		t.Errorf("a missing file: %v, %d bytes written", err, buf.Len())
+	}
+	if fsys.closed != fsys.opened {
+		t.Errorf("a missing file: opened %d, closed %d", fsys.opened, fsys.closed)
+	}
+	fsys.extra = map[string]int64{"d": 3}
+	for _, c := range []*Compression{nil, {Format: "zstd"}} {
+		var err error
+		if c == nil {
+			_, err = r23.Package(io.Discard, args, fsys.open)
+		} else {
+			_, err = r23.PackageCompressed(io.Discard, args, fsys.open, *c)
+		}
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "d: got 12 of 15 bytes") {
+			t.Errorf("%v: a short file: %v", c, err)
+		}
+	}
+}
