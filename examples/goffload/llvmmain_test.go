@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,7 +25,8 @@ import (
 // llvm/test/tools/llvm-offload-binary. Each input is made as the test makes
 // it (yaml2obj, llvm-offload-binary, llvm-objcopy) with the offload
 // package's writers, or, for multi-entry and malformed binaries, as the few
-// bytes main's OffloadBinary::write lays out; `goffload list --llvm 23`
+// bytes main's OffloadBinary::write lays out (lmBinary, which also checks
+// that offload.WriteBinaries writes those bytes); `goffload list --llvm 23`
 // must print the test's CHECK lines (main's llvm-objdump --offloading,
 // every line, in order) and `goffload extract --llvm 23 --raw` must write
 // what main's llvm-offload-binary writes. A malformed input is refused
@@ -62,8 +64,10 @@ func lmStrings(kv ...string) []offload.KeyValue {
 // 3: 40 bytes ending in InflatedSize 0; version 2: 32 bytes) with
 // EntriesCount entries after it, then the 24-byte string entries of every
 // entry, the string table of all of their strings, zeros to a multiple of
-// 8, the images one after another and zeros to a multiple of 8.
-func lmBinary(version uint32, ims ...lmImage) []byte {
+// 8, the images one after another and zeros to a multiple of 8. Laid out
+// here by hand, it must be what offload.WriteBinaries writes (lmWritten).
+func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
+	t.Helper()
 	var strs []string
 	nstr := 0
 	for _, im := range ims {
@@ -118,7 +122,54 @@ func lmBinary(version uint32, ims ...lmImage) []byte {
 	for _, im := range ims {
 		b = append(b, im.data...)
 	}
-	return append(b, make([]byte, size-uint64(len(b)))...)
+	b = append(b, make([]byte, size-uint64(len(b)))...)
+	if w, ok := lmWritten(t, version, ims...); ok && !bytes.Equal(w, b) {
+		t.Errorf("offload.WriteBinaries (version %d) differs from the layout of main's OffloadBinary::write:\n% x\nwant\n% x", version, w, b)
+	}
+	return b
+}
+
+// lmWritten returns what offload.WriteBinaries writes of ims for release
+// row 23 (version 3) or, for version 2, for that row writing version 2 as
+// main did before version 3; false when an image's offload kind is a
+// number that names no kind (yaml2obj writes any number, the writer kinds).
+func lmWritten(t *testing.T, version uint32, ims ...lmImage) ([]byte, bool) {
+	t.Helper()
+	r := *lmRelease(t, 23)
+	r.BinaryVersion = version
+	var data []offload.ImageData
+	for _, im := range ims {
+		ok := r.OffloadKindOf(im.code)
+		if code, _ := r.OffloadKindCode(ok); code != im.code {
+			return nil, false
+		}
+		data = append(data, offload.ImageData{Image: offload.Image{Kind: im.kind, OffloadKind: ok, Flags: im.flags, Strings: im.strs},
+			Data: bytes.NewReader(im.data), Size: int64(len(im.data))})
+	}
+	var buf bytes.Buffer
+	if _, err := offload.WriteBinaries(&buf, &r, data); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), true
+}
+
+// lmPackage returns what main's llvm-offload-binary writes for the --image
+// arguments args, the files read from files: one binary of every image
+// (release row 23's packager).
+func lmPackage(t *testing.T, files map[string][]byte, args ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	open := func(name string) (io.Reader, int64, error) {
+		data, ok := files[name]
+		if !ok {
+			return nil, 0, fmt.Errorf("%s: %w", name, os.ErrNotExist)
+		}
+		return bytes.NewReader(data), int64(len(data)), nil
+	}
+	if _, err := lmRelease(t, 23).Package(&buf, args, open); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // lmRelease returns the release table's row n.
@@ -241,6 +292,27 @@ var (
 	lmSource = []byte("; RUN: llvm-offload-binary -o %t --image=file=%s,arch=abc,triple=x-y-z\n")
 )
 
+// lmSourceName is the name of lmSource: its extension names no image kind.
+const lmSourceName = "llvm-offload-binary.ll"
+
+// lmT5 returns llvm-offload-binary.ll's %t5, what main's
+// llvm-offload-binary writes for --image=file=%s,arch=abc,triple=x-y-z
+// --image=file=%s,arch=def,triple=x-y-z: one binary of both images, laid
+// out as lmBinary lays them out. files holds the source and t5.
+func lmT5(t *testing.T) (files map[string][]byte, t5 []byte) {
+	t.Helper()
+	files = map[string][]byte{lmSourceName: lmSource}
+	t5 = lmPackage(t, files, "file="+lmSourceName+",arch=abc,triple=x-y-z", "file="+lmSourceName+",arch=def,triple=x-y-z")
+	leaf := func(arch string) lmImage {
+		return lmImage{strs: lmStrings("arch", arch, "triple", "x-y-z"), data: lmSource}
+	}
+	if want := lmBinary(t, 3, leaf("abc"), leaf("def")); !bytes.Equal(t5, want) {
+		t.Errorf("llvm-offload-binary.ll's %%t5: Package wrote\n% x\nmain writes\n% x", t5, want)
+	}
+	files["t5"] = t5
+	return files, t5
+}
+
 // lmCase is one LLVM test (or one RUN line of it) as goffload list
 // --llvm 23 runs it.
 type lmCase struct {
@@ -261,18 +333,18 @@ func lmCases(t *testing.T) []lmCase {
 			return lmMarshal(t, n, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70")
 		}
 	}
-	inner := lmBinary(3, lmInnerYAML...)
+	inner := lmBinary(t, 3, lmInnerYAML...)
 	nestedListed := func(i, triple string) string {
 		return lmListed(0, i, "elf", "none", triple, "openmp", len(inner)) + lmNested(0, 2) +
 			lmListed(1, i+".0", "llvm ir", "arch1", "x-y-z", "openmp", 0) +
 			lmListed(1, i+".1", "llvm ir", "arch2", "x-y-z", "openmp", 0)
 	}
-	// main's llvm-offload-binary.ll: %t5 is two images of the source, %t6
-	// one image of %t5 (row 23's packager writes a binary per image).
-	t5 := append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z"),
-		lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "def", "triple", "x-y-z")...)
-	t7 := append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z"),
-		lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested", "triple", "x-y-z")...)
+	// main's llvm-offload-binary.ll, as its llvm-offload-binary writes
+	// them: %t5 one binary of two images of the source, %t6 one of %t5, %t7
+	// one of the source and %t5, %t8 one of %t7 and %t5.
+	files, t5 := lmT5(t)
+	t7 := lmPackage(t, files, "file="+lmSourceName+",arch=abc,triple=x-y-z", "file=t5,arch=nested,triple=x-y-z")
+	files["t7"] = t7
 	leaf := func(level int, i, arch string) string {
 		return lmListed(level, i, "<none>", arch, "x-y-z", "none", len(lmSource))
 	}
@@ -282,7 +354,7 @@ func lmCases(t *testing.T) []lmCase {
 	return []lmCase{
 		// llvm-objdump/Offloading.
 		{test: "tools/llvm-objdump/Offloading/binary.test (the binary itself)", want: lmBinaryListed,
-			input: func(*testing.T) []byte { return lmBinary(3, lmBinaryYAML...) }},
+			input: func(t *testing.T) []byte { return lmBinary(t, 3, lmBinaryYAML...) }},
 		// The test's older runs: yaml2obj of 22 and before wrote a version-1
 		// binary per member, the triples then amdgcn-amd-amdhsa.
 		{test: "tools/llvm-objdump/Offloading/binary.test (version 1, a binary per member)",
@@ -301,22 +373,22 @@ func lmCases(t *testing.T) []lmCase {
 			}},
 		{test: "tools/llvm-objdump/Offloading/binary.test, elf.test (ET_EXEC)", want: lmELFLine + lmBinaryListed,
 			input: func(t *testing.T) []byte {
-				return lmELF(t, elf.ET_EXEC, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+				return lmELF(t, elf.ET_EXEC, lmOffloading(lmBinary(t, 3, lmBinaryYAML...), 8))
 			}},
 		{test: "tools/llvm-objdump/Offloading/elf.test (ET_DYN)", want: lmELFLine + lmBinaryListed,
 			input: func(t *testing.T) []byte {
-				return lmELF(t, elf.ET_DYN, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+				return lmELF(t, elf.ET_DYN, lmOffloading(lmBinary(t, 3, lmBinaryYAML...), 8))
 			}},
 		{test: "tools/llvm-objdump/Offloading/elf.test (ET_REL)", want: lmELFLine + lmBinaryListed,
 			input: func(t *testing.T) []byte {
-				return lmELF(t, elf.ET_REL, lmOffloading(lmBinary(3, lmBinaryYAML...), 8))
+				return lmELF(t, elf.ET_REL, lmOffloading(lmBinary(t, 3, lmBinaryYAML...), 8))
 			}},
 		// The section's contents start at an odd offset: read all the same.
 		{test: "tools/llvm-objdump/Offloading/alignment.test", want: lmELFLine + lmBinaryListed,
 			input: func(t *testing.T) []byte {
 				b := lmELF(t, elf.ET_EXEC,
 					&elfobj.Section{Name: ".misaligned", Type: elf.SHT_PROGBITS, Addralign: 1, Data: []byte("ABC\x00")},
-					lmOffloading(lmBinary(3, lmBinaryYAML...), 1))
+					lmOffloading(lmBinary(t, 3, lmBinaryYAML...), 1))
 				f, err := elfobj.Read(bytes.NewReader(b), int64(len(b)))
 				if err != nil {
 					t.Fatal(err)
@@ -343,7 +415,7 @@ func lmCases(t *testing.T) []lmCase {
 		{test: "tools/llvm-objdump/Offloading/warning.test", refused: offload.ErrTruncated, field: "EntriesOffset",
 			input: func(t *testing.T) []byte {
 				bad := lmSet(deadbeef(23)(t), 16, 999999999) // Inputs/malformed.yaml
-				return lmELF(t, elf.ET_EXEC, lmOffloading(append(lmBinary(3, lmBinaryYAML...), bad...), 8))
+				return lmELF(t, elf.ET_EXEC, lmOffloading(append(lmBinary(t, 3, lmBinaryYAML...), bad...), 8))
 			}},
 		// A section past the end of the file: elfobj's ErrFormat, "past the
 		// end of the file".
@@ -363,8 +435,8 @@ func lmCases(t *testing.T) []lmCase {
 				return b
 			}},
 		{test: "tools/llvm-objdump/Offloading/nested-offload-binary.test", want: nestedListed("0", "x-y-z") + nestedListed("1", "a-b-c"),
-			input: func(*testing.T) []byte {
-				return lmBinary(3,
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 3,
 					lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: inner},
 					lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "a-b-c", "arch", "none"), data: inner})
 			}},
@@ -374,8 +446,8 @@ func lmCases(t *testing.T) []lmCase {
 		{test: "tools/llvm-objdump/Offloading/nested-offload-binary-fails.test, nested-offload-binary-empty.test",
 			want:    lmListed(0, "0", "elf", "none", "x-y-z", "openmp", 4),
 			refused: offload.ErrInvalid, says: []string{"failed to extract nested OffloadBinary"},
-			input: func(*testing.T) []byte {
-				return lmBinary(3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offload.Magic[:]})
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offload.Magic[:]})
 			}},
 		// Main's objdump warns that it reads COFF and ELF only and lists
 		// nothing; goffload refuses what it cannot read.
@@ -395,21 +467,21 @@ func lmCases(t *testing.T) []lmCase {
 		{test: "ObjectYAML/Offload/compressed-zlib.yaml", want: lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
 			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zlib"}) }},
 		{test: "ObjectYAML/Offload/default.yaml", want: lmListed(0, "0", "<none>", "", "", "none", 0),
-			input: func(*testing.T) []byte { return lmBinary(3, lmImage{}) }},
+			input: func(t *testing.T) []byte { return lmBinary(t, 3, lmImage{}) }},
 		{test: "ObjectYAML/Offload/enumeration_kinds.yaml",
 			want: lmListed(0, "0", "<none>", "", "", "none", 0) + lmListed(0, "1", "elf", "", "", "openmp", 0) +
 				lmListed(0, "2", "llvm ir", "", "", "cuda", 0) + lmListed(0, "3", "cubin", "", "", "hip", 0) +
 				lmListed(0, "4", "fatbinary", "", "", "none", 0) + lmListed(0, "5", "ptx", "", "", "none", 0) +
 				lmListed(0, "6", "<none>", "", "", "none", 0),
-			input: func(*testing.T) []byte {
-				return lmBinary(3, lmImage{}, lmImage{kind: offload.ImageObject, code: 1}, lmImage{kind: offload.ImageBitcode, code: 2},
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 3, lmImage{}, lmImage{kind: offload.ImageObject, code: 1}, lmImage{kind: offload.ImageBitcode, code: 2},
 					lmImage{kind: offload.ImageCubin, code: 4}, lmImage{kind: offload.ImageFatbinary}, lmImage{kind: offload.ImagePTX},
 					lmImage{kind: 999, code: 999})
 			}},
 		{test: "ObjectYAML/Offload/multiple_members.yaml",
 			want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4) + lmListed(0, "1", "llvm ir", "gfx908", "amdgcn-amd-amdhsa", "openmp", 4),
-			input: func(*testing.T) []byte {
-				return lmBinary(3,
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 3,
 					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
 					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
 			}},
@@ -449,14 +521,14 @@ func lmCases(t *testing.T) []lmCase {
 		// version-2 binary (32-byte header, several entries).
 		{test: "ObjectYAML/Offload/malformed-version.yaml (version 2, read by main)",
 			want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4) + lmListed(0, "1", "llvm ir", "gfx908", "amdgcn-amd-amdhsa", "openmp", 4),
-			input: func(*testing.T) []byte {
-				return lmBinary(2,
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 2,
 					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
 					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
 			}},
 		{test: "ObjectYAML/Offload/malformed-entries-count.yaml (version 2)", refused: offload.ErrTruncated, field: "EntriesCount",
-			input: func(*testing.T) []byte {
-				return lmSet(lmBinary(2, lmImage{kind: offload.ImageCubin, code: 1, data: lmDeadbeef}), 24, 999999999)
+			input: func(t *testing.T) []byte {
+				return lmSet(lmBinary(t, 2, lmImage{kind: offload.ImageCubin, code: 1, data: lmDeadbeef}), 24, 999999999)
 			}},
 
 		// llvm-offload-binary: what it packages, listed by objdump.
@@ -465,18 +537,15 @@ func lmCases(t *testing.T) []lmCase {
 				return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")
 			}},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (NESTED)",
-			want: lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "0.0", "abc") + leaf(1, "0.1", "def"),
-			input: func(t *testing.T) []byte {
-				return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested", "triple", "x-y-z")
-			}},
+			want:  lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "0.0", "abc") + leaf(1, "0.1", "def"),
+			input: func(t *testing.T) []byte { return lmPackage(t, files, "file=t5,arch=nested,triple=x-y-z") }},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (NESTED2)",
 			want: lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t7)) + lmNested(0, 2) +
 				leaf(1, "0.0", "abc") +
 				lmListed(1, "0.1", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(1, 2) + leaf(2, "0.1.0", "abc") + leaf(2, "0.1.1", "def") +
 				lmListed(0, "1", "<none>", "nested2", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "1.0", "abc") + leaf(1, "1.1", "def"),
 			input: func(t *testing.T) []byte {
-				return append(lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t7, "arch", "nested", "triple", "x-y-z"),
-					lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, t5, "arch", "nested2", "triple", "x-y-z")...)
+				return lmPackage(t, files, "file=t7,arch=nested,triple=x-y-z", "file=t5,arch=nested2,triple=x-y-z")
 			}},
 		{test: "tools/llvm-offload-binary/compress.test (CHECK)", want: leaf(0, "0", "abc"),
 			input: func(t *testing.T) []byte {
@@ -543,7 +612,7 @@ func TestLLVMMainRead(t *testing.T) {
 	opt := lmRelease(t, 23).ReadOptions()
 	// lmBinary lays one image out as the package's writer does.
 	one := lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef}
-	if got, want := lmBinary(3, one), lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
+	if got, want := lmBinary(t, 3, one), lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
 		t.Errorf("lmBinary:\n% x\nMarshalBinary:\n% x", got, want)
 	}
 	for _, c := range lmCases(t) {
@@ -582,7 +651,7 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 	pkg := func(data []byte, arch string) []byte {
 		return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, data, "arch", arch, "triple", "x-y-z")
 	}
-	t5 := append(pkg(lmSource, "abc"), pkg(lmSource, "def")...)
+	files, t5 := lmT5(t)
 	bad := []byte("\x10\xff\x10\xad\n") // printf "\020\377\020\255\012"
 	member := func(content string) string {
 		return string(lmMarshal(t, 23, offload.ImageNone, offload.OffloadOpenMP, []byte(content), "triple", "x-y-z", "arch", "gfx90a"))
@@ -603,8 +672,10 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 			input: func(*testing.T) []byte { return pkg(t5, "nested") },
 			want:  [][2]string{{"t6-x-y-z-abc.0.", src}, {"t6-x-y-z-def.1.", src}}},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (EXTRACT-MIXED)", name: "t7.bin",
-			input: func(*testing.T) []byte { return append(pkg(t5, "nested"), pkg(lmSource, "ghi")...) },
-			want:  [][2]string{{"t7-x-y-z-abc.0.", src}, {"t7-x-y-z-def.1.", src}, {"t7-x-y-z-ghi.2.", src}}},
+			input: func(t *testing.T) []byte {
+				return lmPackage(t, files, "file=t5,arch=nested,triple=x-y-z", "file="+lmSourceName+",arch=ghi,triple=x-y-z")
+			},
+			want: [][2]string{{"t7-x-y-z-abc.0.", src}, {"t7-x-y-z-def.1.", src}, {"t7-x-y-z-ghi.2.", src}}},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-OUTER)", name: "t9.bin",
 			input: func(*testing.T) []byte { return bad }, refused: offload.ErrInvalid},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-INNER)", name: "t10.bin",
@@ -640,8 +711,8 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 			},
 			want: [][2]string{{"y-amdgcn-amd-amdhsa-gfx90a.0.cubin", string(lmDeadbeef)}, {"y-amdgcn-amd-amdhsa-gfx90a.1.cubin", string(lmDeadbeef)}}},
 		{test: "ObjectYAML/Offload/multiple_members.yaml", name: "y.bin",
-			input: func(*testing.T) []byte {
-				return lmBinary(3,
+			input: func(t *testing.T) []byte {
+				return lmBinary(t, 3,
 					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
 					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
 			},
@@ -721,7 +792,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 		want.WriteString(lmListed(0, fmt.Sprint(i), kinds[i], fmt.Sprintf("gpu%d", i), "", producers[i], len(im.data)))
 	}
 	path := filepath.Join(t.TempDir(), "multi.bin")
-	if err := os.WriteFile(path, lmBinary(3, ims...), 0o644); err != nil {
+	if err := os.WriteFile(path, lmBinary(t, 3, ims...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", path); code != 0 || stdout != want.String() {
