@@ -58,8 +58,8 @@ func TestListVersion3(t *testing.T) {
 		return "\n  OFFLOADING IMAGE [" + n + ".0]:\n  kind            llvm ir\n  arch            arch1\n  triple          x-y-z\n  producer        openmp\n  image size      7 bytes\n" +
 			"\n  OFFLOADING IMAGE [" + n + ".1]:\n  kind            llvm ir\n  arch            arch2\n  triple          x-y-z\n  producer        openmp\n  image size      8 bytes\n"
 	}
-	want = "\nOFFLOADING IMAGE [0]:\nkind            elf\narch            none\ntriple          x-y-z\nproducer        openmp\nimage size      336 bytes\nnested images   2\n" + inner("0") +
-		"\nOFFLOADING IMAGE [1]:\nkind            elf\narch            none\ntriple          a-b-c\nproducer        openmp\nimage size      336 bytes\nnested images   2\n" + inner("1")
+	want = "\nOFFLOADING IMAGE [0]:\nkind            elf\narch            none\ntriple          x-y-z\nproducer        openmp\nimage size      264 bytes\nnested images   2\n" + inner("0") +
+		"\nOFFLOADING IMAGE [1]:\nkind            elf\narch            none\ntriple          a-b-c\nproducer        openmp\nimage size      264 bytes\nnested images   2\n" + inner("1")
 	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", "outer.bin"); code != 0 || stdout != want {
 		t.Errorf("list --llvm 23 (nested): exit %d %s\n%s\nwant\n%s", code, stderr, stdout, want)
 	}
