@@ -33,6 +33,16 @@
 // exactly what LLVM 19 and 22 do, and by default they also read version 2
 // (several images in one binary, post-22 LLVM).
 //
+// Row 23 of the table is LLVM's main branch after 22 (Inferred): it writes
+// version 3 (a 40-byte header; [WriteBinaries] puts several images in one
+// binary, as main's llvm-offload-binary does), and [WriteCompressedBinary]
+// and [WriteCompressedBinaries] compress the body with zstd or zlib
+// ([Compression]), streamed. [Release.ReadOptions] reads as the release
+// does: version 3 only for 23, whose compressed bodies are inflated in
+// memory up to 64 MiB, above that into an unlinked temporary file, bounded
+// by [ReadOptions.MaxInflated]. [FlagMetadata] marks an entry of strings
+// and no image.
+//
 // # Example
 //
 //	r, _ := offload.LookupRelease(19)
