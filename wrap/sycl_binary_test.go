@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -252,4 +255,44 @@ func TestSYCLBinaryStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	writesStreamed(t, o, bin.Size())
+}
+
+// TestSYCLBinaryRunsUnderQEMU links programs for x86-64 and AArch64 hosts
+// with their GNU toolchains from the object of SYCLBinary and
+// testdata/sycl_runtime.c, a stand-in for libsycl that prints what it is
+// given; it runs them (under qemu-user but for x86-64) and checks that
+// registration runs before main with the binary's bytes and size, at an
+// 8-byte-aligned address, and unregistration at exit with the same.
+func TestSYCLBinaryRunsUnderQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links and runs programs")
+	}
+	src, err := filepath.Abs(filepath.Join("testdata", "sycl_runtime.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := syclBinaryCases(t)
+	for _, m := range crossMachines[:2] {
+		t.Run(m.name, func(t *testing.T) {
+			cc, run := crossTools(t, m)
+			dir := t.TempDir()
+			runIn(t, dir, cc, "-c", "-O1", "-Wall", "-Werror", src, "-o", "runtime.o")
+			for _, c := range cases {
+				wrapper := c.name + "-wrapper.o"
+				if err := os.WriteFile(filepath.Join(dir, wrapper), wrapSYCLBinary(t, m.triple, c.bin), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if o, e := runIn(t, dir, cc, "runtime.o", wrapper, "-o", c.name); o != "" || e != "" {
+					t.Errorf("%s printed:\n%s%s", cc, o, e)
+				}
+				got, stderr := runIn(t, dir, append(run, filepath.Join(dir, c.name))...)
+				h := fnv.New64a()
+				h.Write(c.bin)
+				want := fmt.Sprintf("register: %d bytes, fnv %016x, aligned 1\nmain\nunregister: same binary\n", len(c.bin), h.Sum64())
+				if got != want || stderr != "" {
+					t.Errorf("%s printed\n%s(stderr %q), want\n%s", c.name, got, stderr, want)
+				}
+			}
+		})
+	}
 }
