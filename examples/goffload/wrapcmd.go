@@ -24,7 +24,7 @@ func runWrap(args []string, _ io.Writer) error {
 	var compressLevel int
 	var images stringList
 	fs := newFlags("wrap", &llvm)
-	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda, hip or sycl")
+	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda, hip or sycl (22: images in a descriptor; 23: the whole binary, one file)")
 	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
@@ -122,8 +122,12 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 
 // wrapSYCL wraps the SYCL images of the offload binaries in paths (each file
 // one binary or several in a row, as clang-sycl-linker writes them) as the
-// release's wrapSYCLBinaries does.
+// release's wrapSYCLBinaries does: 22 describes each image; main after 22
+// registers the one binary clang-sycl-linker wrote, embedded as it is.
 func wrapSYCL(out string, opt wrap.Options, paths []string) error {
+	if opt.Release.SYCLRegistration == offload.SYCLRegistrationBinary {
+		return wrapSYCLBinary(out, opt, paths)
+	}
 	var images []wrap.SYCLImage
 	for _, path := range paths {
 		f, err := openSized(path)
@@ -146,6 +150,29 @@ func wrapSYCL(out string, opt wrap.Options, paths []string) error {
 	o, err := wrap.SYCL(opt, images)
 	if err != nil {
 		return err
+	}
+	return writeObject(out, o)
+}
+
+// wrapSYCLBinary wraps the one offload binary file in paths as LLVM main's
+// wrapSYCLBinaries does: clang-linker-wrapper hands it the single file that
+// clang-sycl-linker writes, which it embeds byte for byte (a compressed
+// binary stays compressed) and registers by its start and size.
+func wrapSYCLBinary(out string, opt wrap.Options, paths []string) error {
+	if len(paths) != 1 {
+		return fmt.Errorf("--kind sycl with %v wraps one offload binary file (what clang-sycl-linker writes: its wrapSYCLBinaries registers one buffer), not %d", opt.Release, len(paths))
+	}
+	f, err := openSized(paths[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	o, err := wrap.SYCLBinary(opt, f, f.Size())
+	if errors.Is(err, wrap.ErrUnsupported) {
+		return err // the release or the host, not the file
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", paths[0], err)
 	}
 	return writeObject(out, o)
 }

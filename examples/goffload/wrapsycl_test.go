@@ -106,12 +106,26 @@ func TestWrapSYCLRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	v3 := writeTestFile(t, filepath.Join(dir, "v3.bin"), v3bin)
+	ompV3Bin, err := offload.MarshalBinary(lookupRelease(t, 23), &offload.Image{OffloadKind: offload.OffloadOpenMP,
+		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ompV3 := writeTestFile(t, filepath.Join(dir, "omp3.bin"), ompV3Bin)
+	twoV3 := writeTestFile(t, filepath.Join(dir, "two3.bin"), append(append([]byte(nil), v3bin...), v3bin...))
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--llvm", "21", good}, "LLVM 21"},
-		{[]string{"--llvm", "23", good}, "LLVM 23"},
+		// Main after 22 registers one buffer: one file of one binary of
+		// SYCL images.
+		{[]string{"--llvm", "23", good, v3}, "one offload binary file"},
+		{[]string{"--llvm", "23", ompV3}, ompV3},
+		{[]string{"--llvm", "23", twoV3}, twoV3},
+		{[]string{"--llvm", "23", empty}, empty},
+		{[]string{"--llvm", "23", "--triple", "powerpc64le-unknown-linux-gnu", v3}, "powerpc64le"},
+		{[]string{"--llvm", "23", "-r", v3}, "-r"},
 		{[]string{good, omp}, omp},
 		{[]string{good, empty}, empty},
 		{[]string{v3}, v3},
@@ -129,6 +143,77 @@ func TestWrapSYCLRefuses(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("wrap --kind sycl %q wrote %s", c.args, out)
 			os.Remove(out)
+		}
+	}
+}
+
+// TestWrapSYCLMain: `wrap --kind sycl --llvm 23` writes what
+// wrap.SYCLBinary does for the file, for each host: the file embedded as it
+// is (a compressed binary still compressed) and registered by its start and
+// size; a binary of 22 (version 1) too, as main reads it.
+func TestWrapSYCLMain(t *testing.T) {
+	dir := t.TempDir()
+	r23 := lookupRelease(t, 23)
+	im := func(kernels string) offload.Image {
+		return offload.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
+			Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "symbols", Value: kernels}}}
+	}
+	images := func() []offload.ImageData {
+		return []offload.ImageData{
+			{Image: im("vadd\nfill"), Data: strings.NewReader("\x03\x02\x23\x07first image"), Size: 15},
+			{Image: im("scale"), Data: strings.NewReader(strings.Repeat("\x03\x02\x23\x07", 40)), Size: 160},
+		}
+	}
+	var multi, packed bytes.Buffer
+	if _, err := offload.WriteBinaries(&multi, r23, images()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := offload.WriteCompressedBinaries(&packed, r23, images(), offload.Compression{Format: "zstd"}); err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range map[string][]byte{"two-images": multi.Bytes(), "zstd": packed.Bytes(), "version-1": syclBinary(t, "abcd", "spirv64", "k")} {
+		in := writeTestFile(t, filepath.Join(dir, name+".bin"), bin)
+		for _, host := range []string{"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"} {
+			out := filepath.Join(dir, name+"-"+host+".o")
+			if _, stderr, code := goffload(t, "wrap", "--kind", "sycl", "--llvm", "23", "--triple", host, "-o", out, in); code != 0 {
+				t.Fatalf("%s %s: exit %d: %s", name, host, code, stderr)
+			}
+			o, err := wrap.SYCLBinary(wrap.Options{Release: r23, Triple: host}, bytes.NewReader(bin), int64(len(bin)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if _, err := elfobj.Write(&want, o); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(out)
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("%s %s: the CLI wrote %d bytes that differ from wrap.SYCLBinary's %d", name, host, len(got), want.Len())
+			}
+			f, err := elfobj.Read(bytes.NewReader(got), int64(len(got)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			secs := f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING)
+			if len(secs) != 1 {
+				t.Fatalf("%s %s: %d offloading sections", name, host, len(secs))
+			}
+			if embedded, err := secs[0].Data(); err != nil || !bytes.Equal(embedded, bin) {
+				t.Errorf("%s %s: .llvm.offloading holds %d bytes (%v), not the %d of the file", name, host, len(embedded), err, len(bin))
+			}
+			var names []string
+			syms, _ := f.Symbols()
+			for _, s := range syms {
+				if s.Section == elf.SHN_UNDEF && s.Name != "" {
+					names = append(names, s.Name)
+				}
+			}
+			if strings.Join(names, " ") != "__sycl_register_lib atexit __sycl_unregister_lib" {
+				t.Errorf("%s %s: undefined symbols %q", name, host, names)
+			}
+			if f.Section(".init_array.101") == nil || f.Section(".fini_array.1") != nil {
+				t.Errorf("%s %s: not registered by .init_array.101 alone", name, host)
+			}
 		}
 	}
 }
