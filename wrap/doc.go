@@ -52,19 +52,32 @@
 //	images, _ := wrap.SYCLImages(r, f, size) // what clang-sycl-linker wrote
 //	o, _ := wrap.SYCL(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)
 //
+// [SYCLBinary] builds the object of LLVM main after 22's wrapSYCLBinaries
+// (offload.SYCLRegistrationBinary, --llvm 23; llvm-project #193876,
+// #217173) on the same hosts: the one OffloadBinary that clang-sycl-linker
+// writes, embedded whole and as given in .llvm.offloading, and
+// sycl.descriptor_reg calling __sycl_register_lib(start, size) and
+// atexit(unreg) from .init_array.101, unreg calling
+// __sycl_unregister_lib(start, size). No release has that form yet: the
+// object is compared with llc-22's of the module that main's source builds,
+// and run against a stand-in runtime.
+//
+//	o, _ := wrap.SYCLBinary(wrap.Options{Release: r23, Triple: "aarch64-unknown-linux-gnu"}, f, size)
+//
 // Binaries, images and fatbins are io.ReaderAts read each time the object
 // is written, so an object can be written again and from several
 // goroutines.
 //
 // # Security
 //
-// [FromBinary] and [SYCLImages] read untrusted binaries with package
-// offload's checked reader,
-// and [GPU] untrusted fatbins with package bundle's (decompressing a
-// compressed HIP fatbin once, bounded by its declared size), and [OpenMP]
-// reads the first 4 bytes of a raw image to refuse an OffloadBinary given as
-// one; [SYCL] reads each image's last byte, and when it is zero the image
-// up to its first other zero, in 64 KiB pieces, to choose its section as
-// LLVM does; the rest of the package only writes what its arguments
-// describe.
+// [FromBinary], [SYCLImages] and [SYCLBinary] read untrusted binaries with
+// package offload's checked reader (SYCLBinary inflates a compressed one to
+// check it, as bounded as that reader is, and embeds the bytes given), and
+// [GPU] untrusted fatbins with package bundle's (decompressing a compressed
+// HIP fatbin once, bounded by its declared size), and [OpenMP] reads the
+// first 4 bytes of a raw image to refuse an OffloadBinary given as one;
+// [SYCL] reads each image's last byte ([SYCLBinary] the binary's), and when
+// it is zero the image up to its first other zero, in 64 KiB pieces, to
+// choose its section as LLVM does; the rest of the package only writes what
+// its arguments describe.
 package wrap
