@@ -65,6 +65,7 @@ func hostileCommands(good string) []hostileCommand {
 		{name: "strip", args: []string{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", "IN"}},
 		{name: "wrap", args: []string{"wrap", "-o", "OUT", "IN"}},
 		{name: "wrap-sycl", args: []string{"wrap", "--kind", "sycl", "-o", "OUT", "IN"}},
+		{name: "wrap-sycl-23", args: []string{"wrap", "--kind", "sycl", "--llvm", "23", "-o", "OUT", "IN"}},
 		// LLVM main after 22: version-3 binaries, compressed ones inflated.
 		{name: "wrap-23", args: []string{"wrap", "--llvm", "23", "-o", "OUT", "IN"}},
 		{name: "wrap-cuda", args: []string{"wrap", "--kind", "cuda", "-o", "OUT", "IN"}},
@@ -413,7 +414,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
 	// A SYCL binary (LLVM 22's kind 8): wrapped by wrap --kind sycl.
 	add("sycl-binary", write("sycl.bin", packaged(t, dir, "file="+img+",triple=spirv64-unknown-unknown,kind=sycl,symbols=k")),
-		"list", "list-json", "embed", "wrap", "wrap-sycl", "package", "link", "extract", "extract-raw")
+		"list", "list-json", "embed", "wrap", "wrap-sycl", "wrap-sycl-23", "package", "link", "extract", "extract-raw")
 
 	// Binaries whose strings would lead files out of the output folder.
 	// Accepted by whatever reads binaries; refused by extract (the name) and

@@ -33,8 +33,9 @@
 // device code of the old driver), and exits 1 if there is one. `wrap` writes the
 // registration object of clang-linker-wrapper: for OpenMP from offload
 // binaries (LLVM 13, 14: clang-offload-wrapper's, from device images); for CUDA from a fatbinary; for HIP from a fatbin (an offload
-// bundle) or from AMDGPU code objects, which it bundles first; for SYCL (LLVM 22) from the
-// offload binaries clang-sycl-linker writes; `link`
+// bundle) or from AMDGPU code objects, which it bundles first; for SYCL from the
+// binaries clang-sycl-linker writes (22: a descriptor of the images; --llvm 23:
+// the one binary whole); `link`
 // runs the whole OpenMP link: it extracts the device code of the inputs,
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).

@@ -30,6 +30,7 @@ func writers(bin, fat, spec string) [][]string {
 		{"wrap", "-o", "OUT", bin},
 		{"wrap", "--kind", "hip", "--compress", "-o", "OUT", hipfb},
 		{"wrap", "--kind", "sycl", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
+		{"wrap", "--kind", "sycl", "--llvm", "23", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
 		{"wrap", "--llvm", "23", "-o", "OUT", bin},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
