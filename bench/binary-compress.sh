@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Writes and reads a compressed OffloadBinary (version 3, LLVM main after 22)
+# of a large code object with goffload, beside the zstd command doing the
+# compression alone, in one run, and writes the table into its section of
+# bench/RESULTS.md (and prints it).
+#
+# No LLVM release writes or reads version 3 (22's tools refuse it), so the
+# reference is zstd(1), single-threaded at the same level: the least any tool
+# must do to make or read such a binary.
+#
+#   the image     a code object of SIZE_MIB (default 512) made by bench/codeobj
+#   compress      goffload package --llvm 23 --compress --compression-level L
+#                 (L = ${LEVEL:-5}, zstd) vs zstd -L -T1 of the image
+#   list          goffload list --llvm 23 of the compressed binary (it inflates
+#                 the body to read the entry) vs zstd -d -c of zstd's file
+#   extract       goffload extract --llvm 23 --raw (the image out, compared with
+#                 cmp) vs zstd -d of zstd's file
+#
+# Each figure is the median of RUNS runs (default 3): wall seconds and peak RSS
+# (/usr/bin/time), each run after a sync, with the previous run's output
+# removed first. Usage: bench/binary-compress.sh [SIZE_MIB]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+mib=${1:-512}
+level=${LEVEL:-5}
+for t in zstd /usr/bin/time; do
+  command -v "$t" >/dev/null || { echo "bench: $t is required" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/goffload" ./examples/goffload
+go build -o "$tmp/codeobj" ./bench/codeobj
+g="$tmp/goffload"
+
+# measure CLEAN CMD...: runs CMD RUNS times, each after `rm -rf CLEAN`, a new
+# empty folder $tmp/out and a sync; prints "median_seconds median_kib".
+measure() {
+  local clean=$1 i start end
+  shift
+  : > "$tmp/m"
+  for ((i = 0; i < RUNS; i++)); do
+    rm -rf "$clean" "$tmp/out"
+    mkdir "$tmp/out"
+    sync
+    start=$EPOCHREALTIME
+    /usr/bin/time -f "%M" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+    end=$EPOCHREALTIME
+    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(cat "$tmp/t")" >> "$tmp/m"
+  done
+  local s k
+  s=$(awk '{ print $1 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
+  k=$(awk '{ print $2 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
+  echo "$s $k"
+}
+
+secs() { awk -v s="$1" 'BEGIN { printf "%.2f", s }'; }
+mibs() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
+
+"$tmp/codeobj" -mib "$mib" > "$tmp/img.o"
+pkg=("$g" package --llvm 23 --compress --compression-format zstd --compression-level "$level"
+  -o "$tmp/b.bin" --image "file=$tmp/img.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip")
+read -r gc gck < <(measure "$tmp/b.bin" "${pkg[@]}")
+read -r zc zck < <(measure "$tmp/img.o.zst" zstd -q -f "-$level" -T1 "$tmp/img.o" -o "$tmp/img.o.zst")
+"${pkg[@]}"
+zstd -q -f "-$level" -T1 "$tmp/img.o" -o "$tmp/img.o.zst"
+read -r gl glk < <(measure "$tmp/none" "$g" list --llvm 23 "$tmp/b.bin")
+read -r zl zlk < <(measure "$tmp/none" zstd -q -d -c "$tmp/img.o.zst")
+read -r gx gxk < <(measure "$tmp/out" "$g" extract --llvm 23 --raw -o "$tmp/out" "$tmp/b.bin")
+"$g" extract --llvm 23 --raw -o "$tmp/out" "$tmp/b.bin" > /dev/null
+cmp "$tmp/out/b-amdgcn-amd-amdhsa-gfx90a.0.o" "$tmp/img.o"
+read -r zx zxk < <(measure "$tmp/img.d" zstd -q -d -f "$tmp/img.o.zst" -o "$tmp/img.d")
+gsize=$(stat -c %s "$tmp/b.bin")
+zsize=$(stat -c %s "$tmp/img.o.zst")
+
+row() { # work, goffload s, kib, zstd's work, s, kib
+  echo "| $1 | $(secs "$2") | $(mibs "$3") | $4 | $(secs "$5") | $(mibs "$6") | $(ratio "$2" "$5") | $(ratio "$3" "$6") |"
+}
+section=$(
+  echo "<!-- bench/binary-compress.sh -->"
+  echo "## A compressed OffloadBinary (version 3) of a ${mib} MiB image"
+  echo
+  echo "Made by \`bench/binary-compress.sh\` on $(nproc) cores; Go $(go env GOVERSION); zstd $(zstd --version | grep -o "v[0-9.]*" | head -1); median of $RUNS runs each, wall time (process start-up included) and peak RSS (\`/usr/bin/time\`), each run after a sync. No LLVM release writes or reads version 3 (LLVM 22's tools refuse it), so the reference is the zstd command doing the compression alone, single-threaded at the same level ($level): the least any tool must do. goffload: \`package --llvm 23 --compress\` (the binary's body compressed with github.com/klauspost/compress/zstd, streamed through a temporary file), \`list --llvm 23\` (inflates the body to read its entry: in memory up to 64 MiB, above that into an unlinked temporary file), \`extract --llvm 23 --raw\` (the image out; equal to the original, cmp). Ratios: zstd's figure over goffload's (above 1: goffload is faster, or uses less memory)."
+  echo
+  echo "| work | goffload s | MiB | zstd | s | MiB | time ratio | memory ratio |"
+  echo "|---|---|---|---|---|---|---|---|"
+  row "compress (zstd level $level)" "$gc" "$gck" "\`zstd -$level -T1\`" "$zc" "$zck"
+  row "list (inflate, read the entry)" "$gl" "$glk" "\`zstd -d -c\`" "$zl" "$zlk"
+  row "extract the image" "$gx" "$gxk" "\`zstd -d\`" "$zx" "$zxk"
+  echo
+  echo "Compressed sizes: goffload's binary $gsize bytes, zstd's file $zsize bytes ($(ratio "$zsize" "$gsize") times zstd's); the image is $((mib << 20)) bytes."
+  echo "<!-- end bench/binary-compress.sh -->"
+)
+
+out=bench/RESULTS.md
+echo "$section" > "$tmp/section"
+if grep -q '^<!-- bench/binary-compress.sh -->$' "$out"; then
+  awk -v new="$tmp/section" '
+    /^<!-- bench\/binary-compress.sh -->$/ { while ((getline line < new) > 0) print line; skip = 1; next }
+    /^<!-- end bench\/binary-compress.sh -->$/ { skip = 0; next }
+    !skip' "$out" > "$tmp/results"
+  cat "$tmp/results" > "$out"
+else
+  printf '\n%s\n' "$section" >> "$out"
+fi
+echo "$section"
