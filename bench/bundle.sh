@@ -29,30 +29,8 @@ go build -o "$tmp/goffload" ./examples/goffload
 go build -o "$tmp/codeobj" ./bench/codeobj
 g="$tmp/goffload"
 
-# measure CLEAN CMD...: runs CMD RUNS times, each after `rm -rf CLEAN`, a new
-# empty folder $tmp/out and a sync; prints "median_seconds median_kib".
-measure() {
-  local clean=$1 i start end
-  shift
-  : > "$tmp/m"
-  for ((i = 0; i < RUNS; i++)); do
-    rm -rf "$clean" "$tmp/out"
-    mkdir "$tmp/out"
-    sync # the previous run's dirty pages are written back now, not during this run
-    start=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-    end=$EPOCHREALTIME
-    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(cat "$tmp/t")" >> "$tmp/m"
-  done
-  local s k
-  s=$(awk '{ print $1 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-  k=$(awk '{ print $2 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-  echo "$s $k"
-}
+. bench/lib.sh
 
-ms() { awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }'; }
-mibs() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b / a }'; }
 
 "$tmp/codeobj" -mib "$mib" > "$tmp/img.o"
 level=()
@@ -95,25 +73,13 @@ section=$(
   echo
   echo "| work | goffload ms | MiB | $bundler | ms | MiB | bundler/goffload |"
   echo "|---|---|---|---|---|---|---|"
-  echo "| list the .hipfb file | $(ms "$gl") | $(mibs "$gk") | \`-list\` | $(ms "$bl") | $(mibs "$bk") | $(ratio "$gl" "$bl") |"
-  echo "| list the object (\`.hip_fatbin\`) | $(ms "$gol") | $(mibs "$gok") | (the file) | $(ms "$bl") | $(mibs "$bk") | $(ratio "$gol" "$bl") |"
-  echo "| extract the device code object from the file (\`--raw\`) | $(ms "$ge") | $(mibs "$gek") | \`-unbundle\` | $(ms "$be") | $(mibs "$bek") | $(ratio "$ge" "$be") |"
-  echo "| extract it from the object | $(ms "$goe") | $(mibs "$goek") | (the file) | $(ms "$be") | $(mibs "$bek") | $(ratio "$goe" "$be") |"
+  echo "| list the .hipfb file | $(ms "$gl") | $(mibs "$gk") | \`-list\` | $(ms "$bl") | $(mibs "$bk") | $(ratio "$gl" "$bl" 1) |"
+  echo "| list the object (\`.hip_fatbin\`) | $(ms "$gol") | $(mibs "$gok") | (the file) | $(ms "$bl") | $(mibs "$bk") | $(ratio "$gol" "$bl" 1) |"
+  echo "| extract the device code object from the file (\`--raw\`) | $(ms "$ge") | $(mibs "$gek") | \`-unbundle\` | $(ms "$be") | $(mibs "$bek") | $(ratio "$ge" "$be" 1) |"
+  echo "| extract it from the object | $(ms "$goe") | $(mibs "$goek") | (the file) | $(ms "$be") | $(mibs "$bek") | $(ratio "$goe" "$be" 1) |"
   echo
   echo "The extracted code objects equal the bundler's and the input (cmp). Goals: \`list\` under 10 ms and 10 MiB: $list_ok; \`extract\` at least as fast as the bundler: $extract_ok. \`list\` decompresses the bundle header only; \`extract\` streams the entry to its file with memory bounded by the zstd window ($window here: the bundler compresses large bundles with long-distance matching)."
   echo "<!-- end bench/bundle.sh -->"
 )
 
-# Replace the section in RESULTS.md, or add it at the end.
-out=bench/RESULTS.md
-echo "$section" > "$tmp/section"
-if grep -q '^<!-- bench/bundle.sh -->$' "$out"; then
-  awk -v new="$tmp/section" '
-    /^<!-- bench\/bundle.sh -->$/ { while ((getline line < new) > 0) print line; skip = 1; next }
-    /^<!-- end bench\/bundle.sh -->$/ { skip = 0; next }
-    !skip' "$out" > "$tmp/results"
-  cat "$tmp/results" > "$out"
-else
-  printf '\n%s\n' "$section" >> "$out"
-fi
-echo "$section"
+replace_section bundle.sh "$section"

@@ -35,30 +35,8 @@ go build -o "$tmp/goffload" ./examples/goffload
 go build -o "$tmp/codeobj" ./bench/codeobj
 g="$tmp/goffload"
 
-# measure CLEAN CMD...: runs CMD RUNS times, each after `rm -rf CLEAN`, a new
-# empty folder $tmp/out and a sync; prints "median_seconds median_kib".
-measure() {
-  local clean=$1 i start end
-  shift
-  : > "$tmp/m"
-  for ((i = 0; i < RUNS; i++)); do
-    rm -rf "$clean" "$tmp/out"
-    mkdir "$tmp/out"
-    sync # the previous run's dirty pages are written back now, not during this run
-    start=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$tmp/t" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-    end=$EPOCHREALTIME
-    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(cat "$tmp/t")" >> "$tmp/m"
-  done
-  local s k
-  s=$(awk '{ print $1 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-  k=$(awk '{ print $2 }' "$tmp/m" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
-  echo "$s $k"
-}
+. bench/lib.sh
 
-secs() { awk -v s="$1" 'BEGIN { printf "%.2f", s }'; }
-mibs() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 
 "$tmp/codeobj" -mib "$mib" > "$tmp/img.o"
 # An AMDGPU code object header, so that goffload wrap --image takes the file.
@@ -130,16 +108,4 @@ section=$(
   echo "<!-- end bench/compress.sh -->"
 )
 
-# Replace the section in RESULTS.md, or add it at the end.
-out=bench/RESULTS.md
-echo "$section" > "$tmp/section"
-if grep -q '^<!-- bench/compress.sh -->$' "$out"; then
-  awk -v new="$tmp/section" '
-    /^<!-- bench\/compress.sh -->$/ { while ((getline line < new) > 0) print line; skip = 1; next }
-    /^<!-- end bench\/compress.sh -->$/ { skip = 0; next }
-    !skip' "$out" > "$tmp/results"
-  cat "$tmp/results" > "$out"
-else
-  printf '\n%s\n' "$section" >> "$out"
-fi
-echo "$section"
+replace_section compress.sh "$section"

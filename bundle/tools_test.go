@@ -44,32 +44,8 @@ func bundler(t testing.TB, tool string, env []string, args ...string) (string, b
 // targets) and returns the output file's bytes.
 func bundleWithTool(t testing.TB, tool string, env []string, align uint64, ids []string, data [][]byte, extra ...string) []byte {
 	t.Helper()
-	dir := t.TempDir()
-	targets := make([]string, len(ids))
-	for i, id := range ids {
-		targets[i] = target(id)
-	}
-	args := []string{"-type=o", fmt.Sprintf("-bundle-align=%d", align), "-targets=" + strings.Join(targets, ",")}
-	for i, d := range data {
-		name := "/dev/null"
-		if d != nil {
-			name = filepath.Join(dir, fmt.Sprintf("in%d", i))
-			if err := os.WriteFile(name, d, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		args = append(args, "-input="+name)
-	}
-	out := filepath.Join(dir, "out")
-	args = append(append(args, "-output="+out), extra...)
-	if msg, ok := bundler(t, tool, env, args...); !ok {
-		t.Fatalf("clang-offload-bundler %v: %s", args, msg)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	var msg string
+	return bundleWithToolVerbose(t, tool, env, align, ids, data, &msg, extra...)
 }
 
 // unbundleWithTool has the bundler extract ids from the bundle in data; it
