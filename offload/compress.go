@@ -203,7 +203,7 @@ func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, s
 // release must write version 3 (main after 22, --llvm 23). Memory use does
 // not depend on the images' sizes. It returns the bytes written.
 func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
-	if err := c.check(); err != nil {
+	if err := r.CheckCompression(c); err != nil {
 		return 0, err
 	}
 	if err := r.checkMulti(len(ims)); err != nil {
@@ -212,12 +212,23 @@ func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compres
 	return writeCompressed(w, r, ims, c)
 }
 
-func writeCompressed(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
+// CheckCompression reports whether release r writes compressed
+// OffloadBinaries (version 3: main after 22) and c is a format and level
+// LLVM takes, with an error matching ErrUnsupported, ErrLimit or
+// ErrUnknownKind, so that a caller can check before it makes its output.
+func (r *Release) CheckCompression(c Compression) error {
 	if err := c.check(); err != nil {
-		return 0, err
+		return err
 	}
 	if r.BinaryVersion < VersionCompressed {
-		return 0, fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+		return fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+	}
+	return nil
+}
+
+func writeCompressed(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
+	if err := r.CheckCompression(c); err != nil {
+		return 0, err
 	}
 	meta, ls, err := encode(r, ims)
 	if err != nil {

@@ -117,11 +117,8 @@ func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, 
 // it. Only a release that writes OffloadBinary version 3 has it (LLVM main
 // after 22).
 func (r *Release) PackageCompressed(w io.Writer, args []string, open ImageSource, c Compression) (int64, error) {
-	if err := c.check(); err != nil {
+	if err := r.CheckCompression(c); err != nil {
 		return 0, err
-	}
-	if r.BinaryVersion < VersionCompressed {
-		return 0, fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
 	}
 	return r.pack(w, args, open, &c)
 }

@@ -80,7 +80,7 @@ func runPackage(args []string, _ io.Writer) error {
 	}
 	if comp != nil {
 		// The release and the level are checked before the output is made.
-		if _, err := rel.PackageCompressed(io.Discard, nil, open, *comp); err != nil {
+		if err := rel.CheckCompression(*comp); err != nil {
 			return err
 		}
 	}
