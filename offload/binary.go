@@ -1,12 +1,24 @@
 package offload
 
-import "github.com/goffload/goffload/internal/strtab"
+import (
+	"io"
+
+	"github.com/goffload/goffload/internal/strtab"
+)
 
 // The OffloadBinary container (spec §1). All fields are little-endian, as every
 // LLVM host that has been run writes them.
 
 // Magic is the first four bytes of every OffloadBinary.
 var Magic = [4]byte{0x10, 0xFF, 0x10, 0xAD}
+
+// StartsWithMagic reports whether r starts with [Magic]: an image that is
+// itself an OffloadBinary, nested (main after 22 lists and extracts those).
+func StartsWithMagic(r io.ReaderAt) bool {
+	var head [4]byte
+	n, _ := r.ReadAt(head[:], 0)
+	return n == len(head) && head == Magic
+}
 
 // Sizes of the OffloadBinary records (spec §1.2–§1.4).
 const (

@@ -245,8 +245,7 @@ func (x *extractor) addImage(from, stem string, b *offload.Binary, i, depth int)
 		return fmt.Errorf("%s: %w", from, err)
 	}
 	if x.rel.NestedImages {
-		var magic [4]byte
-		if m, _ := r.ReadAt(magic[:], 0); m == 4 && magic == offload.Magic {
+		if offload.StartsWithMagic(r) {
 			if depth >= maxNesting {
 				return fmt.Errorf("%s: image %d: more than %d levels of nested binaries", from, i, maxNesting)
 			}
@@ -378,11 +377,8 @@ func (x *extractor) planBundles(from, stem string, fbs []hipFatbin) error {
 // it, with the extension ext instead of the image kind's if ext is not "".
 func (x *extractor) add(from, stem string, im *offload.Image, ext string, size int64, write func(io.Writer) error) error {
 	index := len(x.files)
-	name, err := fatobj.PackagerName(stem, im, index)
-	if err != nil {
-		return fmt.Errorf("%s: %w", from, err)
-	}
 	kindExt := x.rel.ImageKindExtension(im.Kind)
+	var name string
 	if x.rel.NestedImages {
 		// llvm-offload-binary of main leaves out an empty arch, and names
 		// SPIR-V images.
@@ -393,6 +389,11 @@ func (x *extractor) add(from, stem string, im *offload.Image, ext string, size i
 		name += "." + strconv.Itoa(index) + "." + kindExt
 		if err := atomicfile.CheckName(name); err != nil {
 			return fmt.Errorf("%s: image %d: %w", from, index, err)
+		}
+	} else {
+		var err error
+		if name, err = fatobj.PackagerName(stem, im, index); err != nil {
+			return fmt.Errorf("%s: %w", from, err)
 		}
 	}
 	if ext != "" {

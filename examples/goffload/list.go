@@ -177,8 +177,7 @@ func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, o
 		if err != nil {
 			return err
 		}
-		var magic [4]byte
-		if m, _ := r.ReadAt(magic[:], 0); m < 4 || magic != offload.Magic {
+		if !offload.StartsWithMagic(r) {
 			continue
 		}
 		if len(indent) >= 2*maxNesting {
