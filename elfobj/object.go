@@ -17,6 +17,8 @@ const (
 	SHT_X86_64_UNWIND elf.SectionType = 0x70000001
 	// SHF_EXCLUDE marks a section that a final link drops.
 	SHF_EXCLUDE elf.SectionFlag = 0x80000000
+	// SHF_GNU_RETAIN marks a section that --gc-sections keeps.
+	SHF_GNU_RETAIN elf.SectionFlag = 0x200000
 	// GRP_COMDAT is the flag word of a COMDAT group.
 	GRP_COMDAT uint32 = 1
 )

@@ -826,7 +826,7 @@ func (m *mixer) retainFacts() {
 		if baseSection(s.Name) == "" || s.Type == elfobj.SHT_LLVM_OFFLOADING {
 			continue
 		}
-		retain := s.Flags&shfGNURetain != 0
+		retain := s.Flags&elfobj.SHF_GNU_RETAIN != 0
 		what := s.Name + " without SHF_GNU_RETAIN"
 		if retain {
 			what = "SHF_GNU_RETAIN on " + s.Name
@@ -841,9 +841,6 @@ func (m *mixer) retainFacts() {
 		}
 	}
 }
-
-// shfGNURetain is SHF_GNU_RETAIN, which debug/elf does not name.
-const shfGNURetain = 0x200000
 
 // addFact adds f once (facts of one What are one fact), Links defaulting to
 // Made.

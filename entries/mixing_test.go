@@ -119,7 +119,7 @@ func TestMixingRetain(t *testing.T) {
 		f := readFile(t, llvmTestdata("wrapper", c.file))
 		for _, s := range f.Sections {
 			if baseSection(s.Name) != "" && c.retain {
-				s.Flags |= shfGNURetain
+				s.Flags |= elfobj.SHF_GNU_RETAIN
 			}
 		}
 		o := mixing(t, f)
