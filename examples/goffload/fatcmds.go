@@ -166,6 +166,7 @@ type extractor struct {
 	rel    *offload.Release
 	raw    bool
 	member string // select only archive members of this name
+	skip   bool   // the input being planned is not selected by member
 	filter fatobj.Filter
 	files  []extracted
 	names  map[string]string // file name → the input it comes from
@@ -200,9 +201,10 @@ func (x *extractor) plan(path string) (int, func(), error) {
 }
 
 func (x *extractor) planInput(stem string, in input) error {
-	if x.member != "" && (!in.Member || baseName(in.Name) != x.member) {
-		return nil
-	}
+	// An input --member does not select is read all the same, as
+	// llvm-offload-binary reads every member before it selects: bad input
+	// is refused wherever it is. Its files are not planned.
+	x.skip = x.member != "" && (!in.Member || baseName(in.Name) != x.member)
 	bins, err := in.Binaries(&offload.ReadOptions{Release: x.rel})
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
@@ -321,6 +323,9 @@ func baseName(name string) string {
 // addNamed plans a file of a name made elsewhere; a name already planned
 // gets the file's index before its extension, so nothing is written twice.
 func (x *extractor) addNamed(from, name string, size int64, write func(io.Writer) error) error {
+	if x.skip {
+		return nil
+	}
 	if err := atomicfile.CheckName(name); err != nil {
 		return fmt.Errorf("%s: %w", from, err)
 	}
@@ -376,6 +381,9 @@ func (x *extractor) planBundles(from, stem string, fbs []hipFatbin) error {
 // add plans a file for image im of input from, named as the packager names
 // it, with the extension ext instead of the image kind's if ext is not "".
 func (x *extractor) add(from, stem string, im *offload.Image, ext string, size int64, write func(io.Writer) error) error {
+	if x.skip {
+		return nil
+	}
 	index := len(x.files)
 	kindExt := x.rel.ImageKindExtension(im.Kind)
 	var name string
