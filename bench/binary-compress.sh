@@ -29,7 +29,7 @@ for t in zstd /usr/bin/time; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/goffload" ./examples/goffload
+go build -o "$tmp/goffload" ./cmd/goffload
 go build -o "$tmp/codeobj" ./bench/codeobj
 g="$tmp/goffload"
 

@@ -49,7 +49,7 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/goffload" ./examples/goffload
+go build -o "$tmp/goffload" ./cmd/goffload
 g="$tmp/goffload"
 mkdir "$tmp/bin" "$tmp/rt" "$tmp/ref" "$tmp/ours"
 ln -s "${BENCH_WRAPPER:-$g}" "$tmp/bin/clang-linker-wrapper"

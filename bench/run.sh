@@ -23,7 +23,7 @@ for t in llc-19 llvm-as-19 clang-offload-packager-19 llvm-objdump-19 /usr/bin/ti
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/goffload" ./examples/goffload
+go build -o "$tmp/goffload" ./cmd/goffload
 g="$tmp/goffload"
 
 # measure NAME CMD...: runs CMD RUNS times, prints "median_seconds median_kib".

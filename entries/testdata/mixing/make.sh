@@ -18,6 +18,6 @@ for n in 14 19 22; do clang-$n "${flags[@]}" -c prog.c -o "$tmp/p$n.o"; done
 clang-19 "${flags[@]}" "$tmp/p19.o" -o same19 -L/usr/lib/llvm-19/lib
 clang-22 "${flags[@]}" "$tmp/p19.o" -o "$tmp/m19by22" -L"$tmp/rt22"
 strip -o m19by22.strip "$tmp/m19by22"
-(cd ../../.. && go run ./examples/goffload link --llvm 22 --clang clang-22 --libdir /usr/lib/llvm-19/lib \
+(cd ../../.. && go run ./cmd/goffload link --llvm 22 --clang clang-22 --libdir /usr/lib/llvm-19/lib \
   -o entries/testdata/mixing/p22w22rt19 "$tmp/p22.o" >/dev/null)
 clang-19 "${flags[@]}" "$tmp/p14.o" -o m14by19 -L/usr/lib/llvm-19/lib
