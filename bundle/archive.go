@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -89,14 +90,14 @@ func UnbundleArchive(r io.ReaderAt, size int64, target string, opt ArchiveOption
 		return nil, err
 	}
 	if want.IsHost() {
-		return nil, fmt.Errorf("offload bundle: target %q: a device archive holds device code: %w", target, ErrUnsupported)
+		return nil, fmt.Errorf("offload bundle: target %q: a device archive holds device code: %w", target, goffload.ErrUnsupported)
 	}
 	a, err := ar.Open(r, size)
 	if err != nil {
 		return nil, err
 	}
 	if a.Kind() == ar.Thin {
-		return nil, fmt.Errorf("offload bundle: a thin archive: %w", ErrUnsupported)
+		return nil, fmt.Errorf("offload bundle: a thin archive: %w", goffload.ErrUnsupported)
 	}
 	d := &DeviceArchive{}
 	for _, m := range a.Members() {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -311,25 +312,25 @@ func TestReadMalformed(t *testing.T) {
 		{"bad-magic", append([]byte("__CLANG_OFFLOAD_BUNDLX__"), make([]byte, 16)...), ErrNotBundle, 0, "magic"},
 		{"ccob", []byte("CCOB\x02\x00\x01\x00"), ErrCompressed, 0, "magic"},
 		{"short-ccob-is-not-compressed", []byte("CCOB\x02\x00\x01"), ErrNotBundle, 0, "magic"},
-		{"no-count", []byte(Magic + "\x01\x00\x00"), ErrTruncated, 24, "entry count"},
-		{"count-past-end", headerOnly(2), ErrTruncated, 86, "entry 1 of 2"},
-		{"huge-count", headerOnly(1 << 62), ErrTruncated, 86, "entry 1 of 4611686018427387904"},
-		{"count-into-padding", craft(3, h, entryHeader(200, 5, devID, uint64(len(devID)))), ErrFormat, 139, "entry 2 offset"},
-		{"id-past-end", craft(2, h, entryHeader(200, 5, devID, 1<<40)), ErrTruncated, 102, "entry 1 ID length"},
-		{"zero-offset-first", craft(2, entryHeader(0, 0, hostID, uint64(len(hostID))), entryHeader(200, 5, devID, uint64(len(devID)))), ErrFormat, 32, "entry 0 offset"},
-		{"zero-offset-second", craft(2, h, entryHeader(0, 5, devID, uint64(len(devID)))), ErrFormat, 86, "entry 1 offset"},
-		{"offset-past-end", craft(2, h, entryHeader(206, 0, devID, uint64(len(devID)))), ErrTruncated, 86, "entry 1 offset"},
-		{"size-past-end", craft(2, h, entryHeader(200, 6, devID, uint64(len(devID)))), ErrTruncated, 94, "entry 1 size"},
-		{"size-wraps", craft(2, h, entryHeader(200, 1<<64-100, devID, uint64(len(devID)))), ErrTruncated, 94, "entry 1 size"},
+		{"no-count", []byte(Magic + "\x01\x00\x00"), goffload.ErrTruncated, 24, "entry count"},
+		{"count-past-end", headerOnly(2), goffload.ErrTruncated, 86, "entry 1 of 2"},
+		{"huge-count", headerOnly(1 << 62), goffload.ErrTruncated, 86, "entry 1 of 4611686018427387904"},
+		{"count-into-padding", craft(3, h, entryHeader(200, 5, devID, uint64(len(devID)))), goffload.ErrInvalid, 139, "entry 2 offset"},
+		{"id-past-end", craft(2, h, entryHeader(200, 5, devID, 1<<40)), goffload.ErrTruncated, 102, "entry 1 ID length"},
+		{"zero-offset-first", craft(2, entryHeader(0, 0, hostID, uint64(len(hostID))), entryHeader(200, 5, devID, uint64(len(devID)))), goffload.ErrInvalid, 32, "entry 0 offset"},
+		{"zero-offset-second", craft(2, h, entryHeader(0, 5, devID, uint64(len(devID)))), goffload.ErrInvalid, 86, "entry 1 offset"},
+		{"offset-past-end", craft(2, h, entryHeader(206, 0, devID, uint64(len(devID)))), goffload.ErrTruncated, 86, "entry 1 offset"},
+		{"size-past-end", craft(2, h, entryHeader(200, 6, devID, uint64(len(devID)))), goffload.ErrTruncated, 94, "entry 1 size"},
+		{"size-wraps", craft(2, h, entryHeader(200, 1<<64-100, devID, uint64(len(devID)))), goffload.ErrTruncated, 94, "entry 1 size"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b, err := Read(bytes.NewReader(c.data), int64(len(c.data)))
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.Is(err, c.is) || !errors.As(err, &fe) {
-				t.Fatalf("got %v, %v; want a FormatError matching %v", b, err, c.is)
+				t.Fatalf("got %v, %v; want a goffload.FormatError matching %v", b, err, c.is)
 			}
-			if fe.Off != c.off || fe.What != c.field {
-				t.Fatalf("error %q at %d in %q, want at %d in %q", err, fe.Off, fe.What, c.off, c.field)
+			if fe.Offset != c.off || fe.Field != c.field {
+				t.Fatalf("error %q at %d in %q, want at %d in %q", err, fe.Offset, fe.Field, c.off, c.field)
 			}
 		})
 	}
@@ -406,7 +407,7 @@ func TestReleases(t *testing.T) {
 			t.Errorf("LLVM %d: IDs %q that LLVM 20+ would not unbundle", r.Major, got)
 		}
 	}
-	if _, err := LookupRelease(16); !errors.Is(err, ErrUnknownRelease) {
+	if _, err := LookupRelease(16); !errors.Is(err, goffload.ErrUnknownRelease) {
 		t.Errorf("LookupRelease(16): %v", err)
 	}
 	r, _ := LookupRelease(22)
@@ -460,16 +461,16 @@ func TestCompressedZlib(t *testing.T) {
 		{"declared-larger", ccob(2, MethodZlib, z, n+100, hash), nil, 0},
 		{"trailing-bytes", ccob(3, MethodZlib, append(append([]byte{}, z...), "xyz"...), n, hash), nil, 0},
 		{"wrong-hash", ccob(2, MethodZlib, z, n, hash+1), nil, 0},
-		{"declared-smaller", ccob(2, MethodZlib, z, n-1, hash), ErrTooLarge, 12},
-		{"declared-smaller-v3", ccob(3, MethodZlib, z, n-1, hash), ErrTooLarge, 16},
-		{"declared-smaller-v1", ccob(1, MethodZlib, z, n-1, hash), ErrTooLarge, 8},
-		{"truncated", ccob(2, MethodZlib, z[:len(z)/2], n, hash), ErrTruncated, -1},
+		{"declared-smaller", ccob(2, MethodZlib, z, n-1, hash), goffload.ErrInvalid, 12},
+		{"declared-smaller-v3", ccob(3, MethodZlib, z, n-1, hash), goffload.ErrInvalid, 16},
+		{"declared-smaller-v1", ccob(1, MethodZlib, z, n-1, hash), goffload.ErrInvalid, 8},
+		{"truncated", ccob(2, MethodZlib, z[:len(z)/2], n, hash), goffload.ErrTruncated, -1},
 		{"corrupt", ccob(2, MethodZlib, append([]byte{0x78, 0x9c, 0xff}, z[3:]...), n, hash), ErrCorrupt, -1},
 		{"not-zlib", ccob(2, MethodZlib, []byte("plain text, no zlib header"), n, hash), ErrCorrupt, -1},
-		{"unknown-version", ccob(4, MethodZlib, z, n, hash), ErrUnsupported, 4},
-		{"version-0", ccob(0, MethodZlib, z, n, hash), ErrUnsupported, 4},
-		{"unknown-method", ccob(2, 2, z, n, hash), ErrUnsupported, 6},
-		{"short-header", ccob(3, MethodZlib, nil, n, hash)[:30], ErrTruncated, 30},
+		{"unknown-version", ccob(4, MethodZlib, z, n, hash), goffload.ErrUnsupported, 4},
+		{"version-0", ccob(0, MethodZlib, z, n, hash), goffload.ErrUnsupported, 4},
+		{"unknown-method", ccob(2, 2, z, n, hash), goffload.ErrUnsupported, 6},
+		{"short-header", ccob(3, MethodZlib, nil, n, hash)[:30], goffload.ErrTruncated, 30},
 		{"not-ccob", bundle, ErrNotBundle, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -481,12 +482,12 @@ func TestCompressedZlib(t *testing.T) {
 				}
 				return
 			}
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.Is(err, c.is) || !errors.As(err, &fe) {
-				t.Fatalf("got %v, want a FormatError matching %v", err, c.is)
+				t.Fatalf("got %v, want a goffload.FormatError matching %v", err, c.is)
 			}
-			if c.off >= 0 && fe.Off != c.off {
-				t.Fatalf("error %q at %d, want at %d", err, fe.Off, c.off)
+			if c.off >= 0 && fe.Offset != c.off {
+				t.Fatalf("error %q at %d, want at %d", err, fe.Offset, c.off)
 			}
 		})
 	}
@@ -501,8 +502,8 @@ func TestMethodString(t *testing.T) {
 }
 
 func TestFormatErrorMessage(t *testing.T) {
-	err := formatErr(86, "entry 1 offset", 0, ErrFormat)
-	if got, want := err.Error(), "offload bundle: entry 1 offset 0x0 at byte 0x56: malformed offload bundle"; got != want {
+	err := formatErr(86, "entry 1 offset", 0, goffload.ErrInvalid)
+	if got, want := err.Error(), "offload bundle: entry 1 offset 0x0 at byte 0x56: invalid data"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 	if !strings.Contains(formatErr(0, "magic", 0, ErrNotBundle).Error(), "not an offload bundle") {

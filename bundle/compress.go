@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -43,7 +44,7 @@ var ErrCompressOptions = errors.New("invalid compression options")
 // compressed bundle versions 1 and 2, refused as clang-offload-bundler 22
 // refuses it ("uncompressed size (N) exceeds version 2 unsigned 32-bit
 // integer limit", the same for the total file size). It matches
-// [ErrTooLarge].
+// [goffload.ErrLimit].
 type SizeLimitError struct {
 	Version uint16
 	Field   string // "uncompressed size" or "total file size"
@@ -54,8 +55,8 @@ func (e *SizeLimitError) Error() string {
 	return fmt.Sprintf("offload bundle: %s (%d) exceeds compressed bundle version %d's unsigned 32-bit limit (write version 3)", e.Field, e.Size, e.Version)
 }
 
-// Is makes the error match ErrTooLarge.
-func (e *SizeLimitError) Is(target error) bool { return target == ErrTooLarge }
+// Is makes the error match goffload.ErrLimit.
+func (e *SizeLimitError) Is(target error) bool { return target == goffload.ErrLimit }
 
 // CompressOptions says how [WriteCompressed] compresses a bundle.
 // [Release.CompressDefaults] gives what a release's clang-offload-bundler

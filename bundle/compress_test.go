@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -259,7 +260,7 @@ func TestCompressWindow(t *testing.T) {
 	// Compressed.Open refuses a window wider than its MaxWindow.
 	c, _ := ReadCompressed(bytes.NewReader(wide), int64(len(wide)))
 	c.MaxWindow = 8 << 20
-	if _, err := io.Copy(io.Discard, c.Open()); !errors.Is(err, ErrTooLarge) {
+	if _, err := io.Copy(io.Discard, c.Open()); !errors.Is(err, goffload.ErrLimit) {
 		t.Errorf("a 16 MiB window read with an 8 MiB limit: %v", err)
 	}
 }
@@ -344,7 +345,7 @@ func TestCompressSizeLimit(t *testing.T) {
 	for _, v := range []uint16{1, 2} {
 		_, err := WriteCompressed(io.Discard, hugeReaderAt{}, 1<<32, CompressOptions{Version: v, Method: MethodZstd})
 		var le *SizeLimitError
-		if !errors.As(err, &le) || !errors.Is(err, ErrTooLarge) || le.Version != v || le.Size != 1<<32 || le.Field != "uncompressed size" {
+		if !errors.As(err, &le) || !errors.Is(err, goffload.ErrLimit) || le.Version != v || le.Size != 1<<32 || le.Field != "uncompressed size" {
 			t.Errorf("version %d, 4 GiB: %v", v, err)
 		}
 	}

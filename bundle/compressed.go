@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -83,7 +84,7 @@ type Compressed struct {
 	// DataOffset is where the compressed stream starts: the header's size.
 	DataOffset int64
 	// MaxWindow bounds the memory of zstd decompression: a frame whose
-	// window is larger gives [ErrTooLarge]. 0 means [DefaultMaxWindow]; a
+	// window is larger gives [goffload.ErrLimit]. 0 means [DefaultMaxWindow]; a
 	// value under 1 KiB, zstd's smallest window, means 1 KiB.
 	MaxWindow int64
 
@@ -95,7 +96,7 @@ type Compressed struct {
 // bytes of r, checking it as clang-offload-bundler 22 does: versions 1, 2 and
 // 3, methods zlib and zstd. (LLVM 19 reads versions 1 and 2 and takes any
 // other version for 1.) An input that does not start with "CCOB" and 4 more
-// bytes gives [ErrNotBundle]; a header cut short, [ErrTruncated]. A nil r or
+// bytes gives [ErrNotBundle]; a header cut short, [goffload.ErrTruncated]. A nil r or
 // a negative size is an argument error matching fs.ErrInvalid.
 func ReadCompressed(r io.ReaderAt, size int64) (*Compressed, error) {
 	if err := ferr.CheckInput("offload bundle", r, size); err != nil {
@@ -114,10 +115,10 @@ func ReadCompressed(r io.ReaderAt, size int64) (*Compressed, error) {
 	c.Method = Method(le.Uint16(hdr[6:]))
 	hs := HeaderSize(c.Version)
 	if hs == 0 {
-		return nil, formatErr(4, "compressed bundle version", uint64(c.Version), ErrUnsupported)
+		return nil, formatErr(4, "compressed bundle version", uint64(c.Version), goffload.ErrUnsupported)
 	}
 	if n < int64(hs) {
-		return nil, formatErr(n, "compressed bundle header", uint64(hs), ErrTruncated)
+		return nil, formatErr(n, "compressed bundle header", uint64(hs), goffload.ErrTruncated)
 	}
 	switch c.Version {
 	case 1:
@@ -133,7 +134,7 @@ func ReadCompressed(r io.ReaderAt, size int64) (*Compressed, error) {
 		c.Hash = le.Uint64(hdr[24:])
 	}
 	if c.Method != MethodZlib && c.Method != MethodZstd {
-		return nil, formatErr(6, "compression method", uint64(c.Method), ErrUnsupported)
+		return nil, formatErr(6, "compression method", uint64(c.Method), goffload.ErrUnsupported)
 	}
 	c.DataOffset = int64(hs)
 	return c, nil
@@ -156,9 +157,9 @@ func (c *Compressed) uncompressedSizeOffset() int64 {
 // decoded) plus at most 1 MiB, or by zlib's 32 KiB window; never by
 // UncompressedSize. It decompresses in the goroutine that reads and starts
 // none, so a reader left half read holds nothing but memory. Reading more
-// than UncompressedSize bytes gives [ErrTooLarge], data that does not
-// decompress [ErrCorrupt] or [ErrTruncated], a zstd frame that needs a
-// dictionary [ErrUnsupported], each in a [*FormatError] with the offset in
+// than UncompressedSize bytes gives [goffload.ErrLimit], data that does not
+// decompress [ErrCorrupt] or [goffload.ErrTruncated], a zstd frame that needs a
+// dictionary [goffload.ErrUnsupported], each in a [*goffload.FormatError] with the offset in
 // the input: of the field for a frame header, else how far the input had
 // been read (zstd reads a block whole before decoding it). A zstd frame
 // checksum is checked, as libzstd does; the header's MD5 Hash is not (see
@@ -201,7 +202,7 @@ func (d *decompressor) Read(p []byte) (int, error) {
 	}
 	n, err := d.dec.Read(p)
 	if uint64(n) > d.left {
-		d.err = formatErr(d.c.uncompressedSizeOffset(), "UncompressedSize", d.c.UncompressedSize, ErrTooLarge)
+		d.err = formatErr(d.c.uncompressedSizeOffset(), "UncompressedSize (the data inflates to more: too large)", d.c.UncompressedSize, goffload.ErrInvalid)
 		return 0, d.err
 	}
 	d.left -= uint64(n)
@@ -216,7 +217,7 @@ func (d *decompressor) Read(p []byte) (int, error) {
 
 func (d *decompressor) zlibErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return formatErr(d.zsrc.off, "zlib stream", 0, ErrTruncated)
+		return formatErr(d.zsrc.off, "zlib stream", 0, goffload.ErrTruncated)
 	}
 	return formatErr(d.zsrc.off, "zlib stream", 0, fmt.Errorf("%w: %v", ErrCorrupt, err))
 }

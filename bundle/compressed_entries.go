@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload"
 )
 
 // Entries reads the header of the bundle that c holds, decompressing only
 // the bytes the header takes: listing a bundle that declares terabytes costs
 // what its header does. Each entry is checked, as [Read] checks it, against
-// the header's UncompressedSize; errors are [*FormatError]s whose offsets
+// the header's UncompressedSize; errors are [*goffload.FormatError]s whose offsets
 // are in the decompressed bundle, or errors of the decompression (offsets in
 // the input).
 func (c *Compressed) Entries() ([]Entry, error) {
@@ -35,7 +37,7 @@ func decompressedErr(err error) error { return fmt.Errorf("decompressed bundle: 
 // returned. It decompresses the stream from its start and discards the
 // bytes before the entry, so its memory is that of [Compressed.Open]
 // whatever the entry's size; data that ends before the entry does gives
-// [ErrTruncated].
+// [goffload.ErrTruncated].
 func (c *Compressed) OpenEntry(e Entry) io.Reader {
 	return &entryReader{src: c.Open(), e: e, left: e.Size}
 }
@@ -85,7 +87,7 @@ func (r *entryReader) Read(p []byte) (int, error) {
 // end, or the decompression's own error.
 func (r *entryReader) fail(off uint64, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return decompressedErr(formatErr(int64(off), fmt.Sprintf("entry %q data", r.e.ID), r.e.Offset+r.e.Size, ErrTruncated))
+		return decompressedErr(formatErr(int64(off), fmt.Sprintf("entry %q data", r.e.ID), r.e.Offset+r.e.Size, goffload.ErrTruncated))
 	}
 	return err
 }

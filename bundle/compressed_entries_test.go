@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -63,7 +64,7 @@ func TestCompressedEntriesMatchTheDecompressedBundle(t *testing.T) {
 // TestCompressedEntriesOfABomb lists a bundle whose header declares 1 TiB
 // and whose stream holds 64 MiB of zeros after the bundle header: Entries
 // reads a few KiB of the input, and OpenEntry of an entry past the data's
-// end stops at the end with ErrTruncated.
+// end stops at the end with goffload.ErrTruncated.
 func TestCompressedEntriesOfABomb(t *testing.T) {
 	const tib = 1 << 40
 	header := craft(2,
@@ -89,18 +90,18 @@ func TestCompressedEntriesOfABomb(t *testing.T) {
 	if got, err := io.ReadAll(c.OpenEntry(ents[0])); err != nil || !bytes.Equal(got, make([]byte, 16)) {
 		t.Errorf("entry 0: %q, %v", got, err)
 	}
-	if _, err := io.ReadAll(c.OpenEntry(ents[1])); !errors.Is(err, ErrTruncated) {
-		t.Errorf("entry 1: %v, want ErrTruncated", err)
+	if _, err := io.ReadAll(c.OpenEntry(ents[1])); !errors.Is(err, goffload.ErrTruncated) {
+		t.Errorf("entry 1: %v, want goffload.ErrTruncated", err)
 	}
 	// Past the declared size, as Read refuses it.
 	bad := ccob(3, MethodZlib, zlibCompress(craft(1, entryHeader(100, 200, "x", 1))), 250, 0)
 	c, _ = ReadCompressed(bytes.NewReader(bad), int64(len(bad)))
-	if _, err := c.Entries(); !errors.Is(err, ErrTruncated) {
+	if _, err := c.Entries(); !errors.Is(err, goffload.ErrTruncated) {
 		t.Errorf("an entry past UncompressedSize: %v", err)
 	}
 	short := ccob(3, MethodZlib, zlibCompress([]byte(Magic)), 1000, 0)
 	c, _ = ReadCompressed(bytes.NewReader(short), int64(len(short)))
-	if _, err := c.Entries(); !errors.Is(err, ErrTruncated) {
+	if _, err := c.Entries(); !errors.Is(err, goffload.ErrTruncated) {
 		t.Errorf("a header cut short: %v", err)
 	}
 	other := ccob(3, MethodZlib, zlibCompress(make([]byte, 100)), 100, 0)

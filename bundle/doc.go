@@ -135,10 +135,10 @@
 // 32 KiB window; no goroutine is started. A small compressed input may
 // still decompress to much output (up to the declared uncompressed size,
 // 4 GiB in version 2, which the caller may check before reading); Entries
-// decompresses only what the header takes. Bad input gives an error, a [*FormatError]
+// decompresses only what the header takes. Bad input gives an error, a [*goffload.FormatError]
 // saying what is wrong at which byte and matching [ErrNotBundle],
-// [ErrCompressed], [ErrFormat], [ErrTruncated], [ErrUnsupported],
-// [ErrCorrupt] or [ErrTooLarge], never a panic. Read, the compressed
+// [ErrCompressed], [goffload.ErrInvalid], [goffload.ErrTruncated], [goffload.ErrUnsupported],
+// [ErrCorrupt] or [goffload.ErrLimit], never a panic. Read, the compressed
 // readers, bundle IDs, bundled objects and device archives are fuzzed
 // (FuzzRead, FuzzZstd, FuzzParseID, FuzzObjectEntries, FuzzUnbundleArchive).
 package bundle

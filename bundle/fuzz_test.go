@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 // FuzzRead feeds Read and ReadCompressed arbitrary input: a bundle or an
@@ -38,9 +40,9 @@ func FuzzRead(f *testing.F) {
 func checkRead(t *testing.T, data []byte, decompress bool) {
 	b, err := Read(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		var fe *FormatError
+		var fe *goffload.FormatError
 		if !errors.As(err, &fe) {
-			t.Fatalf("Read error %v is not a FormatError", err)
+			t.Fatalf("Read error %v is not a goffload.FormatError", err)
 		}
 		if errors.Is(err, ErrCompressed) && decompress {
 			checkCompressed(t, data)
@@ -83,9 +85,9 @@ func checkRead(t *testing.T, data []byte, decompress bool) {
 func checkCompressed(t *testing.T, data []byte) {
 	c, err := ReadCompressed(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		var fe *FormatError
+		var fe *goffload.FormatError
 		if !errors.As(err, &fe) {
-			t.Fatalf("ReadCompressed error %v is not a FormatError", err)
+			t.Fatalf("ReadCompressed error %v is not a goffload.FormatError", err)
 		}
 		return
 	}
@@ -93,9 +95,9 @@ func checkCompressed(t *testing.T, data []byte) {
 	const limit = 16 << 20
 	out, err := io.ReadAll(io.LimitReader(c.Open(), limit))
 	if err != nil {
-		var fe *FormatError
+		var fe *goffload.FormatError
 		if !errors.As(err, &fe) {
-			t.Fatalf("decompression error %v is not a FormatError", err)
+			t.Fatalf("decompression error %v is not a goffload.FormatError", err)
 		}
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -84,8 +85,8 @@ func (b *Bundle) Find(id string) int {
 // offset not 0 and its data inside the input (entries may overlap each other
 // and the header; bytes after the last entry are allowed). Where the bundler
 // reads such a header only in part and then crashes or takes the input for a
-// host file, Read gives a [*FormatError] matching [ErrFormat] or
-// [ErrTruncated]. IDs are not checked: LLVM 19 extracts entries with any ID,
+// host file, Read gives a [*goffload.FormatError] matching [goffload.ErrInvalid] or
+// [goffload.ErrTruncated]. IDs are not checked: LLVM 19 extracts entries with any ID,
 // LLVM 20 and later refuse to unbundle a bundle holding an ID that
 // [ValidID] rejects. A compressed bundle gives [ErrCompressed]; an input
 // with neither magic gives [ErrNotBundle]. A nil r or a negative size is an
@@ -105,7 +106,7 @@ func Read(r io.ReaderAt, size int64) (*Bundle, error) {
 	case n < int64(len(Magic)) || string(head[:len(Magic)]) != Magic:
 		return nil, formatErr(0, "magic", 0, ErrNotBundle)
 	case n < int64(headerSize):
-		return nil, formatErr(int64(len(Magic)), "entry count", 0, ErrTruncated)
+		return nil, formatErr(int64(len(Magic)), "entry count", 0, goffload.ErrTruncated)
 	}
 	count := le.Uint64(head[len(Magic):])
 	br := bufio.NewReader(io.NewSectionReader(r, int64(headerSize), size-int64(headerSize)))
@@ -126,7 +127,7 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 	// the loop ends after at most end/24 turns whatever count says.
 	for i := uint64(0); i < count; i++ {
 		if end-pos < entryFixedSize {
-			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d of %d", i, count), end-pos, ErrTruncated)
+			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d of %d", i, count), end-pos, goffload.ErrTruncated)
 		}
 		var fixed [entryFixedSize]byte
 		if _, err := io.ReadFull(br, fixed[:]); err != nil {
@@ -135,7 +136,7 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 		e := Entry{Offset: le.Uint64(fixed[0:]), Size: le.Uint64(fixed[8:])}
 		idLen := le.Uint64(fixed[16:])
 		if idLen > end-pos-entryFixedSize {
-			return nil, formatErr(int64(pos+16), fmt.Sprintf("entry %d ID length", i), idLen, ErrTruncated)
+			return nil, formatErr(int64(pos+16), fmt.Sprintf("entry %d ID length", i), idLen, goffload.ErrTruncated)
 		}
 		// The ID grows with what the reader returns, not with idLen.
 		var id bytes.Buffer
@@ -144,13 +145,13 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 		}
 		e.ID = id.String()
 		if e.Offset == 0 {
-			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d offset", i), 0, ErrFormat)
+			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d offset", i), 0, goffload.ErrInvalid)
 		}
 		if e.Offset > end {
-			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d offset", i), e.Offset, ErrTruncated)
+			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d offset", i), e.Offset, goffload.ErrTruncated)
 		}
 		if e.Size > end-e.Offset {
-			return nil, formatErr(int64(pos+8), fmt.Sprintf("entry %d size", i), e.Size, ErrTruncated)
+			return nil, formatErr(int64(pos+8), fmt.Sprintf("entry %d size", i), e.Size, goffload.ErrTruncated)
 		}
 		entries = append(entries, e)
 		pos += entryFixedSize + idLen
@@ -158,11 +159,11 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 	return entries, nil
 }
 
-// readErr turns a short read at off into an ErrTruncated FormatError and keeps
+// readErr turns a short read at off into an goffload.ErrTruncated goffload.FormatError and keeps
 // other read errors.
 func readErr(off uint64, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(int64(off), "read", 0, ErrTruncated)
+		return formatErr(int64(off), "read", 0, goffload.ErrTruncated)
 	}
 	return fmt.Errorf("offload bundle: reading at byte %#x: %w", off, err)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -68,14 +69,14 @@ func Releases() []Release {
 }
 
 // LookupRelease returns the row of LLVM release major, or an error matching
-// [ErrUnknownRelease].
+// [goffload.ErrUnknownRelease].
 func LookupRelease(major int) (*Release, error) {
 	if r, err := offload.LookupRelease(major); err == nil {
 		if b, ok := fromOffload(r); ok {
 			return &b, nil
 		}
 	}
-	return nil, fmt.Errorf("offload bundle: LLVM %d: %w (the table has 17 to 22)", major, ErrUnknownRelease)
+	return nil, fmt.Errorf("offload bundle: LLVM %d: %w (the table has 17 to 22)", major, goffload.ErrUnknownRelease)
 }
 
 // DeviceID returns the ID of the device entry for an AMDGPU target ID such as

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -67,7 +68,7 @@ func (z *zstdReader) Read(p []byte) (int, error) {
 }
 
 // fail turns an error of the decoder into the package's: io.EOF after the
-// last frame, the input's own errors as they are, and a FormatError for bad
+// last frame, the input's own errors as they are, and a goffload.FormatError for bad
 // data, at the offset up to which the decoder had read the input when it
 // failed (it reads a block whole before decoding it), or at the frame header
 // for a window or a dictionary.
@@ -79,34 +80,34 @@ func (z *zstdReader) fail(err error) error {
 	case z.in.err != nil && errors.Is(err, z.in.err):
 		return fmt.Errorf("offload bundle: zstd data at byte %#x: %w", off, err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return zstdErr(off, "zstd data", ErrTruncated)
+		return zstdErr(off, "zstd data", goffload.ErrTruncated)
 	case errors.Is(err, zstd.ErrUnknownDictionary):
 		if h, at, ok := z.in.frameHeader(); ok {
 			if !h.SingleSegment {
 				at++ // the window descriptor comes first
 			}
-			return formatErr(at+5, "zstd dictionary ID", uint64(h.DictionaryID), ErrUnsupported)
+			return formatErr(at+5, "zstd dictionary ID", uint64(h.DictionaryID), goffload.ErrUnsupported)
 		}
-		return zstdErr(off, "zstd dictionary ID", ErrUnsupported)
+		return zstdErr(off, "zstd dictionary ID", goffload.ErrUnsupported)
 	case errors.Is(err, zstd.ErrWindowSizeExceeded), errors.Is(err, zstd.ErrDecoderSizeExceeded):
 		// The library says this of a frame's window and of a block larger
 		// than its frame's window; only the first is a frame too large.
 		if h, at, ok := z.in.frameHeader(); ok {
 			if w := frameWindow(h); w > z.maxWindow {
 				if h.SingleSegment {
-					return formatErr(at+4, "zstd frame content size (the window)", w, ErrTooLarge)
+					return formatErr(at+4, "zstd frame content size (the window)", w, goffload.ErrLimit)
 				}
-				return formatErr(at+5, "zstd window size", w, ErrTooLarge)
+				return formatErr(at+5, "zstd window size", w, goffload.ErrLimit)
 			}
 		}
 	}
 	return zstdErr(off, "zstd data", fmt.Errorf("%w: %w", ErrCorrupt, err))
 }
 
-// zstdErr is a FormatError without a value: the library does not say
+// zstdErr is a goffload.FormatError without a value: the library does not say
 // which field it refused.
 func zstdErr(off int64, what string, err error) error {
-	return &FormatError{Format: "offload bundle", Off: off, What: what, Err: err}
+	return &goffload.FormatError{Format: "offload bundle", Offset: off, Field: what, Err: err}
 }
 
 // frameWindow returns the window of a frame: its window descriptor's, or

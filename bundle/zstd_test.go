@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -181,24 +182,24 @@ func TestZstdRefuses(t *testing.T) {
 		want      error
 	}{
 		{"checksum", badSum, DefaultMaxWindow, ErrCorrupt},
-		{"truncated", checked[:len(checked)/2], DefaultMaxWindow, ErrTruncated},
-		{"truncated-magic", append(append([]byte{}, checked...), 0x28, 0xb5), DefaultMaxWindow, ErrTruncated},
+		{"truncated", checked[:len(checked)/2], DefaultMaxWindow, goffload.ErrTruncated},
+		{"truncated-magic", append(append([]byte{}, checked...), 0x28, 0xb5), DefaultMaxWindow, goffload.ErrTruncated},
 		{"trailing-garbage", append(append([]byte{}, checked...), "garbage"...), DefaultMaxWindow, ErrCorrupt},
-		{"window-over-limit", streamed, 1 << 20, ErrTooLarge},
+		{"window-over-limit", streamed, 1 << 20, goffload.ErrLimit},
 		// A single-segment frame declaring 1 GiB: its window is its size.
-		{"single-segment-over-limit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}, DefaultMaxWindow, ErrTooLarge},
+		{"single-segment-over-limit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}, DefaultMaxWindow, goffload.ErrLimit},
 		// A raw block larger than its frame's 1 KiB window: the library says
 		// "window size exceeded" of it too, but it is corrupt.
 		{"block-over-window", append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x01, 0x40, 0x00}, make([]byte, 2048)...), DefaultMaxWindow, ErrCorrupt},
-		{"dictionary", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrUnsupported},
+		{"dictionary", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x01, 0x00, 0x00}, DefaultMaxWindow, goffload.ErrUnsupported},
 		{"reserved-bit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x28, 0x00, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
 		{"reserved-block", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x07, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := unzstd(c.src, c.maxWindow)
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.Is(err, c.want) || !errors.As(err, &fe) {
-				t.Fatalf("got %v, want a FormatError matching %v", err, c.want)
+				t.Fatalf("got %v, want a goffload.FormatError matching %v", err, c.want)
 			}
 		})
 	}
@@ -220,14 +221,14 @@ func TestZstdErrorOffsets(t *testing.T) {
 		off  int64
 		want error
 	}{
-		{"window-of-second-frame", append(append([]byte{}, small...), large...), int64(len(small)) + 5, ErrTooLarge},
-		{"dictionary-after-window", append(append([]byte{}, small...), dict...), int64(len(small)) + 6, ErrUnsupported},
-		{"cut", small[:len(small)-2], int64(len(small)) - 2, ErrTruncated},
+		{"window-of-second-frame", append(append([]byte{}, small...), large...), int64(len(small)) + 5, goffload.ErrLimit},
+		{"dictionary-after-window", append(append([]byte{}, small...), dict...), int64(len(small)) + 6, goffload.ErrUnsupported},
+		{"cut", small[:len(small)-2], int64(len(small)) - 2, goffload.ErrTruncated},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := unzstd(c.src, 1<<20)
-			var fe *FormatError
-			if !errors.As(err, &fe) || !errors.Is(err, c.want) || fe.Off != c.off {
+			var fe *goffload.FormatError
+			if !errors.As(err, &fe) || !errors.Is(err, c.want) || fe.Offset != c.off {
 				t.Fatalf("got %v, want %v at byte %#x", err, c.want, c.off)
 			}
 		})
@@ -242,7 +243,7 @@ func TestZstdInputErrorPassesThrough(t *testing.T) {
 	broken := errors.New("disk on fire")
 	r := io.MultiReader(bytes.NewReader(src[:len(src)/2]), iotestErrReader{broken})
 	_, err := io.Copy(io.Discard, newZstdReader(r, 0, DefaultMaxWindow))
-	var fe *FormatError
+	var fe *goffload.FormatError
 	if !errors.Is(err, broken) || errors.As(err, &fe) {
 		t.Fatalf("got %v, want the input's error", err)
 	}
@@ -323,9 +324,9 @@ func FuzzZstd(f *testing.F) {
 		// most 16 MiB so that RLE bombs do not slow the fuzzer down.
 		n, err := io.Copy(io.Discard, io.LimitReader(z, 16<<20))
 		if err != nil {
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %v after %d bytes is not a FormatError", err, n)
+				t.Fatalf("error %v after %d bytes is not a goffload.FormatError", err, n)
 			}
 		}
 	})
@@ -449,9 +450,9 @@ func TestZstdCorruptAgreesWithZstdTool(t *testing.T) {
 		case terr == nil:
 			onlyTool++
 		default:
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.As(err, &fe) {
-				t.Errorf("case %d: %v is not a FormatError", i, err)
+				t.Errorf("case %d: %v is not a goffload.FormatError", i, err)
 			}
 			neither++
 		}

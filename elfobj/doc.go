@@ -51,7 +51,7 @@
 // elf.NewFile become errors (and only those: a bug of this package still
 // panics); every size, offset and index read from the file is checked before it
 // is used, and nothing is allocated beyond the size of the input for it.
-// Malformed input gives an error wrapping [ErrFormat] (a [*FormatError] says
+// Malformed input gives an error wrapping [goffload.ErrInvalid] (a [*goffload.FormatError] says
 // where), never a panic. The reader and the load-and-write path are fuzzed
 // (FuzzRead). Writing an object loaded from untrusted input writes at most 64
 // KiB of padding per section, whatever alignment the input declares.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -45,7 +46,7 @@ func TestNeededAsDebugElf(t *testing.T) {
 	}
 }
 
-// TestNeededMalformed: a name offset past the string table is an ErrFormat
+// TestNeededMalformed: a name offset past the string table is an goffload.ErrInvalid
 // error.
 func TestNeededMalformed(t *testing.T) {
 	cc, err := exec.LookPath("cc")
@@ -68,7 +69,7 @@ func TestNeededMalformed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bad.Needed(); !errors.Is(err, ErrFormat) {
+	if _, err := bad.Needed(); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("Needed of a name past the string table: %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/goffload/goffload"
 )
 
 // Object loads a relocatable file (ET_REL) for editing: every section, symbol,
@@ -14,7 +16,7 @@ import (
 // when the Object is written, so the File's reader must stay open until then.
 func (f *File) Object() (*Object, error) {
 	if f.Type != elf.ET_REL {
-		return nil, fmt.Errorf("%w: %v is not a relocatable object", ErrFormat, f.Type)
+		return nil, fmt.Errorf("%w: %v is not a relocatable object", goffload.ErrInvalid, f.Type)
 	}
 	o := &Object{Data: f.Data, Machine: f.Machine, OSABI: f.OSABI, ABIVersion: f.ABIVersion, Flags: f.flags()}
 	secs := make([]*Section, len(f.Sections)) // by file index; [0] stays nil

@@ -4,24 +4,15 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
-// ErrFormat is the class of errors for input that is not a well-formed ELF64
-// file.
-var ErrFormat = errors.New("malformed ELF")
-
-// FormatError reports malformed input and where it is: the module's one
-// type for it, with Format "elf", Off the byte offset in the file (-1 when
-// not known), What what is wrong with the values read, and Err ErrFormat.
-type FormatError = ferr.FormatError
-
 func formatErr(off int64, format string, args ...any) error {
-	return &FormatError{Format: "elf", Off: off, What: fmt.Sprintf(format, args...), Err: ErrFormat}
+	return &goffload.FormatError{Format: "elf", Offset: off, Field: fmt.Sprintf(format, args...), Err: goffload.ErrInvalid}
 }
 
 // File is an ELF64 file (ET_REL, ET_EXEC or ET_DYN) read from an io.ReaderAt.
@@ -102,7 +93,7 @@ type FileReloc struct {
 
 // Read reads the ELF headers of the size bytes of r. Every size is checked
 // against the input before anything is allocated for it, and a panic of
-// debug/elf on malformed input becomes an error matching [ErrFormat]. A nil r
+// debug/elf on malformed input becomes an error matching [goffload.ErrInvalid]. A nil r
 // or a negative size is an argument error matching fs.ErrInvalid.
 func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err := ferr.CheckInput("elf", r, size); err != nil {

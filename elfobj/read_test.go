@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -201,7 +202,7 @@ func TestDynamicRelocationsAsReadelf(t *testing.T) {
 }
 
 // TestReadMalformed cuts and corrupts an object: every result is an object or
-// an error, never a panic, and a section past the end is an ErrFormat error.
+// an error, never a panic, and a section past the end is an goffload.ErrInvalid error.
 func TestReadMalformed(t *testing.T) {
 	_, data := readFile(t, hostObject("19"))
 	for n := 0; n < len(data); n += 7 {
@@ -213,8 +214,8 @@ func TestReadMalformed(t *testing.T) {
 	bad := bytes.Clone(data)
 	// Section 1's sh_size: far past the end.
 	copy(bad[shoff+64+32:], []byte{0, 0, 0, 0, 0, 0, 0, 0x10})
-	if _, err := Read(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, ErrFormat) {
-		t.Errorf("section past the end: %v, want ErrFormat", err)
+	if _, err := Read(bytes.NewReader(bad), int64(len(bad))); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("section past the end: %v, want goffload.ErrInvalid", err)
 	}
 }
 
@@ -307,8 +308,8 @@ func TestReadArgumentErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := Read(c.r, c.size)
-			if f != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrFormat) {
-				t.Errorf("Read: %v, %v; want an argument error (fs.ErrInvalid), not ErrFormat", f, err)
+			if f != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, goffload.ErrInvalid) {
+				t.Errorf("Read: %v, %v; want an argument error (fs.ErrInvalid), not goffload.ErrInvalid", f, err)
 			}
 		})
 	}

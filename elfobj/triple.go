@@ -2,14 +2,11 @@ package elfobj
 
 import (
 	"debug/elf"
-	"errors"
 	"fmt"
 	"strings"
-)
 
-// ErrUnsupported is errors.ErrUnsupported: what this package does not make,
-// such as an object for a triple whose objects are not ELF.
-var ErrUnsupported = errors.ErrUnsupported
+	"github.com/goffload/goffload"
+)
 
 // hostTargets are the ELF identities of the host machines, by the
 // architecture part of a target triple, as clang writes them in objects.
@@ -31,10 +28,10 @@ var hostTargets = []struct {
 // "x86_64-unknown-linux-gnu", "aarch64-linux-gnu", "powerpc64le-unknown-linux-gnu",
 // "riscv64-linux-gnu"), with the byte order, machine and flags that clang
 // gives its objects. A triple whose objects are not ELF (Windows, Apple's
-// systems, AIX, z/OS) gives an error matching [ErrUnsupported].
+// systems, AIX, z/OS) gives an error matching [goffload.ErrUnsupported].
 func ForTriple(triple string) (*Object, error) {
 	if f := objectFormat(triple); f != "ELF" {
-		return nil, fmt.Errorf("triple %q: %s objects are not written: %w", triple, f, ErrUnsupported)
+		return nil, fmt.Errorf("triple %q: %s objects are not written: %w", triple, f, goffload.ErrUnsupported)
 	}
 	arch, _, _ := strings.Cut(triple, "-")
 	for _, t := range hostTargets {

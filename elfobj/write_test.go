@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 func writeBytes(t *testing.T, o *Object) ([]byte, error) {
@@ -117,7 +119,7 @@ func TestForTriple(t *testing.T) {
 }
 
 // TestForTripleRefusesOtherObjectFormats: a host whose objects LLVM makes in
-// another format than ELF gets ErrUnsupported, not an ELF object; an
+// another format than ELF gets goffload.ErrUnsupported, not an ELF object; an
 // environment that names ELF, and the ELF systems, do not.
 func TestForTripleRefusesOtherObjectFormats(t *testing.T) {
 	for _, c := range []struct {
@@ -147,8 +149,8 @@ func TestForTripleRefusesOtherObjectFormats(t *testing.T) {
 		switch {
 		case c.format == "" && err != nil:
 			t.Errorf("ForTriple(%q): %v, want an ELF object", c.triple, err)
-		case c.format != "" && (o != nil || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), c.format+" objects are not written")):
-			t.Errorf("ForTriple(%q) = %v, %v; want ErrUnsupported for %s", c.triple, o, err, c.format)
+		case c.format != "" && (o != nil || !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), c.format+" objects are not written")):
+			t.Errorf("ForTriple(%q) = %v, %v; want goffload.ErrUnsupported for %s", c.triple, o, err, c.format)
 		}
 	}
 }

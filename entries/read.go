@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
-
-// ErrFormat marks an entries section that cannot be read.
-var ErrFormat = errors.New("malformed offload entries")
 
 // Entry is an offload entry read from a file.
 type Entry struct {
@@ -139,7 +136,7 @@ func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r
 	}
 	raws, err := layout.DecodeAll(rs.order, data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		return nil, fmt.Errorf("%w: %v", goffload.ErrInvalid, err)
 	}
 	kind, _ := offload.EntrySectionKind(s.Name)
 	var relocs map[uint64]elfobj.FileReloc
@@ -246,18 +243,18 @@ func (rs *resolver) cString(loc location) (string, error) {
 		}
 	}
 	if sec == 0 {
-		return "", fmt.Errorf("%w: the name pointer points nowhere", ErrFormat)
+		return "", fmt.Errorf("%w: the name pointer points nowhere", goffload.ErrInvalid)
 	}
 	data, err := rs.sectionData(sec)
 	if err != nil {
 		return "", err
 	}
 	if off >= uint64(len(data)) {
-		return "", fmt.Errorf("%w: name at %#x past the end of section %q", ErrFormat, off, rs.f.Sections[sec].Name)
+		return "", fmt.Errorf("%w: name at %#x past the end of section %q", goffload.ErrInvalid, off, rs.f.Sections[sec].Name)
 	}
 	end := bytes.IndexByte(data[off:], 0)
 	if end < 0 {
-		return "", fmt.Errorf("%w: name at %#x of section %q is not NUL-terminated", ErrFormat, off, rs.f.Sections[sec].Name)
+		return "", fmt.Errorf("%w: name at %#x of section %q is not NUL-terminated", goffload.ErrInvalid, off, rs.f.Sections[sec].Name)
 	}
 	return string(data[off : off+uint64(end)]), nil
 }

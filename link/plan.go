@@ -15,6 +15,7 @@ import (
 
 	"debug/elf"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
@@ -28,9 +29,6 @@ import (
 // ErrMismatch is the error of inputs that the chosen release cannot link
 // together: the problem `goffload check` reports, found before linking.
 var ErrMismatch = errors.New("inputs of another LLVM release")
-
-// ErrUnsupported is the error of a link goffload does not make.
-var ErrUnsupported = errors.New("not supported")
 
 // StepKind names what a step does.
 type StepKind string
@@ -243,7 +241,7 @@ func (p *planner) gather() error {
 	var all []opened
 	for _, hi := range p.host.inputs {
 		ins, done, err := inputs.Open(hi.path)
-		if errors.Is(err, offload.ErrInvalid) && linkerScript(hi.path) {
+		if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
 			continue // the host linker's: no device code
 		}
 		if err != nil {
@@ -801,7 +799,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		return p.findClang(), append(args, "-L"+p.runtimeDir()), nil
 	case offload.DeviceLinkLD:
 		if !t.cpu() {
-			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", ErrUnsupported, t.name(), p.rel)
+			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", goffload.ErrUnsupported, t.name(), p.rel)
 		}
 		var args []string
 		if emu := p.host.emulation; emu != "" {

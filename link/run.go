@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -23,7 +24,7 @@ import (
 func (p *planner) steps() error {
 	l, opt := p.l, p.opt
 	if opt.Relocatable && p.rel.RelocatableSection == "" && len(p.targets) > 0 {
-		return fmt.Errorf("%w: -r: %v has no relocatable offloading link", ErrUnsupported, p.rel)
+		return fmt.Errorf("%w: -r: %v has no relocatable offloading link", goffload.ErrUnsupported, p.rel)
 	}
 	hasOpenMP := false
 	for _, t := range p.targets {
@@ -246,7 +247,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		}
 		return p.gpuWrap(k, wopt, fb)
 	}
-	return "", fmt.Errorf("%w: offload kind %v", ErrUnsupported, k)
+	return "", fmt.Errorf("%w: offload kind %v", goffload.ErrUnsupported, k)
 }
 
 // gpuWrap plans the registration object of a CUDA or HIP fatbin.

@@ -3,11 +3,11 @@ package offload
 import (
 	"bytes"
 	"compress/zlib"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/goffload/goffload"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -28,10 +28,6 @@ const (
 	// larger one goes to a temporary file.
 	inMemoryInflated = 64 << 20
 )
-
-// ErrLimit: a compressed binary that inflates to more than
-// ReadOptions.MaxInflated bytes, or a compression level out of range.
-var ErrLimit = errors.New("over the limit")
 
 var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 
@@ -58,11 +54,11 @@ func (c Compression) check() error {
 	switch c.Format {
 	case "zstd":
 		if c.Level < zstdMinLevel || c.Level > 22 {
-			return fmt.Errorf("invalid zstd compression level %d; expected a value in [%d, 22]: %w", c.Level, zstdMinLevel, ErrLimit)
+			return fmt.Errorf("invalid zstd compression level %d; expected a value in [%d, 22]: %w", c.Level, zstdMinLevel, goffload.ErrLimit)
 		}
 	case "zlib":
 		if c.Level < ZlibStored || c.Level > 9 {
-			return fmt.Errorf("invalid zlib compression level %d; expected a value in [0, 9]: %w", c.Level, ErrLimit)
+			return fmt.Errorf("invalid zlib compression level %d; expected a value in [0, 9]: %w", c.Level, goffload.ErrLimit)
 		}
 	default:
 		return fmt.Errorf("compression format %q: want zstd or zlib: %w", c.Format, ErrUnknownKind)
@@ -94,18 +90,18 @@ func (c Compression) writer(w io.Writer) (io.WriteCloser, error) {
 func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions, full bool) (*Binary, error) {
 	base := b.Offset
 	if entOff > b.Size {
-		return nil, errAt(base, 16, "EntriesOffset", entOff, ErrTruncated)
+		return nil, errAt(base, 16, "EntriesOffset", entOff, goffload.ErrTruncated)
 	}
 	if b.InflatedSize < entOff {
-		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, ErrTruncated)
+		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, goffload.ErrTruncated)
 	}
 	if entOff != HeaderSizeV3 {
 		// LLVM copies EntriesOffset bytes of its 40-byte header struct: any
 		// other offset reads past it or leaves part of the header out.
-		return nil, errAt(base, 16, "EntriesOffset (of a compressed binary, into its compressed part)", entOff, ErrTruncated)
+		return nil, errAt(base, 16, "EntriesOffset (of a compressed binary, into its compressed part)", entOff, goffload.ErrTruncated)
 	}
 	if b.InflatedSize > opt.maxInflated() {
-		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, ErrLimit)
+		return nil, errAt(base, 32, "InflatedSize", b.InflatedSize, goffload.ErrLimit)
 	}
 	stream := io.NewSectionReader(b.ra, base+HeaderSizeV3, int64(b.Size-HeaderSizeV3))
 	var head [4]byte
@@ -130,7 +126,7 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	} else {
 		z, err := zlib.NewReader(stream)
 		if err != nil {
-			return nil, errAt(base, HeaderSizeV3, "zlib stream", 0, fmt.Errorf("%w: %v", ErrInvalid, err))
+			return nil, errAt(base, HeaderSizeV3, "zlib stream", 0, fmt.Errorf("%w: %v", goffload.ErrInvalid, err))
 		}
 		defer z.Close()
 		dec = z
@@ -160,17 +156,17 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 		data = f
 	}
 	if err != nil {
-		return nil, errAt(base, HeaderSizeV3, b.Compression+" stream", uint64(got), fmt.Errorf("%w: %v", ErrInvalid, err))
+		return nil, errAt(base, HeaderSizeV3, b.Compression+" stream", uint64(got), fmt.Errorf("%w: %v", goffload.ErrInvalid, err))
 	}
 	if uint64(got) != body {
-		return nil, errAt(base, 32, fmt.Sprintf("InflatedSize (the body inflates to %d bytes%s, not InflatedSize-40)", got, plus(got, body)), b.InflatedSize, ErrInvalid)
+		return nil, errAt(base, 32, fmt.Sprintf("InflatedSize (the body inflates to %d bytes%s, not InflatedSize-40)", got, plus(got, body)), b.InflatedSize, goffload.ErrInvalid)
 	}
 	inner, err := readAt(data, 0, int64(b.InflatedSize), opt, true)
 	if err != nil {
 		return nil, fmt.Errorf("offload binary at %#x, inflated: %w", base, err)
 	}
 	if inner.InflatedSize != 0 {
-		return nil, errAt(base, 32, "InflatedSize of the inflated binary", inner.InflatedSize, ErrInvalid)
+		return nil, errAt(base, 32, "InflatedSize of the inflated binary", inner.InflatedSize, goffload.ErrInvalid)
 	}
 	b.Images, b.data, b.base, b.dataSize = inner.Images, data, 0, b.InflatedSize
 	return b, nil
@@ -214,14 +210,14 @@ func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compres
 
 // CheckCompression reports whether release r writes compressed
 // OffloadBinaries (version 3: main after 22) and c is a format and level
-// LLVM takes, with an error matching ErrUnsupported, ErrLimit or
+// LLVM takes, with an error matching goffload.ErrUnsupported, goffload.ErrLimit or
 // ErrUnknownKind, so that a caller can check before it makes its output.
 func (r *Release) CheckCompression(c Compression) error {
 	if err := c.check(); err != nil {
 		return err
 	}
 	if r.BinaryVersion < VersionCompressed {
-		return fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+		return fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -64,13 +65,13 @@ func TestCompressedRoundTrip(t *testing.T) {
 				t.Errorf("%+v %d: the inflated binary is not the uncompressed one", c, size)
 			}
 			// Releases up to 22 refuse version 3 as LLVM 22 does.
-			if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); !errors.Is(err, ErrInvalid) {
+			if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); !errors.Is(err, goffload.ErrInvalid) {
 				t.Errorf("LLVM 22 reads version 3: %v", err)
 			}
 		}
 	}
-	if _, err := WriteCompressedBinary(new(bytes.Buffer), mustRelease(t, 22), &im, nil, 0, Compression{Format: "zstd"}); !errors.Is(err, ErrUnsupported) {
-		t.Errorf("compressed under LLVM 22: %v, want ErrUnsupported", err)
+	if _, err := WriteCompressedBinary(new(bytes.Buffer), mustRelease(t, 22), &im, nil, 0, Compression{Format: "zstd"}); !errors.Is(err, goffload.ErrUnsupported) {
+		t.Errorf("compressed under LLVM 22: %v, want goffload.ErrUnsupported", err)
 	}
 	for _, c := range []Compression{{Format: "lz4"}, {Format: "zstd", Level: 23}, {Format: "zstd", Level: -131073}, {Format: "zlib", Level: 10}, {Format: "zlib", Level: -2}} {
 		if _, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, c); err == nil {
@@ -79,8 +80,8 @@ func TestCompressedRoundTrip(t *testing.T) {
 	}
 	// llvm-offload-binary's compress-level-zlib.test.
 	_, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, Compression{Format: "zlib", Level: 12})
-	if want := "invalid zlib compression level 12; expected a value in [0, 9]"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, ErrLimit) {
-		t.Errorf("zlib level 12: %v, want %q (ErrLimit)", err, want)
+	if want := "invalid zlib compression level 12; expected a value in [0, 9]"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, goffload.ErrLimit) {
+		t.Errorf("zlib level 12: %v, want %q (goffload.ErrLimit)", err, want)
 	}
 	// zlib's level 0 stores: 64 KiB of zeros take more than 64 KiB.
 	if b := compressed(t, &im, make([]byte, 64<<10), Compression{Format: "zlib", Level: ZlibStored}); len(b) < 64<<10 {
@@ -102,7 +103,7 @@ func readAll(t *testing.T, b *Binary, i int) []byte {
 }
 
 // TestCompressedRefused: the checks of LLVM main's extractHeader and
-// decompressOffloadBinary, each a FormatError at its field.
+// decompressOffloadBinary, each a goffload.FormatError at its field.
 func TestCompressedRefused(t *testing.T) {
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
 	good := compressed(t, &im, []byte("an image of some bytes"), Compression{Format: "zlib"})
@@ -119,21 +120,21 @@ func TestCompressedRefused(t *testing.T) {
 		field string
 		err   error
 	}{
-		{"inflated size too large", set(32, le.Uint64(good[32:])+8), "InflatedSize", ErrInvalid},
-		{"inflated size too small", set(32, le.Uint64(good[32:])-8), "InflatedSize", ErrInvalid},
-		{"inflated size under the header", set(32, 16), "InflatedSize", ErrTruncated},
-		{"entries offset past Size", set(16, size+8), "EntriesOffset", ErrTruncated},
-		{"entries offset into the compressed part", set(16, 48), "EntriesOffset", ErrTruncated},
-		{"size past the input", set(8, uint64(len(good))+8), "Size", ErrTruncated},
-		{"size under the header", set(8, 32), "Size", ErrTruncated},
-		{"corrupt stream", append(append([]byte{}, good[:48]...), bytes.Repeat([]byte{0xff}, len(good)-48)...), "zlib stream", ErrInvalid},
-		{"inflated over the limit", set(32, 1<<40), "InflatedSize", ErrLimit},
-		{"entries count beyond the data", func() []byte { b := append([]byte{}, uncompressed...); le.PutUint64(b[24:], 99); return b }(), "EntriesCount", ErrTruncated},
+		{"inflated size too large", set(32, le.Uint64(good[32:])+8), "InflatedSize", goffload.ErrInvalid},
+		{"inflated size too small", set(32, le.Uint64(good[32:])-8), "InflatedSize", goffload.ErrInvalid},
+		{"inflated size under the header", set(32, 16), "InflatedSize", goffload.ErrTruncated},
+		{"entries offset past Size", set(16, size+8), "EntriesOffset", goffload.ErrTruncated},
+		{"entries offset into the compressed part", set(16, 48), "EntriesOffset", goffload.ErrTruncated},
+		{"size past the input", set(8, uint64(len(good))+8), "Size", goffload.ErrTruncated},
+		{"size under the header", set(8, 32), "Size", goffload.ErrTruncated},
+		{"corrupt stream", append(append([]byte{}, good[:48]...), bytes.Repeat([]byte{0xff}, len(good)-48)...), "zlib stream", goffload.ErrInvalid},
+		{"inflated over the limit", set(32, 1<<40), "InflatedSize", goffload.ErrLimit},
+		{"entries count beyond the data", func() []byte { b := append([]byte{}, uncompressed...); le.PutUint64(b[24:], 99); return b }(), "EntriesCount", goffload.ErrTruncated},
 	} {
 		_, err := ReadAllBytes(c.data, mustRelease(t, 23).ReadOptions())
-		var fe *FormatError
-		if !errors.As(err, &fe) || !errors.Is(err, c.err) || !bytes.Contains([]byte(fe.What), []byte(c.field)) {
-			t.Errorf("%s: %v, want a FormatError at %s matching %v", c.name, err, c.field, c.err)
+		var fe *goffload.FormatError
+		if !errors.As(err, &fe) || !errors.Is(err, c.err) || !bytes.Contains([]byte(fe.Field), []byte(c.field)) {
+			t.Errorf("%s: %v, want a goffload.FormatError at %s matching %v", c.name, err, c.field, c.err)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/goffload/goffload"
 )
 
 // This file holds the structs the wrapper's registration code hands to the
@@ -52,10 +54,10 @@ func (d DeviceImage) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 }
 
 // DecodeDeviceImage reads a `__tgt_device_image` from the start of b. A b
-// shorter than DeviceImageSize gives an error wrapping ErrTruncated.
+// shorter than DeviceImageSize gives an error wrapping goffload.ErrTruncated.
 func DecodeDeviceImage(order binary.ByteOrder, b []byte) (DeviceImage, error) {
 	if len(b) < DeviceImageSize {
-		return DeviceImage{}, fmt.Errorf("__tgt_device_image: %d bytes, need %d: %w", len(b), DeviceImageSize, ErrTruncated)
+		return DeviceImage{}, fmt.Errorf("__tgt_device_image: %d bytes, need %d: %w", len(b), DeviceImageSize, goffload.ErrTruncated)
 	}
 	return DeviceImage{
 		ImageStart:   order.Uint64(b[DeviceImageStartOffset:]),
@@ -71,11 +73,11 @@ func DecodeDeviceImage(order binary.ByteOrder, b []byte) (DeviceImage, error) {
 // an error.
 func DecodeDeviceImages(order binary.ByteOrder, b []byte, n int) ([]DeviceImage, error) {
 	if n < 0 {
-		return nil, fmt.Errorf("__tgt_device_image array: count %d: %w", n, ErrInvalid)
+		return nil, fmt.Errorf("__tgt_device_image array: count %d: %w", n, goffload.ErrInvalid)
 	}
 	if n > len(b)/DeviceImageSize {
 		return nil, fmt.Errorf("__tgt_device_image array: %d images need %d bytes, have %d: %w",
-			n, uint64(n)*DeviceImageSize, len(b), ErrTruncated)
+			n, uint64(n)*DeviceImageSize, len(b), goffload.ErrTruncated)
 	}
 	out := make([]DeviceImage, n)
 	for i := range out {
@@ -107,10 +109,10 @@ func (d BinDesc) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 }
 
 // DecodeBinDesc reads a `__tgt_bin_desc` from the start of b; the padding is
-// ignored. A b shorter than BinDescSize gives an error wrapping ErrTruncated.
+// ignored. A b shorter than BinDescSize gives an error wrapping goffload.ErrTruncated.
 func DecodeBinDesc(order binary.ByteOrder, b []byte) (BinDesc, error) {
 	if len(b) < BinDescSize {
-		return BinDesc{}, fmt.Errorf("__tgt_bin_desc: %d bytes, need %d: %w", len(b), BinDescSize, ErrTruncated)
+		return BinDesc{}, fmt.Errorf("__tgt_bin_desc: %d bytes, need %d: %w", len(b), BinDescSize, goffload.ErrTruncated)
 	}
 	return BinDesc{
 		NumDeviceImages:  int32(order.Uint32(b[BinDescNumDeviceImagesOffset:])),
@@ -173,12 +175,12 @@ func (t IndirectTable) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 
 // DecodeIndirectTable reads a table of len(b)/IndirectPairSize pairs. A length
 // that is not a multiple of IndirectPairSize gives an error wrapping
-// ErrTruncated, and pairs not sorted by Host an error wrapping ErrInvalid: the
+// goffload.ErrTruncated, and pairs not sorted by Host an error wrapping goffload.ErrInvalid: the
 // device's binary search would miss entries.
 func DecodeIndirectTable(order binary.ByteOrder, b []byte) (IndirectTable, error) {
 	if len(b)%IndirectPairSize != 0 {
 		return nil, fmt.Errorf("indirect call table: %d bytes at byte %#x, a pair needs %d: %w",
-			len(b)%IndirectPairSize, len(b)-len(b)%IndirectPairSize, IndirectPairSize, ErrTruncated)
+			len(b)%IndirectPairSize, len(b)-len(b)%IndirectPairSize, IndirectPairSize, goffload.ErrTruncated)
 	}
 	t := make(IndirectTable, len(b)/IndirectPairSize)
 	for i := range t {
@@ -186,7 +188,7 @@ func DecodeIndirectTable(order binary.ByteOrder, b []byte) (IndirectTable, error
 		t[i] = IndirectPair{Host: order.Uint64(p), Device: order.Uint64(p[8:])}
 		if i > 0 && t[i].Host < t[i-1].Host {
 			return nil, fmt.Errorf("indirect call table: host address %#x at byte %#x is below the one before: %w",
-				t[i].Host, i*IndirectPairSize, ErrInvalid)
+				t[i].Host, i*IndirectPairSize, goffload.ErrInvalid)
 		}
 	}
 	return t, nil

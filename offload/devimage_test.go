@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 func TestDeviceImageFieldOffsets(t *testing.T) {
@@ -84,10 +86,10 @@ func TestDeviceImageBinDescRoundTrip(t *testing.T) {
 func TestDecodeRuntimeStructsShortBufferIsTruncated(t *testing.T) {
 	b := make([]byte, 32)
 	for n := 0; n < 32; n++ {
-		if _, err := DecodeDeviceImage(binary.LittleEndian, b[:n]); !errors.Is(err, ErrTruncated) {
+		if _, err := DecodeDeviceImage(binary.LittleEndian, b[:n]); !errors.Is(err, goffload.ErrTruncated) {
 			t.Fatalf("DecodeDeviceImage(%d bytes): err = %v", n, err)
 		}
-		if _, err := DecodeBinDesc(binary.LittleEndian, b[:n]); !errors.Is(err, ErrTruncated) {
+		if _, err := DecodeBinDesc(binary.LittleEndian, b[:n]); !errors.Is(err, goffload.ErrTruncated) {
 			t.Fatalf("DecodeBinDesc(%d bytes): err = %v", n, err)
 		}
 	}
@@ -241,13 +243,13 @@ func TestIndirectTableEncodeDecode(t *testing.T) {
 		if err != nil || !slices.Equal(got, table) {
 			t.Errorf("%v: DecodeIndirectTable = %+v, %v; want %+v", tt.order, got, err, table)
 		}
-		if _, err := DecodeIndirectTable(tt.order, b[:len(b)-3]); !errors.Is(err, ErrTruncated) {
-			t.Errorf("%v: partial pair: err = %v, want ErrTruncated", tt.order, err)
+		if _, err := DecodeIndirectTable(tt.order, b[:len(b)-3]); !errors.Is(err, goffload.ErrTruncated) {
+			t.Errorf("%v: partial pair: err = %v, want goffload.ErrTruncated", tt.order, err)
 		}
 	}
 	unsorted := IndirectTable{{0x20, 1}, {0x10, 2}}.Encode(binary.LittleEndian)
-	if _, err := DecodeIndirectTable(binary.LittleEndian, unsorted); !errors.Is(err, ErrInvalid) {
-		t.Errorf("unsorted table: err = %v, want ErrInvalid", err)
+	if _, err := DecodeIndirectTable(binary.LittleEndian, unsorted); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("unsorted table: err = %v, want goffload.ErrInvalid", err)
 	}
 	if got, err := DecodeIndirectTable(binary.LittleEndian, nil); err != nil || len(got) != 0 {
 		t.Errorf("empty table: %+v, %v", got, err)

@@ -15,7 +15,7 @@
 // says so. This package's own tests run the tools of 15, 16, 19 and 22. LLVM
 // 13 and 14, the old OpenMP driver, have no OffloadBinary and no packager
 // ([Release.BinaryVersion] 0: writing one for them is refused with
-// [ErrUnsupported]), and register raw device images with
+// [goffload.ErrUnsupported]), and register raw device images with
 // clang-offload-wrapper ([Release.Wrapper]). A row also says what the
 // release's libomptarget reads ([Release.RuntimeReadsEntries],
 // [Release.RuntimeReadsRequires]) and the soname a program records for it
@@ -55,8 +55,8 @@
 // The readers are meant for untrusted input. Every size and offset read from a
 // binary is checked before it is used, nothing is allocated from a declared
 // length beyond the size of the input, and bad input gives an error (a
-// [*FormatError] saying which field at which byte, matching [ErrInvalid],
-// [ErrTruncated] or [ErrUnchecked]), never a panic. Where LLVM reads out of
+// [*goffload.FormatError] saying which field at which byte, matching [goffload.ErrInvalid],
+// [goffload.ErrTruncated] or [ErrUnchecked]), never a panic. Where LLVM reads out of
 // bounds (string entries and strings are not checked by LLVM), this package
 // refuses the binary with [ErrUnchecked]; an image that lies outside its binary
 // is accepted, as LLVM does, and [Binary.Open] reports [ErrImageRange]. The

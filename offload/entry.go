@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload"
 )
 
 // This file holds the offload entry, `__tgt_offload_entry` and its successor
@@ -189,16 +191,16 @@ func (l EntryLayout) check(e RawEntry) error {
 
 // Decode reads one entry of layout l from the start of b; bytes after the
 // entry are ignored. A b shorter than l.Size() gives an error wrapping
-// ErrTruncated. Decode does not check the values: a v1 entry whose Reserved is
+// goffload.ErrTruncated. Decode does not check the values: a v1 entry whose Reserved is
 // not 0 or whose Version is not 1 decodes as it is.
 func (l EntryLayout) Decode(order binary.ByteOrder, b []byte) (RawEntry, error) {
 	f, ok := l.format()
 	if !ok {
-		return RawEntry{}, fmt.Errorf("offload entry: layout %v: %w", l, ErrInvalid)
+		return RawEntry{}, fmt.Errorf("offload entry: layout %v: %w", l, goffload.ErrInvalid)
 	}
 	if len(b) < f.size {
 		return RawEntry{}, fmt.Errorf("offload entry: %d bytes, a %v entry needs %d: %w",
-			len(b), l, f.size, ErrTruncated)
+			len(b), l, f.size, goffload.ErrTruncated)
 	}
 	var v [numEntryFields]uint64
 	for i, fd := range f.fields {
@@ -209,15 +211,15 @@ func (l EntryLayout) Decode(order binary.ByteOrder, b []byte) (RawEntry, error) 
 
 // DecodeAll reads the entries of an entries section (spec §2.2), which holds
 // them back to back. A size that is not a multiple of l.Size() gives an error
-// wrapping ErrTruncated that names the offset of the partial entry.
+// wrapping goffload.ErrTruncated that names the offset of the partial entry.
 func (l EntryLayout) DecodeAll(order binary.ByteOrder, b []byte) ([]RawEntry, error) {
 	size := l.Size()
 	if size == 0 {
-		return nil, fmt.Errorf("offload entries: layout %v: %w", l, ErrInvalid)
+		return nil, fmt.Errorf("offload entries: layout %v: %w", l, goffload.ErrInvalid)
 	}
 	if len(b)%size != 0 {
 		return nil, fmt.Errorf("offload entries: %d bytes at byte %#x, a %v entry needs %d: %w",
-			len(b)%size, len(b)-len(b)%size, l, size, ErrTruncated)
+			len(b)%size, len(b)-len(b)%size, l, size, goffload.ErrTruncated)
 	}
 	out := make([]RawEntry, 0, len(b)/size)
 	for off := 0; off < len(b); off += size {

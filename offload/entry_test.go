@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -206,8 +207,8 @@ func TestEntryDecodeShortBufferIsTruncated(t *testing.T) {
 	for _, layout := range []EntryLayout{EntryLegacy, EntryV1} {
 		buf := make([]byte, layout.Size())
 		for n := 0; n < layout.Size(); n++ {
-			if _, err := layout.Decode(binary.LittleEndian, buf[:n]); !errors.Is(err, ErrTruncated) {
-				t.Fatalf("%v: Decode(%d bytes): err = %v, want ErrTruncated", layout, n, err)
+			if _, err := layout.Decode(binary.LittleEndian, buf[:n]); !errors.Is(err, goffload.ErrTruncated) {
+				t.Fatalf("%v: Decode(%d bytes): err = %v, want goffload.ErrTruncated", layout, n, err)
 			}
 		}
 	}
@@ -233,8 +234,8 @@ func TestEntryDecodeAll(t *testing.T) {
 		t.Errorf("DecodeAll(empty) = %v, %v", got, err)
 	}
 	_, err = EntryV1.DecodeAll(binary.LittleEndian, sec[:len(sec)-1])
-	if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "at byte 0x38") {
-		t.Errorf("DecodeAll(partial) = %v, want ErrTruncated at byte 0x38", err)
+	if !errors.Is(err, goffload.ErrTruncated) || !strings.Contains(err.Error(), "at byte 0x38") {
+		t.Errorf("DecodeAll(partial) = %v, want goffload.ErrTruncated at byte 0x38", err)
 	}
 }
 

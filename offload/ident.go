@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload"
 )
 
 // This file holds `ident_t`, the source location the host code passes to the
@@ -110,10 +112,10 @@ func (id Ident) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 
 // DecodeIdent reads an `ident_t` from the start of b. PSource is left empty:
 // the string is elsewhere, at the returned psource pointer. A b shorter than
-// IdentSize gives an error wrapping ErrTruncated.
+// IdentSize gives an error wrapping goffload.ErrTruncated.
 func DecodeIdent(order binary.ByteOrder, b []byte) (id Ident, psource uint64, err error) {
 	if len(b) < IdentSize {
-		return Ident{}, 0, fmt.Errorf("ident_t: %d bytes, need %d: %w", len(b), IdentSize, ErrTruncated)
+		return Ident{}, 0, fmt.Errorf("ident_t: %d bytes, need %d: %w", len(b), IdentSize, goffload.ErrTruncated)
 	}
 	id = Ident{
 		Reserved1: order.Uint32(b[0:]),
@@ -151,11 +153,11 @@ func ParseSourceLocation(s string) (SourceLocation, error) {
 		inner, ok = strings.CutSuffix(inner, ";;")
 	}
 	if !ok {
-		return SourceLocation{}, fmt.Errorf("source location %q: not of the form ;file;function;line;column;;: %w", s, ErrInvalid)
+		return SourceLocation{}, fmt.Errorf("source location %q: not of the form ;file;function;line;column;;: %w", s, goffload.ErrInvalid)
 	}
 	f := strings.Split(inner, ";")
 	if len(f) != 4 {
-		return SourceLocation{}, fmt.Errorf("source location %q: %d fields, want 4: %w", s, len(f), ErrInvalid)
+		return SourceLocation{}, fmt.Errorf("source location %q: %d fields, want 4: %w", s, len(f), goffload.ErrInvalid)
 	}
 	line, err := parseDecimal(f[2])
 	if err != nil {
@@ -171,11 +173,11 @@ func ParseSourceLocation(s string) (SourceLocation, error) {
 // parseDecimal accepts only digits, no sign, within int.
 func parseDecimal(s string) (int, error) {
 	if s == "" || strings.Trim(s, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not a decimal number: %w", s, ErrInvalid)
+		return 0, fmt.Errorf("%q is not a decimal number: %w", s, goffload.ErrInvalid)
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q: %w", s, ErrInvalid)
+		return 0, fmt.Errorf("%q: %w", s, goffload.ErrInvalid)
 	}
 	return n, nil
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 func TestIdentFlagsString(t *testing.T) {
@@ -118,8 +120,8 @@ func TestIdentRoundTrip(t *testing.T) {
 func TestDecodeIdentShortBufferIsTruncated(t *testing.T) {
 	b := make([]byte, IdentSize)
 	for n := 0; n < IdentSize; n++ {
-		if _, _, err := DecodeIdent(binary.LittleEndian, b[:n]); !errors.Is(err, ErrTruncated) {
-			t.Fatalf("DecodeIdent(%d bytes): err = %v, want ErrTruncated", n, err)
+		if _, _, err := DecodeIdent(binary.LittleEndian, b[:n]); !errors.Is(err, goffload.ErrTruncated) {
+			t.Fatalf("DecodeIdent(%d bytes): err = %v, want goffload.ErrTruncated", n, err)
 		}
 	}
 }
@@ -184,8 +186,8 @@ func TestParseSourceLocationRejectsMalformed(t *testing.T) {
 		";unknown;unknown;99999999999999999999999;0;;",
 		";unknown;unknown; 1;0;;",
 	} {
-		if loc, err := ParseSourceLocation(s); !errors.Is(err, ErrInvalid) {
-			t.Errorf("ParseSourceLocation(%q) = %+v, %v; want ErrInvalid", s, loc, err)
+		if loc, err := ParseSourceLocation(s); !errors.Is(err, goffload.ErrInvalid) {
+			t.Errorf("ParseSourceLocation(%q) = %+v, %v; want goffload.ErrInvalid", s, loc, err)
 		}
 	}
 }

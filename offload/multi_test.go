@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -223,11 +224,11 @@ func TestWriteBinariesRefused(t *testing.T) {
 	ims, data := multiImages(3)
 	zstd := Compression{Format: "zstd"}
 	for _, major := range []int{14, 15, 22} {
-		if _, err := WriteBinaries(io.Discard, mustRelease(t, major), imageData(ims, data)); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("LLVM %d: %v, want ErrUnsupported", major, err)
+		if _, err := WriteBinaries(io.Discard, mustRelease(t, major), imageData(ims, data)); !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("LLVM %d: %v, want goffload.ErrUnsupported", major, err)
 		}
-		if _, err := WriteCompressedBinaries(io.Discard, mustRelease(t, major), imageData(ims, data), zstd); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("LLVM %d compressed: %v, want ErrUnsupported", major, err)
+		if _, err := WriteCompressedBinaries(io.Discard, mustRelease(t, major), imageData(ims, data), zstd); !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("LLVM %d compressed: %v, want goffload.ErrUnsupported", major, err)
 		}
 	}
 	if _, err := WriteBinaries(io.Discard, r23, nil); !errors.Is(err, fs.ErrInvalid) {

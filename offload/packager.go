@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/goffload/goffload"
 )
 
 // PackagerImage is one binary that clang-offload-packager writes for an --image
@@ -28,10 +30,10 @@ type PackagerImage struct {
 //     each.
 //
 // The images come back in the order the packager writes them. A release
-// without the packager (BinaryVersion 0: LLVM 13, 14) gives ErrUnsupported.
+// without the packager (BinaryVersion 0: LLVM 13, 14) gives goffload.ErrUnsupported.
 func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
 	if r.BinaryVersion == 0 {
-		return nil, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
+		return nil, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, goffload.ErrUnsupported)
 	}
 	values := map[string]string{}
 	var keys []string
@@ -125,7 +127,7 @@ func (r *Release) PackageCompressed(w io.Writer, args []string, open ImageSource
 
 func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
 	if r.BinaryVersion == 0 {
-		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, ErrUnsupported)
+		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, goffload.ErrUnsupported)
 	}
 	if r.BinaryVersion >= 2 {
 		return r.packAll(w, args, open, c)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 // memFiles is an ImageSource over named byte slices.
@@ -216,7 +218,7 @@ func FuzzParseImageArg(f *testing.F) {
 		for _, r := range Releases() {
 			imgs, err := r.ParseImageArg(arg)
 			if r.BinaryVersion == 0 {
-				if !errors.Is(err, ErrUnsupported) {
+				if !errors.Is(err, goffload.ErrUnsupported) {
 					t.Fatalf("%v, which has no packager: %v, %v", r, imgs, err)
 				}
 				continue

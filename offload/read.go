@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -21,7 +22,7 @@ type ReadOptions struct {
 	// release's own.
 	MaxVersion uint32
 	// MaxInflated bounds the size of a compressed (version 3) binary once
-	// inflated; 0 means 16 GiB. A larger one is refused with ErrLimit.
+	// inflated; 0 means 16 GiB. A larger one is refused with goffload.ErrLimit.
 	// Inflated binaries larger than 64 MiB are held in a temporary file
 	// (removed at once), not in memory.
 	MaxInflated uint64
@@ -115,7 +116,7 @@ func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
 // against the rest of the input and then against its own Size, and the next one
 // starts where it ends (aligned to 8 after a compressed binary, and after any
 // binary where the release reads version 3, as LLVM main does). Any bytes
-// after the last binary, even zero padding, are an ErrInvalid error, as in
+// after the last binary, even zero padding, are an goffload.ErrInvalid error, as in
 // LLVM 16–22. A nil r or a negative size is an
 // argument error matching fs.ErrInvalid.
 func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
@@ -147,7 +148,7 @@ func ReadAllBytes(data []byte, opt *ReadOptions) ([]*Binary, error) {
 }
 
 func errAt(base int64, off uint64, field string, val uint64, err error) error {
-	return &FormatError{Format: "offload binary", Off: base + int64(off), What: field, Val: val, Err: err}
+	return &goffload.FormatError{Format: "offload binary", Offset: base + int64(off), Field: field, Value: val, Err: err}
 }
 
 // readAt checks the binary at base whose buffer holds bufSize bytes, in the order
@@ -156,7 +157,7 @@ func errAt(base int64, off uint64, field string, val uint64, err error) error {
 func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*Binary, error) {
 	buf := uint64(bufSize)
 	if bufSize < HeaderSize {
-		return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
+		return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 	}
 	var hdr [HeaderSizeV3]byte
 	if err := readFull(r, hdr[:HeaderSize], base); err != nil {
@@ -164,53 +165,53 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 	}
 	version := le.Uint32(hdr[4:])
 	if version < VersionCompressed && bufSize < HeaderSize+ImageEntrySize {
-		return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
+		return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 	}
 	if !bytes.Equal(hdr[:4], Magic[:]) {
-		return nil, errAt(base, 0, "magic", uint64(be32(hdr[:4])), ErrInvalid)
+		return nil, errAt(base, 0, "magic", uint64(be32(hdr[:4])), goffload.ErrInvalid)
 	}
 	b := &Binary{Offset: base, Version: version, Size: le.Uint64(hdr[8:]), ra: r, data: r, base: base}
 	if b.Version == 0 || b.Version > opt.maxVersion() {
-		return nil, errAt(base, 4, "Version", uint64(b.Version), ErrInvalid)
+		return nil, errAt(base, 4, "Version", uint64(b.Version), goffload.ErrInvalid)
 	}
 	entOff, field3 := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
 	if b.Version >= VersionCompressed {
 		if bufSize < HeaderSizeV3 {
-			return nil, errAt(base, 0, "buffer size", buf, ErrInvalid)
+			return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 		}
 		if err := readFull(r, hdr[HeaderSize:], base+HeaderSize); err != nil {
 			return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
 		}
 		b.InflatedSize = le.Uint64(hdr[32:])
 		if b.Size > buf || b.Size < HeaderSizeV3 {
-			return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+			return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
 		}
 		if b.InflatedSize != 0 {
 			return b.inflate(hdr, entOff, opt, full)
 		}
 	} else if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
-		return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+		return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
 	}
 	b.dataSize = b.Size
 	count := uint64(1)
 	if b.Version == 1 {
 		if entOff > b.Size-ImageEntrySize {
-			return nil, errAt(base, 16, "EntryOffset", entOff, ErrTruncated)
+			return nil, errAt(base, 16, "EntryOffset", entOff, goffload.ErrTruncated)
 		}
 		if field3 > b.Size-HeaderSize {
-			return nil, errAt(base, 24, "EntrySize", field3, ErrTruncated)
+			return nil, errAt(base, 24, "EntrySize", field3, goffload.ErrTruncated)
 		}
 	} else {
 		// Versions 2 and 3 (main after 22): field 3 is the number of entries.
 		if b.Size < ImageEntrySize {
-			return nil, errAt(base, 8, "Size", b.Size, ErrTruncated)
+			return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
 		}
 		count = field3
 		if count > (b.Size-HeaderSize)/ImageEntrySize {
-			return nil, errAt(base, 24, "EntriesCount", count, ErrTruncated)
+			return nil, errAt(base, 24, "EntriesCount", count, goffload.ErrTruncated)
 		}
 		if entOff > b.Size-count*ImageEntrySize {
-			return nil, errAt(base, 16, "EntriesOffset", entOff, ErrTruncated)
+			return nil, errAt(base, 16, "EntriesOffset", entOff, goffload.ErrTruncated)
 		}
 	}
 	ents := make([]byte, count*ImageEntrySize) // bounded by Size, itself bounded by the input
@@ -234,16 +235,16 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 		im.OffloadKind = rel.OffloadKindOf(im.OffloadKindCode)
 		im.Flags = le.Uint32(e[4:])
 		if im.ImageOffset > buf {
-			return nil, errAt(base, at+24, "ImageOffset", im.ImageOffset, ErrTruncated)
+			return nil, errAt(base, at+24, "ImageOffset", im.ImageOffset, goffload.ErrTruncated)
 		}
 		if im.StringOffset > buf {
-			return nil, errAt(base, at+8, "StringOffset", im.StringOffset, ErrTruncated)
+			return nil, errAt(base, at+8, "StringOffset", im.StringOffset, goffload.ErrTruncated)
 		}
 		// LLVM main after 22 also checks the string entries against the
 		// buffer, counting 24 bytes each (its StringEntry) whatever the
 		// version; 15 to 22 do not (a bad count is then ErrUnchecked below).
 		if checksStrings && im.NumStrings > (buf-im.StringOffset)/StringEntrySizeV2 {
-			return nil, errAt(base, at+16, "NumStrings", im.NumStrings, ErrTruncated)
+			return nil, errAt(base, at+16, "NumStrings", im.NumStrings, goffload.ErrTruncated)
 		}
 		b.Images[i] = im
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -58,9 +59,9 @@ func objdumpVerdict(t *testing.T, objdump, file string) (listing string, class e
 	}
 	switch msg := stderr.String(); {
 	case strings.Contains(msg, "Invalid data was encountered"):
-		return "", ErrInvalid, false
+		return "", goffload.ErrInvalid, false
 	case strings.Contains(msg, "end of the file was unexpectedly encountered"):
-		return "", ErrTruncated, false
+		return "", goffload.ErrTruncated, false
 	default:
 		t.Fatalf("%s: unexpected objdump message %q", file, msg)
 	}

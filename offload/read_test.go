@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/strtab"
 )
 
@@ -23,18 +24,18 @@ var readerValidation = []struct {
 	err    error
 	images int
 }{
-	{"bad_eoff.out", ErrTruncated, 0},   // EntryOffset past Size-40
-	{"bad_imgoff.out", ErrTruncated, 0}, // ImageOffset past the buffer
-	{"bad_imgsize.out", nil, 1},         // ImageSize past the binary: not checked
-	{"bad_size.out", ErrTruncated, 0},   // Size past the file
-	{"bad_small.out", ErrTruncated, 0},  // Size = 16
-	{"bad_stroff.out", ErrTruncated, 0}, // StringOffset past the buffer
-	{"bad_v0.out", ErrInvalid, 0},
-	{"bad_v2.out", ErrInvalid, 0},
+	{"bad_eoff.out", goffload.ErrTruncated, 0},   // EntryOffset past Size-40
+	{"bad_imgoff.out", goffload.ErrTruncated, 0}, // ImageOffset past the buffer
+	{"bad_imgsize.out", nil, 1},                  // ImageSize past the binary: not checked
+	{"bad_size.out", goffload.ErrTruncated, 0},   // Size past the file
+	{"bad_small.out", goffload.ErrTruncated, 0},  // Size = 16
+	{"bad_stroff.out", goffload.ErrTruncated, 0}, // StringOffset past the buffer
+	{"bad_v0.out", goffload.ErrInvalid, 0},
+	{"bad_v2.out", goffload.ErrInvalid, 0},
 	{"craft.out", nil, 7}, // unknown image and offload kinds are listed
-	{"short.out", ErrInvalid, 0},
-	{"trail.out", ErrInvalid, 0},  // 8 zero bytes after the binary
-	{"trail4.out", ErrInvalid, 0}, // 4 zero bytes after the binary
+	{"short.out", goffload.ErrInvalid, 0},
+	{"trail.out", goffload.ErrInvalid, 0},  // 8 zero bytes after the binary
+	{"trail4.out", goffload.ErrInvalid, 0}, // 4 zero bytes after the binary
 }
 
 var strict = &ReadOptions{MaxVersion: 1}
@@ -56,8 +57,8 @@ func TestReaderValidationAsLLVM(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("error %v, want %v", err, c.err)
 			}
-			var fe *FormatError
-			if !errors.As(err, &fe) || fe.Off < 0 || fe.Off > int64(len(data)) {
+			var fe *goffload.FormatError
+			if !errors.As(err, &fe) || fe.Offset < 0 || fe.Offset > int64(len(data)) {
 				t.Errorf("error %v has no offset inside the input", err)
 			}
 		})
@@ -81,25 +82,25 @@ func TestReadErrorsSayWhere(t *testing.T) {
 		off   int64
 		err   error
 	}{
-		{"version", patch64(single, 4, 2, 4), "Version", 4, ErrInvalid},
-		{"magic", patch64(single, 0, 0x11, 1), "magic", 0, ErrInvalid},
-		{"size", patch64(single, 8, 1<<40, 8), "Size", 8, ErrTruncated},
-		{"entry offset", patch64(single, 16, 200, 8), "EntryOffset", 16, ErrTruncated},
-		{"entry size", patch64(single, 24, 200, 8), "EntrySize", 24, ErrTruncated},
-		{"string offset", patch64(single, 40, 400, 8), "StringOffset", 40, ErrTruncated},
-		{"image offset", patch64(single, 56, 400, 8), "ImageOffset", 56, ErrTruncated},
-		{"second binary", append(append([]byte{}, single...), patch64(single, 4, 0, 4)...), "Version", 160 + 4, ErrInvalid},
+		{"version", patch64(single, 4, 2, 4), "Version", 4, goffload.ErrInvalid},
+		{"magic", patch64(single, 0, 0x11, 1), "magic", 0, goffload.ErrInvalid},
+		{"size", patch64(single, 8, 1<<40, 8), "Size", 8, goffload.ErrTruncated},
+		{"entry offset", patch64(single, 16, 200, 8), "EntryOffset", 16, goffload.ErrTruncated},
+		{"entry size", patch64(single, 24, 200, 8), "EntrySize", 24, goffload.ErrTruncated},
+		{"string offset", patch64(single, 40, 400, 8), "StringOffset", 40, goffload.ErrTruncated},
+		{"image offset", patch64(single, 56, 400, 8), "ImageOffset", 56, goffload.ErrTruncated},
+		{"second binary", append(append([]byte{}, single...), patch64(single, 4, 0, 4)...), "Version", 160 + 4, goffload.ErrInvalid},
 		{"huge string count", patch64(single, 48, 1<<60, 8), "string entries", 72, ErrUnchecked},
 		{"string outside", patch64(single, 72, 1<<20, 8), "string offset", 72, ErrUnchecked},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadAllBytes(c.data, strict)
-			var fe *FormatError
+			var fe *goffload.FormatError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %v is not a *FormatError", err)
+				t.Fatalf("error %v is not a *goffload.FormatError", err)
 			}
-			if fe.What != c.field || fe.Off != c.off || !errors.Is(err, c.err) {
-				t.Errorf("got %q at %d (%v), want %q at %d (%v)", fe.What, fe.Off, fe.Err, c.field, c.off, c.err)
+			if fe.Field != c.field || fe.Offset != c.off || !errors.Is(err, c.err) {
+				t.Errorf("got %q at %d (%v), want %q at %d (%v)", fe.Field, fe.Offset, fe.Err, c.field, c.off, c.err)
 			}
 		})
 	}
@@ -277,11 +278,11 @@ func TestReadVersion2(t *testing.T) {
 			t.Errorf("image %d data %q", i, got)
 		}
 	}
-	if _, err := ReadAllBytes(v2, strict); !errors.Is(err, ErrInvalid) {
-		t.Errorf("LLVM 19/22 rules: %v, want ErrInvalid", err)
+	if _, err := ReadAllBytes(v2, strict); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("LLVM 19/22 rules: %v, want goffload.ErrInvalid", err)
 	}
-	if _, err := ReadAllBytes(patch64(v2, 24, 1<<58, 8), nil); !errors.Is(err, ErrTruncated) {
-		t.Errorf("huge entry count: %v, want ErrTruncated", err)
+	if _, err := ReadAllBytes(patch64(v2, 24, 1<<58, 8), nil); !errors.Is(err, goffload.ErrTruncated) {
+		t.Errorf("huge entry count: %v, want goffload.ErrTruncated", err)
 	}
 }
 
@@ -339,9 +340,9 @@ func FuzzReadAll(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		bins, err := ReadAllBytes(data, nil)
 		if err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) && (fe.Off < 0 || fe.Off > int64(len(data))) {
-				t.Fatalf("error offset %d outside %d bytes: %v", fe.Off, len(data), err)
+			var fe *goffload.FormatError
+			if errors.As(err, &fe) && (fe.Offset < 0 || fe.Offset > int64(len(data))) {
+				t.Fatalf("error offset %d outside %d bytes: %v", fe.Offset, len(data), err)
 			}
 			return
 		}
@@ -372,11 +373,11 @@ func TestReadArgumentErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bins, err := ReadAll(c.r, c.size, nil)
-			if bins != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrInvalid) {
+			if bins != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, goffload.ErrInvalid) {
 				t.Errorf("ReadAll: %v, %v; want an argument error", bins, err)
 			}
 			b, err := ReadBinary(c.r, c.size, nil)
-			if b != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrInvalid) {
+			if b != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, goffload.ErrInvalid) {
 				t.Errorf("ReadBinary: %v, %v; want an argument error", b, err)
 			}
 		})
@@ -405,7 +406,7 @@ func checkImages(t *testing.T, bins []*Binary) {
 
 // TestReadStringEntriesAsMain: LLVM main after 22 refuses an entry whose
 // string entries, at 24 bytes each whatever the version, run past the
-// buffer (unexpected_eof, ErrTruncated at NumStrings); LLVM 15 to 22 do not
+// buffer (unexpected_eof, goffload.ErrTruncated at NumStrings); LLVM 15 to 22 do not
 // check them (here ErrUnchecked when they are read).
 func TestReadStringEntriesAsMain(t *testing.T) {
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
@@ -414,8 +415,8 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 		numStrings     uint64
 		err            error
 	}{
-		{23, 23, 1 << 40, ErrTruncated},
-		{22, 23, 1 << 40, ErrTruncated},
+		{23, 23, 1 << 40, goffload.ErrTruncated},
+		{22, 23, 1 << 40, goffload.ErrTruncated},
 		{22, 22, 1 << 40, ErrUnchecked},
 	} {
 		b, err := MarshalBinary(mustRelease(t, c.writer), &im, []byte("image"))
@@ -425,7 +426,7 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 		hdr := int(le.Uint64(b[16:]))
 		le.PutUint64(b[hdr+16:], c.numStrings)
 		_, err = ReadAllBytes(b, mustRelease(t, c.reader).ReadOptions())
-		var fe *FormatError
+		var fe *goffload.FormatError
 		if !errors.Is(err, c.err) || !errors.As(err, &fe) {
 			t.Errorf("written by %d, read by %d, %d strings: %v, want %v", c.writer, c.reader, c.numStrings, err, c.err)
 		}
@@ -445,7 +446,7 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 	if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); len(b) != 112 || err != nil {
 		t.Errorf("%d bytes, read by 22: %v", len(b), err)
 	}
-	if _, err := ReadAllBytes(b, mustRelease(t, 23).ReadOptions()); !errors.Is(err, ErrTruncated) {
-		t.Errorf("read by 23: %v, want ErrTruncated", err)
+	if _, err := ReadAllBytes(b, mustRelease(t, 23).ReadOptions()); !errors.Is(err, goffload.ErrTruncated) {
+		t.Errorf("read by 23: %v, want goffload.ErrTruncated", err)
 	}
 }

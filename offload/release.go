@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload"
 )
 
 // DefaultRelease is the LLVM release whose formats the package writes when
@@ -178,7 +180,7 @@ type Release struct {
 	// (spec §1.2): 1 from LLVM 15. It is 0 for LLVM 13 and 14, which have no
 	// OffloadBinary and no clang-offload-packager: their Packager fields mean
 	// nothing, and WriteBinary and the packager refuse them
-	// (ErrUnsupported).
+	// (goffload.ErrUnsupported).
 	BinaryVersion uint32
 	// Wrapper is the form of the OpenMP registration object made at link
 	// time: clang-linker-wrapper's (15 and later) or clang-offload-wrapper's
@@ -746,7 +748,7 @@ func LookupRelease(major int) (*Release, error) {
 			return row(i), nil
 		}
 	}
-	return nil, fmt.Errorf("LLVM release %d: %w (known: %d to %d)", major, ErrUnknownRelease,
+	return nil, fmt.Errorf("LLVM release %d: %w (known: %d to %d)", major, goffload.ErrUnknownRelease,
 		releases[0].Major, releases[len(releases)-1].Major)
 }
 
@@ -779,7 +781,7 @@ func ParseRelease(s string) (*Release, error) {
 	}
 	n, err := strconv.Atoi(t)
 	if err != nil {
-		return nil, fmt.Errorf("LLVM release %q: %w", s, ErrUnknownRelease)
+		return nil, fmt.Errorf("LLVM release %q: %w", s, goffload.ErrUnknownRelease)
 	}
 	return LookupRelease(n)
 }

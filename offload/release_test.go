@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goffload/goffload"
 )
 
 func TestReleaseTable(t *testing.T) {
@@ -89,8 +91,8 @@ func TestParseRelease(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"12", "24", "", "x", "1e9"} {
-		if _, err := ParseRelease(in); !errors.Is(err, ErrUnknownRelease) {
-			t.Errorf("ParseRelease(%q): %v, want ErrUnknownRelease", in, err)
+		if _, err := ParseRelease(in); !errors.Is(err, goffload.ErrUnknownRelease) {
+			t.Errorf("ParseRelease(%q): %v, want goffload.ErrUnknownRelease", in, err)
 		}
 	}
 }
@@ -164,19 +166,19 @@ func TestOldDriverReleasesRefuseOffloadBinaries(t *testing.T) {
 	for _, major := range []int{13, 14} {
 		r := mustRelease(t, major)
 		im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-pc-linux-gnu"}}}
-		if b, err := MarshalBinary(r, &im, []byte("image")); b != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("MarshalBinary(%v): %d bytes, %v; want ErrUnsupported", r, len(b), err)
+		if b, err := MarshalBinary(r, &im, []byte("image")); b != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("MarshalBinary(%v): %d bytes, %v; want goffload.ErrUnsupported", r, len(b), err)
 		}
-		if _, _, err := BinaryReader(r, &im, nil, 0); !errors.Is(err, ErrUnsupported) {
-			t.Errorf("BinaryReader(%v): %v; want ErrUnsupported", r, err)
+		if _, _, err := BinaryReader(r, &im, nil, 0); !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("BinaryReader(%v): %v; want goffload.ErrUnsupported", r, err)
 		}
-		if _, err := r.ParseImageArg("file=a.o,triple=x86_64-pc-linux-gnu"); !errors.Is(err, ErrUnsupported) || errors.Is(err, ErrPackagerArgs) {
-			t.Errorf("%v ParseImageArg: %v; want ErrUnsupported", r, err)
+		if _, err := r.ParseImageArg("file=a.o,triple=x86_64-pc-linux-gnu"); !errors.Is(err, goffload.ErrUnsupported) || errors.Is(err, ErrPackagerArgs) {
+			t.Errorf("%v ParseImageArg: %v; want goffload.ErrUnsupported", r, err)
 		}
 		for _, args := range [][]string{nil, {"file=a.o,triple=x86_64-pc-linux-gnu"}} {
 			n, err := r.Package(io.Discard, args, func(string) (io.Reader, int64, error) { t.Fatal("opened a file"); return nil, 0, nil })
-			if n != 0 || !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "clang-offload-packager") {
-				t.Errorf("%v Package(%q): %d, %v; want ErrUnsupported naming the packager", r, args, n, err)
+			if n != 0 || !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "clang-offload-packager") {
+				t.Errorf("%v Package(%q): %d, %v; want goffload.ErrUnsupported naming the packager", r, args, n, err)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/strtab"
 )
@@ -92,7 +93,7 @@ func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64)
 // padding between them, and zeros to a multiple of 8. One image gives the
 // bytes WriteBinary gives. Only a release that writes version 2 or later
 // (BinaryVersion >= 2: main after 22, --llvm 23) has such binaries; others
-// give ErrUnsupported, as does an empty list fs.ErrInvalid (LLVM requires
+// give goffload.ErrUnsupported, as does an empty list fs.ErrInvalid (LLVM requires
 // an image). Each image is copied straight from its Data to w: memory use
 // does not depend on the images' sizes. It returns the bytes written.
 func WriteBinaries(w io.Writer, r *Release, ims []ImageData) (int64, error) {
@@ -109,7 +110,7 @@ func (r *Release) checkMulti(n int) error {
 		return err
 	}
 	if r.BinaryVersion < 2 {
-		return fmt.Errorf("%v writes OffloadBinary version %d, one image a binary (several came with version 2, LLVM main after 22): %w", r, r.BinaryVersion, ErrUnsupported)
+		return fmt.Errorf("%v writes OffloadBinary version %d, one image a binary (several came with version 2, LLVM main after 22): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
 	}
 	if n == 0 {
 		return fmt.Errorf("an OffloadBinary of no image (LLVM requires one at least): %w", fs.ErrInvalid)
@@ -246,7 +247,7 @@ func encode(r *Release, ims []ImageData) ([]byte, []Layout, error) {
 // LLVM 13 and 14), rather than writing one that its tools never made.
 func (r *Release) checkBinary() error {
 	if r.BinaryVersion == 0 {
-		return fmt.Errorf("%v has no OffloadBinary (it came with LLVM 15; %v embeds raw device images): %w", r, r, ErrUnsupported)
+		return fmt.Errorf("%v has no OffloadBinary (it came with LLVM 15; %v embeds raw device images): %w", r, r, goffload.ErrUnsupported)
 	}
 	return nil
 }

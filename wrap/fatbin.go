@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/offload"
 )
@@ -101,7 +102,7 @@ func checkHIP(head []byte, fb Fatbin) error {
 // notFatbin adds ErrNotFatbin to an error of package bundle about the input
 // (not, say, a failing disk).
 func notFatbin(what string, err error) error {
-	var fe *bundle.FormatError
+	var fe *goffload.FormatError
 	if errors.As(err, &fe) && !errors.Is(err, ErrNotFatbin) {
 		return fmt.Errorf("wrap: %s: %w: %w", what, err, ErrNotFatbin)
 	}
@@ -125,7 +126,7 @@ func checkCompressed(fb Fatbin) ([]bundle.Entry, error) {
 		return nil, err
 	}
 	if end := (&bundle.Bundle{Entries: entries}).End(); uint64(n) < end {
-		return nil, &bundle.FormatError{Format: "decompressed bundle", Off: -1, What: fmt.Sprintf("data ends at %d, its entries at %d", n, end), Err: ErrNotFatbin}
+		return nil, &goffload.FormatError{Format: "decompressed bundle", Offset: -1, Field: fmt.Sprintf("data ends at %d, its entries at %d", n, end), Err: ErrNotFatbin}
 	}
 	return entries, nil
 }

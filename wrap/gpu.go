@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
@@ -52,10 +53,10 @@ func GPU(opt Options, kind offload.OffloadKind, fb Fatbin) (*elfobj.Object, erro
 	}
 	names, ok := gpuNames[kind]
 	if !ok {
-		return nil, fmt.Errorf("wrap: offload kind %v has no fatbin registration: %w", kind, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: offload kind %v has no fatbin registration: %w", kind, goffload.ErrUnsupported)
 	}
 	if opt.Relocatable || opt.Suffix != "" {
-		return nil, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, goffload.ErrUnsupported)
 	}
 	if err := checkFatbin(kind, fb); err != nil {
 		return nil, err
@@ -195,7 +196,7 @@ func (g *gpuBuilder) target(rel stubs.Reloc) (*elfobj.Symbol, int64, error) {
 	}
 	name, ok := g.code.Symbols[rel.Target]
 	if !ok {
-		return nil, 0, fmt.Errorf("wrap: stub relocation %s at %#x: %w", stubs.GPUTargetName(rel.Target), rel.Offset, ErrUnsupported)
+		return nil, 0, fmt.Errorf("wrap: stub relocation %s at %#x: %w", stubs.GPUTargetName(rel.Target), rel.Offset, goffload.ErrUnsupported)
 	}
 	s, ok := g.undef[rel.Target]
 	if !ok {

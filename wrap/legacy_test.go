@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )
@@ -145,10 +146,10 @@ func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 		{"OffloadBinary in 14", Options{Release: release(t, 14), Triple: x86}, []Binary{raw, bin}, fs.ErrInvalid},
 		{"raw image holding an OffloadBinary in 14", Options{Release: release(t, 14), Triple: x86},
 			[]Binary{RawImage(bytes.NewReader(ob), int64(len(ob)))}, fs.ErrInvalid},
-		{"suffix in 14", Options{Release: release(t, 14), Triple: x86, Suffix: "_x"}, []Binary{raw}, ErrUnsupported},
-		{"relocatable 14", Options{Release: release(t, 14), Triple: x86, Relocatable: true}, []Binary{raw}, ErrUnsupported},
-		{"riscv64 in 14", Options{Release: release(t, 14), Triple: "riscv64-unknown-linux-gnu"}, []Binary{raw}, ErrUnsupported},
-		{"aarch64 in 13", Options{Release: release(t, 13), Triple: "aarch64-unknown-linux-gnu"}, []Binary{raw}, ErrUnsupported},
+		{"suffix in 14", Options{Release: release(t, 14), Triple: x86, Suffix: "_x"}, []Binary{raw}, goffload.ErrUnsupported},
+		{"relocatable 14", Options{Release: release(t, 14), Triple: x86, Relocatable: true}, []Binary{raw}, goffload.ErrUnsupported},
+		{"riscv64 in 14", Options{Release: release(t, 14), Triple: "riscv64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
+		{"aarch64 in 13", Options{Release: release(t, 13), Triple: "aarch64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
 	} {
 		o, err := OpenMP(c.opt, c.bins)
 		if o != nil || !errors.Is(err, c.is) {

@@ -2,11 +2,11 @@ package wrap
 
 import (
 	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/stubs"
@@ -110,12 +110,6 @@ type Options struct {
 	Relocatable bool
 }
 
-// ErrUnsupported: the release, machine or object format cannot make the
-// object asked for. It is errors.ErrUnsupported, as are elfobj.ErrUnsupported
-// (a triple whose objects are not ELF) and the errors of the machine code
-// for a machine or release without it, which this package passes on.
-var ErrUnsupported = errors.ErrUnsupported
-
 // names of the wrapper's globals (spec §3.1).
 const (
 	nameImage  = ".omp_offloading.device_image"
@@ -179,10 +173,10 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 		}
 	}
 	if opt.Relocatable && r.RelocatableSection == "" {
-		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, goffload.ErrUnsupported)
 	}
 	if legacy && opt.Suffix != "" {
-		return nil, fmt.Errorf("wrap: symbol suffix in %v (clang-offload-wrapper has none): %w", r, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: symbol suffix in %v (clang-offload-wrapper has none): %w", r, goffload.ErrUnsupported)
 	}
 	o, err := elfobj.ForTriple(opt.Triple)
 	if err != nil {
@@ -194,7 +188,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	}
 	if code.DescriptorOffset != uint64(imageSize*len(bins)) {
 		// ppc64le from LLVM 20 merges the globals into one block.
-		return nil, fmt.Errorf("wrap: %v on %v lays out .data.rel.ro by merging globals: %w", r, o.Machine, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: %v on %v lays out .data.rel.ro by merging globals: %w", r, o.Machine, goffload.ErrUnsupported)
 	}
 	b := &builder{o: o, r: r, opt: opt, code: code, entries: r.EntriesSection(offload.OffloadOpenMP), mapping: map[*elfobj.Section]bool{},
 		legacy: legacy}
@@ -570,7 +564,7 @@ func (b *builder) codeRelocs(descOff uint64) error {
 			r.Symbol = b.labels[labelKey(rel.Label, rel.LabelOffset)]
 		}
 		if r.Symbol == nil {
-			return fmt.Errorf("wrap: stub relocation %v at %#x has no symbol: %w", rel.Target, rel.Offset, ErrUnsupported)
+			return fmt.Errorf("wrap: stub relocation %v at %#x has no symbol: %w", rel.Target, rel.Offset, goffload.ErrUnsupported)
 		}
 		b.startup.Relocs = append(b.startup.Relocs, r)
 	}

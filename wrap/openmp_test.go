@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
@@ -183,16 +184,16 @@ func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
 }
 
 // TestWrapRefusesHostsWithoutELF: a Windows or Apple host gets
-// ErrUnsupported, not an ELF object it cannot link.
+// goffload.ErrUnsupported, not an ELF object it cannot link.
 func TestWrapRefusesHostsWithoutELF(t *testing.T) {
 	bin := Binary{R: bytes.NewReader(make([]byte, 64)), Size: 64, ImageOffset: 8, ImageSize: 56}
 	fb := tooltest.CUDAFatbinary()
 	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-apple-macosx", "arm64-apple-darwin23.1.0", "aarch64-pc-windows-msvc"} {
-		if o, err := OpenMP(Options{Release: release(t, 19), Triple: triple}, []Binary{bin}); o != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("OpenMP for %s: %v, %v; want ErrUnsupported", triple, o, err)
+		if o, err := OpenMP(Options{Release: release(t, 19), Triple: triple}, []Binary{bin}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("OpenMP for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
-		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, Fatbin{bytes.NewReader(fb), int64(len(fb))}); o != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("GPU for %s: %v, %v; want ErrUnsupported", triple, o, err)
+		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, Fatbin{bytes.NewReader(fb), int64(len(fb))}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("GPU for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
@@ -37,7 +38,7 @@ func digestSuffix(sum [md5.Size]byte) string {
 // linked with others.
 func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) error {
 	if r.RelocatableSection == "" {
-		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, ErrUnsupported)
+		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, goffload.ErrUnsupported)
 	}
 	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
 		if s.Name == ".llvm.offloading" {

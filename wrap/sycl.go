@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
@@ -80,7 +81,7 @@ func (im *SYCLImage) Names() []string {
 // bytes are a section of r (of the inflated binary, for a compressed one).
 // An image of another offload kind is refused with an error matching
 // fs.ErrInvalid: clang-linker-wrapper hands the SYCL wrapper SYCL images
-// only; a release [SYCL] refuses, with its error (ErrUnsupported).
+// only; a release [SYCL] refuses, with its error (goffload.ErrUnsupported).
 func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, error) {
 	if rel == nil {
 		rel = offload.Default()
@@ -156,7 +157,7 @@ const (
 // releases have no SYCL wrapper, and LLVM main after 22 registers the whole
 // OffloadBinary with __sycl_register_lib(start, size) instead
 // (llvm-project #193876; [SYCLBinary] writes that form): both are refused
-// with an error matching ErrUnsupported that names the release, as are
+// with an error matching goffload.ErrUnsupported that names the release, as are
 // Suffix and Relocatable, which wrapSYCLBinaries does not have, other
 // hosts, and no images or more than 65535 (the count is 16 bits).
 func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
@@ -168,13 +169,13 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 		return nil, err
 	}
 	if opt.Suffix != "" || opt.Relocatable {
-		return nil, fmt.Errorf("wrap: a suffixed or relocatable SYCL wrapper (wrapSYCLBinaries has neither): %w", ErrUnsupported)
+		return nil, fmt.Errorf("wrap: a suffixed or relocatable SYCL wrapper (wrapSYCLBinaries has neither): %w", goffload.ErrUnsupported)
 	}
 	switch {
 	case len(images) == 0:
 		return nil, fmt.Errorf("wrap: no SYCL device image")
 	case len(images) > 0xffff:
-		return nil, fmt.Errorf("wrap: %d SYCL device images: the descriptor counts them in 16 bits: %w", len(images), ErrUnsupported)
+		return nil, fmt.Errorf("wrap: %d SYCL device images: the descriptor counts them in 16 bits: %w", len(images), goffload.ErrUnsupported)
 	}
 	for i := range images {
 		if err := images[i].check(); err != nil {
@@ -206,11 +207,11 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 func syclForm(r *offload.Release) error {
 	switch {
 	case r.SYCLRegistration == offload.SYCLRegistrationNone:
-		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, ErrUnsupported)
+		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, goffload.ErrUnsupported)
 	case r.SYCLRegistration != offload.SYCLRegistrationDescriptor:
-		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), not a descriptor of images (SYCLBinary writes that form): %w", r, ErrUnsupported)
+		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), not a descriptor of images (SYCLBinary writes that form): %w", r, goffload.ErrUnsupported)
 	case syclEntriesSection(r) == "" || r.NameSection == "" || r.EntrySymbolPrefix == "":
-		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, ErrUnsupported)
+		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, goffload.ErrUnsupported)
 	}
 	return nil
 }

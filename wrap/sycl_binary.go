@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/stubs"
@@ -48,11 +49,11 @@ const (
 // binary, every image of it a SYCL image: the runtime (libsycl's
 // registerFatBin) parses one binary from the pointer it is given and
 // refuses images of another kind. A bad buffer gives an error matching
-// offload.ErrInvalid or fs.ErrInvalid. The object streams the binary from r
+// goffload.ErrInvalid or fs.ErrInvalid. The object streams the binary from r
 // when it is written; r must stay readable until then.
 //
 // A release of another form is refused with an error matching
-// ErrUnsupported that names it (22's form is [SYCL]), as are Suffix and
+// goffload.ErrUnsupported that names it (22's form is [SYCL]), as are Suffix and
 // Relocatable, other hosts, and on AArch64 a binary of 2^48 bytes or more.
 func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) {
 	rel := opt.Release
@@ -60,10 +61,10 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 		rel = offload.Default()
 	}
 	if rel.SYCLRegistration != offload.SYCLRegistrationBinary {
-		return nil, fmt.Errorf("wrap: SYCL binary in %v: its wrapSYCLBinaries does not register the whole OffloadBinary (that is LLVM main after 22's): %w", rel, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: SYCL binary in %v: its wrapSYCLBinaries does not register the whole OffloadBinary (that is LLVM main after 22's): %w", rel, goffload.ErrUnsupported)
 	}
 	if opt.Suffix != "" || opt.Relocatable {
-		return nil, fmt.Errorf("wrap: a suffixed or relocatable SYCL wrapper (wrapSYCLBinaries has neither): %w", ErrUnsupported)
+		return nil, fmt.Errorf("wrap: a suffixed or relocatable SYCL wrapper (wrapSYCLBinaries has neither): %w", goffload.ErrUnsupported)
 	}
 	if err := ferr.CheckInput("SYCL binary", r, size); err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
@@ -123,7 +124,7 @@ func syclHost(triple string) (*elfobj.Object, error) {
 		return nil, err
 	}
 	if (o.Machine != elf.EM_X86_64 && o.Machine != elf.EM_AARCH64) || o.Data != elf.ELFDATA2LSB {
-		return nil, fmt.Errorf("wrap: SYCL wrapper for %q: %w (x86-64 and little-endian AArch64 hosts)", triple, ErrUnsupported)
+		return nil, fmt.Errorf("wrap: SYCL wrapper for %q: %w (x86-64 and little-endian AArch64 hosts)", triple, goffload.ErrUnsupported)
 	}
 	return o, nil
 }

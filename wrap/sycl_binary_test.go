@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
@@ -209,18 +210,18 @@ func TestSYCLBinaryRefuses(t *testing.T) {
 		bin  []byte
 		want error
 	}{
-		{"LLVM 22", Options{Release: release(t, 22), Triple: host}, good, ErrUnsupported},
-		{"LLVM 21", Options{Release: release(t, 21), Triple: host}, good, ErrUnsupported},
-		{"suffix", Options{Release: r23, Triple: host, Suffix: "_x"}, good, ErrUnsupported},
-		{"relocatable", Options{Release: r23, Triple: host, Relocatable: true}, good, ErrUnsupported},
-		{"ppc64le host", Options{Release: r23, Triple: "powerpc64le-unknown-linux-gnu"}, good, ErrUnsupported},
-		{"windows host", Options{Release: r23, Triple: "x86_64-pc-windows-msvc"}, good, ErrUnsupported},
+		{"LLVM 22", Options{Release: release(t, 22), Triple: host}, good, goffload.ErrUnsupported},
+		{"LLVM 21", Options{Release: release(t, 21), Triple: host}, good, goffload.ErrUnsupported},
+		{"suffix", Options{Release: r23, Triple: host, Suffix: "_x"}, good, goffload.ErrUnsupported},
+		{"relocatable", Options{Release: r23, Triple: host, Relocatable: true}, good, goffload.ErrUnsupported},
+		{"ppc64le host", Options{Release: r23, Triple: "powerpc64le-unknown-linux-gnu"}, good, goffload.ErrUnsupported},
+		{"windows host", Options{Release: r23, Triple: "x86_64-pc-windows-msvc"}, good, goffload.ErrUnsupported},
 		{"empty", Options{Release: r23, Triple: host}, nil, fs.ErrInvalid},
 		{"two binaries", Options{Release: r23, Triple: host}, append(append([]byte(nil), good...), good...), fs.ErrInvalid},
 		{"an OpenMP image", Options{Release: r23, Triple: host}, omp, fs.ErrInvalid},
-		{"trailing bytes", Options{Release: r23, Triple: host}, append(append([]byte(nil), good...), 1, 2, 3, 4, 5, 6, 7, 8), offload.ErrInvalid},
-		{"truncated", Options{Release: r23, Triple: host}, good[:len(good)-8], offload.ErrTruncated},
-		{"not a binary", Options{Release: r23, Triple: host}, bytes.Repeat([]byte{1}, 64), offload.ErrInvalid},
+		{"trailing bytes", Options{Release: r23, Triple: host}, append(append([]byte(nil), good...), 1, 2, 3, 4, 5, 6, 7, 8), goffload.ErrInvalid},
+		{"truncated", Options{Release: r23, Triple: host}, good[:len(good)-8], goffload.ErrTruncated},
+		{"not a binary", Options{Release: r23, Triple: host}, bytes.Repeat([]byte{1}, 64), goffload.ErrInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := SYCLBinary(c.opt, bytes.NewReader(c.bin), int64(len(c.bin)))
@@ -230,7 +231,7 @@ func TestSYCLBinaryRefuses(t *testing.T) {
 			if !errors.Is(err, c.want) {
 				t.Errorf("error %v does not match %v", err, c.want)
 			}
-			if c.want == ErrUnsupported && c.opt.Release.Major != 23 && !strings.Contains(err.Error(), c.opt.Release.String()) {
+			if c.want == goffload.ErrUnsupported && c.opt.Release.Major != 23 && !strings.Contains(err.Error(), c.opt.Release.String()) {
 				t.Errorf("error %v does not name %v", err, c.opt.Release)
 			}
 		})

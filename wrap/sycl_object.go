@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/stubs"
@@ -280,7 +281,7 @@ func (m *syclModule) build() (*elfobj.Object, error) {
 			// atexit's argument, against .text.startup (Code.UnregViaSection).
 			r.Symbol, r.Addend = sectionSymbol(startup, &startupSym), rel.Addend+int64(m.code.Funcs[1].Offset)
 		default:
-			return nil, fmt.Errorf("wrap: SYCL wrapper code: relocation %v at %#x: %w", rel.Target, rel.Offset, ErrUnsupported)
+			return nil, fmt.Errorf("wrap: SYCL wrapper code: relocation %v at %#x: %w", rel.Target, rel.Offset, goffload.ErrUnsupported)
 		}
 		startup.Relocs = append(startup.Relocs, r)
 	}

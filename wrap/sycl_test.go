@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
@@ -222,8 +223,8 @@ func TestSYCLReleases(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrUnsupported) || !strings.Contains(fmt.Sprint(err), r.String()) {
-			t.Errorf("%v: error %v, want one naming the release and matching ErrUnsupported", r, err)
+		if !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(fmt.Sprint(err), r.String()) {
+			t.Errorf("%v: error %v, want one naming the release and matching goffload.ErrUnsupported", r, err)
 		}
 	}
 }
@@ -243,13 +244,13 @@ func TestSYCLRefuses(t *testing.T) {
 		want   error
 	}{
 		{"no image", Options{Release: r, Triple: "x86_64-linux-gnu"}, nil, nil},
-		{"suffix", Options{Release: r, Triple: "x86_64-linux-gnu", Suffix: "_x"}, []SYCLImage{good}, ErrUnsupported},
-		{"relocatable", Options{Release: r, Triple: "x86_64-linux-gnu", Relocatable: true}, []SYCLImage{good}, ErrUnsupported},
-		{"ppc64le host", Options{Release: r, Triple: "powerpc64le-linux-gnu"}, []SYCLImage{good}, ErrUnsupported},
-		{"windows host", Options{Release: r, Triple: "x86_64-pc-windows-msvc"}, []SYCLImage{good}, ErrUnsupported},
+		{"suffix", Options{Release: r, Triple: "x86_64-linux-gnu", Suffix: "_x"}, []SYCLImage{good}, goffload.ErrUnsupported},
+		{"relocatable", Options{Release: r, Triple: "x86_64-linux-gnu", Relocatable: true}, []SYCLImage{good}, goffload.ErrUnsupported},
+		{"ppc64le host", Options{Release: r, Triple: "powerpc64le-linux-gnu"}, []SYCLImage{good}, goffload.ErrUnsupported},
+		{"windows host", Options{Release: r, Triple: "x86_64-pc-windows-msvc"}, []SYCLImage{good}, goffload.ErrUnsupported},
 		{"NUL in symbols", Options{Release: r, Triple: "x86_64-linux-gnu"}, []SYCLImage{withNUL}, fs.ErrInvalid},
 		{"negative size", Options{Release: r, Triple: "x86_64-linux-gnu"}, []SYCLImage{negative}, nil},
-		{"65536 images", Options{Release: r, Triple: "x86_64-linux-gnu"}, make([]SYCLImage, 1<<16), ErrUnsupported},
+		{"65536 images", Options{Release: r, Triple: "x86_64-linux-gnu"}, make([]SYCLImage, 1<<16), goffload.ErrUnsupported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := SYCL(c.opt, c.images)
@@ -302,8 +303,8 @@ func TestSYCLImagesReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SYCLImages(r, bytes.NewReader(v3), int64(len(v3))); !errors.Is(err, offload.ErrInvalid) {
-		t.Errorf("a version-3 binary read as LLVM 22: %v, want offload.ErrInvalid", err)
+	if _, err := SYCLImages(r, bytes.NewReader(v3), int64(len(v3))); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("a version-3 binary read as LLVM 22: %v, want goffload.ErrInvalid", err)
 	}
 	trail := append(slices.Clone(buf), 0, 0, 0, 0, 0, 0, 0, 0)
 	if _, err := SYCLImages(r, bytes.NewReader(trail), int64(len(trail))); err == nil {

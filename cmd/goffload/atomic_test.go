@@ -30,11 +30,11 @@ func TestWritesAreWholeOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "image.bin")
-	if _, stderr, code := goffload(t, "package", "-o", bin, "--image", "file="+image+",triple=x86_64-pc-linux-gnu,kind=openmp"); code != 0 {
+	if _, stderr, code := cli(t, "package", "-o", bin, "--image", "file="+image+",triple=x86_64-pc-linux-gnu,kind=openmp"); code != 0 {
 		t.Fatal(stderr)
 	}
 	fat := filepath.Join(dir, "fat.o")
-	if _, stderr, code := goffload(t, "embed", "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
 	}
 	spec := filepath.Join(dir, "spec.json")

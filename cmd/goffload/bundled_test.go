@@ -36,7 +36,7 @@ func hipRDC(t *testing.T, major int, dir, name string, archs ...string) string {
 // listBundled returns the bundled-object entry IDs that list --json gives.
 func listBundled(t *testing.T, path string, llvm int) []string {
 	t.Helper()
-	stdout, stderr, code := goffload(t, "list", "--json", "--llvm", fmt.Sprint(llvm), path)
+	stdout, stderr, code := cli(t, "list", "--json", "--llvm", fmt.Sprint(llvm), path)
 	if code != 0 {
 		t.Fatalf("list %s: %s", path, stderr)
 	}
@@ -82,7 +82,7 @@ func checkAgainstBundler(t *testing.T, tool string, llvm int, obj string) {
 	}
 	dir := t.TempDir()
 	got := filepath.Join(dir, "got")
-	if _, stderr, code := goffload(t, "extract", "--raw", "--llvm", fmt.Sprint(llvm), "-o", got, obj); code != 0 {
+	if _, stderr, code := cli(t, "extract", "--raw", "--llvm", fmt.Sprint(llvm), "-o", got, obj); code != 0 {
 		t.Fatalf("extract %s: %s", obj, stderr)
 	}
 	devices := 0
@@ -136,7 +136,7 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 				if out, err := exec.Command(tool, "-unbundle", "-type=a", "-input="+lib, "-targets="+target, "-output="+want, "-allow-missing-bundles", "-hip-openmp-compatible").CombinedOutput(); err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
-				if _, stderr, code := goffload(t, "device-archive", "--llvm", fmt.Sprint(major), "--hip-openmp-compatible", "--target", target, "-o", got, lib); code != 0 {
+				if _, stderr, code := cli(t, "device-archive", "--llvm", fmt.Sprint(major), "--hip-openmp-compatible", "--target", target, "-o", got, lib); code != 0 {
 					t.Fatalf("device-archive %s: %s", target, stderr)
 				}
 				w, _ := os.ReadFile(want)
@@ -148,7 +148,7 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 				// archive's members under the member's name, with its bytes.
 				all := filepath.Join(dir, "all")
 				os.RemoveAll(all)
-				if _, stderr, code := goffload(t, "extract", "--raw", "--llvm", fmt.Sprint(major), "-o", all, lib); code != 0 {
+				if _, stderr, code := cli(t, "extract", "--raw", "--llvm", fmt.Sprint(major), "-o", all, lib); code != 0 {
 					t.Fatalf("extract %s: %s", lib, stderr)
 				}
 				a, err := ar.Open(bytes.NewReader(w), int64(len(w)))
@@ -176,7 +176,7 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 					t.Fatalf("%v\n%s", err, out)
 				}
 				got := filepath.Join(dir, fmt.Sprintf("fb%v", compress))
-				if _, stderr, code := goffload(t, "extract", "--raw", "-o", got, hipfb); code != 0 {
+				if _, stderr, code := cli(t, "extract", "--raw", "-o", got, hipfb); code != 0 {
 					t.Fatalf("extract %s: %s", hipfb, stderr)
 				}
 				ents, _ := os.ReadDir(got)
@@ -187,7 +187,7 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 				if data, _ := os.ReadFile(filepath.Join(got, ents[0].Name())); !bytes.Equal(data, want) {
 					t.Errorf("%s: the code object differs", hipfb)
 				}
-				if stdout, _, code := goffload(t, "list", "--json", hipfb); code != 0 || !strings.Contains(stdout, `"id": "hipv4-amdgcn-amd-amdhsa--gfx90a"`) {
+				if stdout, _, code := cli(t, "list", "--json", hipfb); code != 0 || !strings.Contains(stdout, `"id": "hipv4-amdgcn-amd-amdhsa--gfx90a"`) {
 					t.Errorf("list %s: %s", hipfb, stdout)
 				}
 			}
@@ -221,13 +221,13 @@ func TestOldOpenMPObjects(t *testing.T) {
 			two := compileOldOpenMP(t, major, dir, "two.o", "x86_64-pc-linux-gnu", "aarch64-unknown-linux-gnu")
 			for _, obj := range []string{one, two} {
 				checkAgainstBundler(t, tool, 22, obj)
-				stdout, stderr, code := goffload(t, "check", obj)
+				stdout, stderr, code := cli(t, "check", obj)
 				if code != 0 || !strings.Contains(stdout, "every entry has its symbol") {
 					t.Errorf("check %s: exit %d\n%s%s", obj, code, stdout, stderr)
 				}
 			}
 			stripped := filepath.Join(dir, "stripped.o")
-			stdout, stderr, code := goffload(t, "strip", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two)
+			stdout, stderr, code := cli(t, "strip", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two)
 			if code != 0 || !strings.Contains(stdout, "kept 1, dropped 1") {
 				t.Fatalf("strip: exit %d\n%s%s", code, stdout, stderr)
 			}

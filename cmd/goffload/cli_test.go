@@ -29,7 +29,7 @@ func amdgpuHeader(size int) []byte {
 func TestFlagsAnywhere(t *testing.T) {
 	dir := t.TempDir()
 	file := testdata("packager", "multi-llvm19.bin")
-	stdout, stderr, code := goffload(t, "list", file, "--json", "--llvm", "19")
+	stdout, stderr, code := cli(t, "list", file, "--json", "--llvm", "19")
 	var got jsonFile
 	if code != 0 || json.Unmarshal([]byte(stdout), &got) != nil || len(got.Images) != 2 {
 		t.Fatalf("list FILE --json: exit %d, %q %s", code, stdout, stderr)
@@ -38,14 +38,14 @@ func TestFlagsAnywhere(t *testing.T) {
 	hipBin := filepath.Join(dir, "hip.bin")
 	code1 := filepath.Join(dir, "k.out")
 	os.WriteFile(code1, amdgpuHeader(256), 0o644)
-	if _, stderr, code := goffload(t, "package", "-o", hipBin, "--image", "file="+code1+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); code != 0 {
+	if _, stderr, code := cli(t, "package", "-o", hipBin, "--image", "file="+code1+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); code != 0 {
 		t.Fatal(stderr)
 	}
 	wrapped := filepath.Join(dir, "w.o")
-	if _, stderr, code := goffload(t, "wrap", "--kind", "hip", "-o", wrapped, hipBin, "--image", "gfx90a:xnack+="+code1); code != 0 {
+	if _, stderr, code := cli(t, "wrap", "--kind", "hip", "-o", wrapped, hipBin, "--image", "gfx90a:xnack+="+code1); code != 0 {
 		t.Fatalf("wrap --kind hip -o OUT BINARY --image T=F: %s", stderr)
 	}
-	stdout, _, _ = goffload(t, "list", wrapped)
+	stdout, _, _ = cli(t, "list", wrapped)
 	if !strings.Contains(stdout, "hip-amdgcn-amd-amdhsa--gfx90a ") || !strings.Contains(stdout, "hip-amdgcn-amd-amdhsa--gfx90a:xnack+ ") {
 		t.Errorf("the wrapper's fatbin lacks an image:\n%s", stdout)
 	}
@@ -54,16 +54,16 @@ func TestFlagsAnywhere(t *testing.T) {
 	data, _ := os.ReadFile(file)
 	os.WriteFile(dash, data, 0o644)
 	t.Chdir(dir)
-	if stdout, stderr, code := goffload(t, "list", "--llvm=19", "--", "-x.bin"); code != 0 || !strings.Contains(stdout, "gfx90a") {
+	if stdout, stderr, code := cli(t, "list", "--llvm=19", "--", "-x.bin"); code != 0 || !strings.Contains(stdout, "gfx90a") {
 		t.Errorf("list -- -x.bin: exit %d %s", code, stderr)
 	}
-	if _, stderr, code := goffload(t, "list", "-x.bin"); code != 1 || stderr != "goffload list: unknown flag -x.bin (see goffload list -h)\n" {
+	if _, stderr, code := cli(t, "list", "-x.bin"); code != 1 || stderr != "goffload list: unknown flag -x.bin (see goffload list -h)\n" {
 		t.Errorf("list -x.bin: exit %d %q", code, stderr)
 	}
-	if _, stderr, code := goffload(t, "extract", "x.bin", "-o"); code != 1 || stderr != "goffload extract: flag -o needs a value\n" {
+	if _, stderr, code := cli(t, "extract", "x.bin", "-o"); code != 1 || stderr != "goffload extract: flag -o needs a value\n" {
 		t.Errorf("extract x.bin -o: exit %d %q", code, stderr)
 	}
-	if _, stderr, code := goffload(t, "list", "--json=maybe", "x.bin"); code != 1 || !strings.HasPrefix(stderr, "goffload list: flag --json=maybe: bad value") {
+	if _, stderr, code := cli(t, "list", "--json=maybe", "x.bin"); code != 1 || !strings.HasPrefix(stderr, "goffload list: flag --json=maybe: bad value") {
 		t.Errorf("list --json=maybe: exit %d %q", code, stderr)
 	}
 }
@@ -78,7 +78,7 @@ func TestExtractNeverWritesOneNameTwice(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, d, "k.o"), data, 0o644)
 	}
 	out := filepath.Join(dir, "out")
-	stdout, stderr, code := goffload(t, "extract", "-o", out, filepath.Join(dir, "d1", "k.o"), filepath.Join(dir, "d2", "k.o"))
+	stdout, stderr, code := cli(t, "extract", "-o", out, filepath.Join(dir, "d1", "k.o"), filepath.Join(dir, "d2", "k.o"))
 	if code != 0 {
 		t.Fatal(stderr)
 	}
@@ -93,11 +93,11 @@ func TestExtractNeverWritesOneNameTwice(t *testing.T) {
 func TestStripKeepMustMatch(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "k.bin")
-	if _, stderr, code := goffload(t, "package", "-o", bin, "--image", "file="+testdata("img1.bin")+",triple=x86_64-unknown-linux-gnu,kind=openmp"); code != 0 {
+	if _, stderr, code := cli(t, "package", "-o", bin, "--image", "file="+testdata("img1.bin")+",triple=x86_64-unknown-linux-gnu,kind=openmp"); code != 0 {
 		t.Fatal(stderr)
 	}
 	fat := filepath.Join(dir, "fat.o")
-	if _, stderr, code := goffload(t, "embed", "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
 	}
 	lib := filepath.Join(dir, "lib.a")
@@ -105,7 +105,7 @@ func TestStripKeepMustMatch(t *testing.T) {
 	os.WriteFile(lib, archiveOf(t, map[string][]byte{"fat.o": fatData}), 0o644)
 	for _, in := range []string{fat, lib} {
 		before, _ := os.ReadFile(in)
-		stdout, stderr, code := goffload(t, "strip", "--keep", "x86_64-unknown-linux-gn", "-o", in, in)
+		stdout, stderr, code := cli(t, "strip", "--keep", "x86_64-unknown-linux-gn", "-o", in, in)
 		if code != 1 || stdout != "" || !strings.Contains(stderr, "--keep x86_64-unknown-linux-gn matches no device image") {
 			t.Errorf("%s: exit %d, %q %q", in, code, stdout, stderr)
 		}
@@ -113,10 +113,10 @@ func TestStripKeepMustMatch(t *testing.T) {
 			t.Errorf("%s changed", in)
 		}
 		// Two targets, one of them a typing error: still refused.
-		if _, _, code := goffload(t, "strip", "--keep", "x86_64-unknown-linux-gnu", "--keep", "nvptx64", "-o", in, in); code != 1 {
+		if _, _, code := cli(t, "strip", "--keep", "x86_64-unknown-linux-gnu", "--keep", "nvptx64", "-o", in, in); code != 1 {
 			t.Errorf("%s: a --keep that matches nothing beside one that does: exit %d", in, code)
 		}
-		if stdout, stderr, code := goffload(t, "strip", "--keep", "x86_64-unknown-linux-gnu", "-o", in, in); code != 0 || !strings.Contains(stdout, "kept 1, dropped 0") {
+		if stdout, stderr, code := cli(t, "strip", "--keep", "x86_64-unknown-linux-gnu", "-o", in, in); code != 0 || !strings.Contains(stdout, "kept 1, dropped 0") {
 			t.Errorf("%s: exit %d, %q %q", in, code, stdout, stderr)
 		}
 	}
@@ -142,14 +142,14 @@ func TestExtractArchiveOfBinariesMatchesOffloadBinary(t *testing.T) {
 		os.RemoveAll(got)
 		os.MkdirAll(want, 0o755)
 		runCmd(t, want, tool, append([]string{lib}, sel.tool...)...)
-		if _, stderr, code := goffload(t, append(append([]string{"extract", "--raw", "-o", got}, sel.ours...), lib)...); code != 0 {
+		if _, stderr, code := cli(t, append(append([]string{"extract", "--raw", "-o", got}, sel.ours...), lib)...); code != 0 {
 			t.Fatalf("extract %q: %s", sel.ours, stderr)
 		}
 		if w, g := dirContents(t, want), dirContents(t, got); w != g || w == "" {
 			t.Errorf("%q:\nllvm-offload-binary %s\ngoffload            %s", sel.ours, w, g)
 		}
 	}
-	stdout, stderr, code := goffload(t, "list", lib)
+	stdout, stderr, code := cli(t, "list", lib)
 	if code != 0 || !strings.Contains(stdout, lib+"(a.bin):\tfile format offload-binary") || strings.Count(stdout, "OFFLOADING IMAGE") != 3 {
 		t.Errorf("list: exit %d %s\n%s", code, stderr, stdout)
 	}

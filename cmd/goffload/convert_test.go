@@ -126,7 +126,7 @@ func (l *convLab) link(major int, p convProgram, b convBuild, name string) (stri
 // succeeds.
 func convert(t *testing.T, args ...string) {
 	t.Helper()
-	stdout, stderr, code := goffload(t, append([]string{"convert"}, args...)...)
+	stdout, stderr, code := cli(t, append([]string{"convert"}, args...)...)
 	if code != 0 {
 		t.Fatalf("goffload convert %q: exit %d\n%s%s", args, code, stdout, stderr)
 	}
@@ -271,7 +271,7 @@ func linkHIP(t *testing.T, major int, obj, src, dir, name string) (string, error
 // fatbin fb, without their offsets and sizes.
 func bundleEntries(t *testing.T, fb string) string {
 	t.Helper()
-	stdout, stderr, code := goffload(t, "list", "--llvm", "22", fb)
+	stdout, stderr, code := cli(t, "list", "--llvm", "22", fb)
 	if code != 0 {
 		t.Fatalf("list %s: exit %d: %s", fb, code, stderr)
 	}

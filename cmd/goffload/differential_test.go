@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/tooltest"
@@ -23,7 +24,7 @@ import (
 // verdict is how a reader judged an input.
 type verdict struct {
 	listing string // when accepted
-	class   error  // offload.ErrInvalid or offload.ErrTruncated when rejected
+	class   error  // goffload.ErrInvalid or goffload.ErrTruncated when rejected
 	ub      bool   // llvm-objdump crashed, or we refused what LLVM reads out of bounds
 }
 
@@ -163,9 +164,9 @@ func objdumpVerdict(t *testing.T, objdump, file string) verdict {
 	switch msg := stderr.String(); {
 	case strings.Contains(msg, "Invalid data was encountered"), strings.Contains(msg, "not recognized as a valid object file"):
 		// A file whose magic is gone is no object, and no OffloadBinary either.
-		return verdict{class: offload.ErrInvalid}
+		return verdict{class: goffload.ErrInvalid}
 	case strings.Contains(msg, "end of the file was unexpectedly encountered"):
-		return verdict{class: offload.ErrTruncated}
+		return verdict{class: goffload.ErrTruncated}
 	}
 	return verdict{class: fmt.Errorf("unexpected message: %s", stderr.String())}
 }
@@ -185,7 +186,7 @@ func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdic
 		return verdict{ub: true}
 	}
 	if err != nil {
-		for _, c := range []error{offload.ErrInvalid, offload.ErrTruncated} {
+		for _, c := range []error{goffload.ErrTruncated, goffload.ErrInvalid} {
 			if errors.Is(err, c) {
 				return verdict{class: c}
 			}

@@ -25,7 +25,7 @@ func TestPackageCompress(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := filepath.Join(dir, "plain.bin")
-	if _, stderr, code := goffload(t, "package", "--llvm", "23", "-o", plain, "--image", "file="+img+",arch=abc,triple=x-y-z"); code != 0 {
+	if _, stderr, code := cli(t, "package", "--llvm", "23", "-o", plain, "--image", "file="+img+",arch=abc,triple=x-y-z"); code != 0 {
 		t.Fatalf("package: %s", stderr)
 	}
 	plainInfo, _ := os.Stat(plain)
@@ -47,7 +47,7 @@ func TestPackageCompress(t *testing.T) {
 		name := strings.Join(append([]string{"compress"}, c.args...), " ")
 		out := filepath.Join(dir, "c.bin")
 		args := append(append([]string{"package", "--llvm", "23", "--compress"}, c.args...), "-o", out, "--image", "file="+img+",arch=abc,triple=x-y-z")
-		if _, stderr, code := goffload(t, args...); code != 0 {
+		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%s: %s", name, stderr)
 		}
 		raw, err := os.ReadFile(out)
@@ -63,12 +63,12 @@ func TestPackageCompress(t *testing.T) {
 			t.Errorf("%s: %d bytes, %d uncompressed", name, len(raw), plainInfo.Size())
 		}
 		want := "\nOFFLOADING IMAGE [0]:\nkind            elf\narch            abc\ntriple          x-y-z\nproducer        none\nimage size      100000 bytes\n"
-		if stdout, stderr, code := goffload(t, "list", "--llvm", "23", out); code != 0 || stdout != want {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "23", out); code != 0 || stdout != want {
 			t.Errorf("%s: list: exit %d %s\n%s", name, code, stderr, stdout)
 		}
 		xdir := filepath.Join(dir, "x")
 		os.RemoveAll(xdir)
-		stdout, stderr, code := goffload(t, "extract", "--llvm", "23", "--raw", "-o", xdir, out)
+		stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", xdir, out)
 		if code != 0 || stdout != "Extracted: c-x-y-z-abc.0.o\n" {
 			t.Fatalf("%s: extract: exit %d %s\n%q", name, code, stderr, stdout)
 		}
@@ -88,7 +88,7 @@ func TestPackageCompress(t *testing.T) {
 	} {
 		out := filepath.Join(dir, "refused.bin")
 		args := append(append([]string{"package"}, c.args...), "-o", out, "--image", "file="+img+",triple=x-y-z")
-		if _, stderr, code := goffload(t, args...); code != 1 || !strings.Contains(stderr, c.want) {
+		if _, stderr, code := cli(t, args...); code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d %q, want %q", c.args, code, stderr, c.want)
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -120,7 +120,7 @@ func TestExtractVersion3(t *testing.T) {
 		for _, im := range images {
 			args = append(args, "--image", im)
 		}
-		if _, stderr, code := goffload(t, args...); code != 0 {
+		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%v: %s", args, stderr)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, out))
@@ -138,7 +138,7 @@ func TestExtractVersion3(t *testing.T) {
 		t.Helper()
 		x := filepath.Join(dir, "x")
 		os.RemoveAll(x)
-		stdout, stderr, code := goffload(t, append(append([]string{"extract"}, args...), "-o", x)...)
+		stdout, stderr, code := cli(t, append(append([]string{"extract"}, args...), "-o", x)...)
 		if code != 0 {
 			t.Fatalf("extract %v: %s", args, stderr)
 		}
@@ -209,7 +209,7 @@ func TestExtractVersion3(t *testing.T) {
 	badImg := write("bad.img", bad)
 	pkg("badouter.bin", "file="+badImg+",triple=x-y-z")
 	x := filepath.Join(dir, "xbad")
-	if _, stderr, code := goffload(t, "extract", "--llvm", "23", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "nested binary in image 0") {
+	if _, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "nested binary in image 0") {
 		t.Errorf("bad nested binary: exit %d %q", code, stderr)
 	}
 	if _, err := os.Stat(x); err == nil {
@@ -223,7 +223,7 @@ func TestExtractVersion3(t *testing.T) {
 func TestLinkVersion3(t *testing.T) {
 	dir := t.TempDir()
 	x := filepath.Join(dir, "x")
-	if _, stderr, code := goffload(t, "extract", "--raw", "-o", x, filepath.Join("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")); code != 0 {
+	if _, stderr, code := cli(t, "extract", "--raw", "-o", x, filepath.Join("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")); code != 0 {
 		t.Fatal(stderr)
 	}
 	image := filepath.Join(x, "openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.0.o")
@@ -232,15 +232,15 @@ func TestLinkVersion3(t *testing.T) {
 		{"package", "--llvm", "23", "--compress", "-o", bin, "--image", "file=" + image + ",triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"},
 		{"embed", "--llvm", "23", "-o", fat, bin},
 	} {
-		if _, stderr, code := goffload(t, args...); code != 0 {
+		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%v: %s", args, stderr)
 		}
 	}
-	stdout, stderr, code := goffload(t, "link", "--llvm", "23", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat)
+	stdout, stderr, code := cli(t, "link", "--llvm", "23", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat)
 	if code != 0 || !strings.Contains(stdout, "--target=x86_64-unknown-linux-gnu") || !strings.Contains(stdout, "omp23-x86_64-unknown-linux-gnu-generic.o") {
 		t.Errorf("link --llvm 23: exit %d %s\n%s", code, stderr, stdout)
 	}
-	if _, stderr, code := goffload(t, "link", "--llvm", "22", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat); code != 1 || !strings.Contains(stderr, "Version 0x3") {
+	if _, stderr, code := cli(t, "link", "--llvm", "22", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat); code != 1 || !strings.Contains(stderr, "Version 0x3") {
 		t.Errorf("link --llvm 22: exit %d %s", code, stderr)
 	}
 }
@@ -259,14 +259,14 @@ func TestSPIRVImages(t *testing.T) {
 		{"22", "<none>", "b-spirv64-unknown-unknown-.0."},
 	} {
 		bin := filepath.Join(dir, "b.bin")
-		if _, stderr, code := goffload(t, "package", "--llvm", c.llvm, "-o", bin, "--image", "file="+spv+",triple=spirv64-unknown-unknown,kind=sycl"); code != 0 {
+		if _, stderr, code := cli(t, "package", "--llvm", c.llvm, "-o", bin, "--image", "file="+spv+",triple=spirv64-unknown-unknown,kind=sycl"); code != 0 {
 			t.Fatal(stderr)
 		}
-		if stdout, stderr, code := goffload(t, "list", "--llvm", c.llvm, bin); code != 0 || !strings.Contains(stdout, "\nkind            "+c.kind+"\n") {
+		if stdout, stderr, code := cli(t, "list", "--llvm", c.llvm, bin); code != 0 || !strings.Contains(stdout, "\nkind            "+c.kind+"\n") {
 			t.Errorf("--llvm %s: list: exit %d %s\n%s", c.llvm, code, stderr, stdout)
 		}
 		x := filepath.Join(dir, "x"+c.llvm)
-		if _, stderr, code := goffload(t, "extract", "--llvm", c.llvm, "--raw", "-o", x, bin); code != 0 {
+		if _, stderr, code := cli(t, "extract", "--llvm", c.llvm, "--raw", "-o", x, bin); code != 0 {
 			t.Fatal(stderr)
 		}
 		if _, err := os.Stat(filepath.Join(x, c.file)); err != nil {
@@ -296,11 +296,11 @@ func TestMetadataCarried(t *testing.T) {
 		t.Fatal(err)
 	}
 	fat := filepath.Join(dir, "m.o")
-	if _, stderr, code := goffload(t, "embed", "--llvm", "23", "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "--llvm", "23", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
 	}
 	x := filepath.Join(dir, "raw")
-	if stdout, stderr, code := goffload(t, "extract", "--llvm", "23", "--raw", "-o", x, bin); code != 0 || stdout != "Extracted: m-x86_64-unknown-linux-gnu-generic.0.\n" {
+	if stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, bin); code != 0 || stdout != "Extracted: m-x86_64-unknown-linux-gnu-generic.0.\n" {
 		t.Fatalf("extract --raw: exit %d %s\n%q", code, stderr, stdout)
 	}
 	if st, err := os.Stat(filepath.Join(x, "m-x86_64-unknown-linux-gnu-generic.0.")); err != nil || st.Size() != 0 {
@@ -308,14 +308,14 @@ func TestMetadataCarried(t *testing.T) {
 	}
 	flagged := func(what, path string) {
 		t.Helper()
-		stdout, stderr, code := goffload(t, "list", "--llvm", "23", "--json", path)
+		stdout, stderr, code := cli(t, "list", "--llvm", "23", "--json", path)
 		if code != 0 || !strings.Contains(stdout, `"metadata": true`) {
 			t.Errorf("%s: the metadata flag is lost: exit %d %s\n%s", what, code, stderr, stdout)
 		}
 	}
 	flagged("the input", fat)
 	whole := filepath.Join(dir, "whole")
-	if _, stderr, code := goffload(t, "extract", "--llvm", "23", "-o", whole, fat); code != 0 {
+	if _, stderr, code := cli(t, "extract", "--llvm", "23", "-o", whole, fat); code != 0 {
 		t.Fatal(stderr)
 	}
 	ents, _ := os.ReadDir(whole)
@@ -326,7 +326,7 @@ func TestMetadataCarried(t *testing.T) {
 		t.Errorf("extract: %s is not the binary", ents[0].Name())
 	}
 	stripped := filepath.Join(dir, "s.o")
-	if _, stderr, code := goffload(t, "strip", "--llvm", "23", "--keep", "x86_64-unknown-linux-gnu:generic", "-o", stripped, fat); code != 0 {
+	if _, stderr, code := cli(t, "strip", "--llvm", "23", "--keep", "x86_64-unknown-linux-gnu:generic", "-o", stripped, fat); code != 0 {
 		t.Fatal(stderr)
 	}
 	flagged("strip", stripped)

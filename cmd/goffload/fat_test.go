@@ -39,10 +39,10 @@ func TestEmbedIntoHostObject(t *testing.T) {
 	runCmd(t, dir, clang, append(flags, "--offload-host-only", "-o", "host.o")...)
 	runCmd(t, dir, clang, append(flags, "--offload-device-only", "-o", "dev.o")...)
 	bin, fat := filepath.Join(dir, "dev.bin"), filepath.Join(dir, "fat.o")
-	if _, stderr, code := goffload(t, "package", "--llvm", "19", "-o", bin, "--image", "file="+filepath.Join(dir, "dev.o")+",triple=x86_64-pc-linux-gnu,arch=,kind=openmp"); code != 0 {
+	if _, stderr, code := cli(t, "package", "--llvm", "19", "-o", bin, "--image", "file="+filepath.Join(dir, "dev.o")+",triple=x86_64-pc-linux-gnu,arch=,kind=openmp"); code != 0 {
 		t.Fatalf("package: %s", stderr)
 	}
-	if _, stderr, code := goffload(t, "embed", "--llvm", "19", "--into", filepath.Join(dir, "host.o"), "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "--llvm", "19", "--into", filepath.Join(dir, "host.o"), "-o", fat, bin); code != 0 {
 		t.Fatalf("embed: %s", stderr)
 	}
 	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "fat.o", "-o", "prog", "-L"+lib, "-Wl,-rpath,"+lib)
@@ -57,10 +57,10 @@ func TestEmbedIntoHostObject(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "hello.c"), []byte("#include <stdio.h>\nint main(void) { puts(\"gcc object\"); return 0; }\n"), 0o644)
 	runCmd(t, dir, gcc, "-c", "hello.c", "-o", "hello.o")
-	if _, stderr, code := goffload(t, "embed", "--into", filepath.Join(dir, "hello.o"), "-o", filepath.Join(dir, "hello-fat.o"), bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "--into", filepath.Join(dir, "hello.o"), "-o", filepath.Join(dir, "hello-fat.o"), bin); code != 0 {
 		t.Fatalf("embed into gcc's object: %s", stderr)
 	}
-	listing, _, _ := goffload(t, "list", filepath.Join(dir, "hello-fat.o"))
+	listing, _, _ := cli(t, "list", filepath.Join(dir, "hello-fat.o"))
 	if !strings.Contains(listing, "OFFLOADING IMAGE [0]:") {
 		t.Errorf("no image in the gcc object:\n%s", listing)
 	}
@@ -104,7 +104,7 @@ func TestStripDropsTarget(t *testing.T) {
 		}
 	}
 	stripped := filepath.Join(dir, "x86.o")
-	if _, stderr, code := goffload(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two); code != 0 {
+	if _, stderr, code := cli(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two); code != 0 {
 		t.Fatalf("strip: %s", stderr)
 	}
 	checkKept(stripped)
@@ -117,7 +117,7 @@ func TestStripDropsTarget(t *testing.T) {
 	libObj := twoTargets(t, dir, "lib.o", "-DNO_MAIN")
 	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nint kernel_sum(int);\nint main(void) { printf(\"kernel_sum(5)=%d\\n\", kernel_sum(5)); return 0; }\n"), 0o644)
 	runCmd(t, dir, "ar", "rcs", "libtwo.a", libObj)
-	if _, stderr, code := goffload(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", filepath.Join(dir, "libx86.a"), filepath.Join(dir, "libtwo.a")); code != 0 {
+	if _, stderr, code := cli(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", filepath.Join(dir, "libx86.a"), filepath.Join(dir, "libtwo.a")); code != 0 {
 		t.Fatalf("strip archive: %s", stderr)
 	}
 	checkKept(filepath.Join(dir, "libx86.a"))
@@ -149,7 +149,7 @@ func TestExtractMatchesPackager(t *testing.T) {
 			os.MkdirAll(want, 0o755)
 			os.MkdirAll(got, 0o755)
 			runCmd(t, want, packager, append([]string{in}, sel.packager...)...)
-			if _, stderr, code := goffload(t, append(append([]string{"extract", "--llvm", "19", "--raw", "-o", got}, sel.ours...), in)...); code != 0 {
+			if _, stderr, code := cli(t, append(append([]string{"extract", "--llvm", "19", "--raw", "-o", got}, sel.ours...), in)...); code != 0 {
 				t.Fatalf("extract %q: %s", sel.ours, stderr)
 			}
 			if w, g := dirContents(t, want), dirContents(t, got); w != g || w == "" {
@@ -195,12 +195,12 @@ func TestListExecutableMatchesObjdump(t *testing.T) {
 	dir := t.TempDir()
 	two := twoTargets(t, dir, "two.o")
 	stripped := filepath.Join(dir, "x86.o")
-	goffload(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two)
+	cli(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", stripped, two)
 	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", stripped, "-o", "prog", "-L"+lib)
 	exe := filepath.Join(dir, "prog")
 	assertCheckPasses(t, stripped, exe)
 	want := runCmd(t, dir, objdump, "--offloading", exe)
-	got, stderr, code := goffload(t, "list", "--llvm", "19", exe)
+	got, stderr, code := cli(t, "list", "--llvm", "19", exe)
 	if code != 0 || withoutEntries(got) != want {
 		t.Errorf("exit %d %s\n got %q\nwant %q", code, stderr, withoutEntries(got), want)
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
@@ -72,7 +73,7 @@ func runEmbed(args []string, _ io.Writer) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if len(bins) == 0 {
-			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
+			return fmt.Errorf("%s: holds no offload binary: %w", path, goffload.ErrInvalid)
 		}
 		srcs = append(srcs, fatobj.Source{R: f, Size: f.Size()})
 	}

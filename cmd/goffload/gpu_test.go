@@ -58,7 +58,7 @@ func TestGPUWrapperRegistersAsClangs(t *testing.T) {
 				runtime, main := filepath.Join(src, "runtime.c"), filepath.Join(src, "main.c")
 
 				ours := filepath.Join(dir, "ours.o")
-				if _, stderr, code := goffload(t, "wrap", "--kind", kind, "--llvm", fmt.Sprint(major), "-o", ours, p.Fatbin); code != 0 {
+				if _, stderr, code := cli(t, "wrap", "--kind", kind, "--llvm", fmt.Sprint(major), "-o", ours, p.Fatbin); code != 0 {
 					t.Fatalf("goffload wrap: exit %d: %s", code, stderr)
 				}
 				runCmd(t, dir, cc, "k.o", "ours.o", main, runtime, "-rdynamic", "-ldl", "-o", "ours")
@@ -76,16 +76,16 @@ func TestGPUWrapperRegistersAsClangs(t *testing.T) {
 					return
 				}
 				fromImage := filepath.Join(dir, "image.o")
-				if _, stderr, code := goffload(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", fromImage, "--image", "gfx90a="+p.Image); code != 0 {
+				if _, stderr, code := cli(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", fromImage, "--image", "gfx90a="+p.Image); code != 0 {
 					t.Fatalf("goffload wrap --image: exit %d: %s", code, stderr)
 				}
 				// And from an OffloadBinary holding the image, as the linker
 				// wrapper's device link leaves it.
 				bin, fromBinary := filepath.Join(dir, "image.bin"), filepath.Join(dir, "binary.o")
-				if _, stderr, code := goffload(t, "package", "--llvm", fmt.Sprint(major), "-o", bin, "--image", "file="+p.Image+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); code != 0 {
+				if _, stderr, code := cli(t, "package", "--llvm", fmt.Sprint(major), "-o", bin, "--image", "file="+p.Image+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); code != 0 {
 					t.Fatalf("goffload package: exit %d: %s", code, stderr)
 				}
-				if _, stderr, code := goffload(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", fromBinary, bin); code != 0 {
+				if _, stderr, code := cli(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", fromBinary, bin); code != 0 {
 					t.Fatalf("goffload wrap of a binary: exit %d: %s", code, stderr)
 				}
 				a, _ := os.ReadFile(ours)
@@ -112,18 +112,18 @@ func seeInsideHIPFatbin(t *testing.T, major int, dir, img string) {
 	runCmd(t, dir, tooltest.Tool(t, "clang-offload-bundler", major), "-type=o", "-bundle-align=4096", "-compress",
 		"-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx90a", "-input=/dev/null", "-input="+img, "-output=comp.hipfb")
 	comp := filepath.Join(dir, "comp.o")
-	if _, stderr, code := goffload(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", comp, filepath.Join(dir, "comp.hipfb")); code != 0 {
+	if _, stderr, code := cli(t, "wrap", "--kind", "hip", "--llvm", fmt.Sprint(major), "-o", comp, filepath.Join(dir, "comp.hipfb")); code != 0 {
 		t.Fatalf("goffload wrap of a compressed fatbin: exit %d: %s", code, stderr)
 	}
 	for obj, how := range map[string]string{"ours": "(uncompressed):", "comp": "(zstd, compressed bundle version "} {
 		path := filepath.Join(dir, obj+".o")
-		stdout, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), path)
+		stdout, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), path)
 		entry := fmt.Sprintf("[1] hip-amdgcn-amd-amdhsa--gfx90a offset=4096 size=%d\n", len(want))
 		if code != 0 || !strings.Contains(stdout, "OFFLOAD BUNDLE [.hip_fatbin at ") || !strings.Contains(stdout, how) || !strings.Contains(stdout, entry) {
 			t.Errorf("list %s.o: exit %d, want %q and %q:\n%s%s", obj, code, how, entry, stdout, stderr)
 		}
 		out := t.TempDir()
-		if _, stderr, code := goffload(t, "extract", "--llvm", fmt.Sprint(major), "--raw", "--kind", "hip", "--arch", "gfx90a", "-o", out, path); code != 0 {
+		if _, stderr, code := cli(t, "extract", "--llvm", fmt.Sprint(major), "--raw", "--kind", "hip", "--arch", "gfx90a", "-o", out, path); code != 0 {
 			t.Fatalf("extract %s.o: exit %d: %s", obj, code, stderr)
 		}
 		got, err := os.ReadFile(filepath.Join(out, obj+"-amdgcn-amd-amdhsa-gfx90a.0.o"))
@@ -138,7 +138,7 @@ func seeInsideHIPFatbin(t *testing.T, major int, dir, img string) {
 		tooltest.Missing(t, "no linker ld")
 	}
 	runCmd(t, dir, ld, "-r", "ours.o", "comp.o", "-o", "two.o")
-	stdout, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), filepath.Join(dir, "two.o"))
+	stdout, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), filepath.Join(dir, "two.o"))
 	if n := strings.Count(stdout, "OFFLOAD BUNDLE [.hip_fatbin at "); code != 0 || n != 2 {
 		t.Errorf("list of two wrappers merged by ld -r: exit %d, %d bundles, want 2:\n%s%s", code, n, stdout, stderr)
 	}

@@ -42,7 +42,7 @@ func TestLinkLLVM14(t *testing.T) {
 	}
 	ours := func(exe string, args ...string) {
 		t.Helper()
-		if _, stderr, code := goffload(t, append([]string{"link", "--llvm", "14", "--libdir", lib, "-o", exe}, args...)...); code != 0 {
+		if _, stderr, code := cli(t, append([]string{"link", "--llvm", "14", "--libdir", lib, "-o", exe}, args...)...); code != 0 {
 			t.Fatalf("goffload link %v: %s", args, stderr)
 		}
 	}
@@ -75,10 +75,10 @@ func TestLinkLLVM14(t *testing.T) {
 	}
 	// check sees why: the library's entries have no symbol in the device
 	// image that clang-14's wrapper registers.
-	if stdout, _, code := goffload(t, "check", filepath.Join(dir, "clang-lib")); code != 1 || !strings.Contains(stdout, "no such symbol") {
+	if stdout, _, code := cli(t, "check", filepath.Join(dir, "clang-lib")); code != 1 || !strings.Contains(stdout, "no such symbol") {
 		t.Errorf("check of the clang-14-linked static-library program: exit %d\n%s", code, stdout)
 	}
-	stdout, stderr, code := goffload(t, "link", "--llvm", "14", "--dry-run", "--libdir", lib, "-o", filepath.Join(dir, "dry"), main, libf)
+	stdout, stderr, code := cli(t, "link", "--llvm", "14", "--dry-run", "--libdir", lib, "-o", filepath.Join(dir, "dry"), main, libf)
 	if code != 0 || !strings.Contains(stdout, "/slib_f-x86_64") || strings.Contains(stdout, "slib_unused") {
 		t.Errorf("the device link does not take exactly the used member: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -58,7 +58,7 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 			dir := t.TempDir()
 			obj := compileOpenMP(t, major, filepath.Join("testdata", "prog.c"), filepath.Join(dir, "prog.o"))
 			ours := filepath.Join(dir, "ours")
-			if _, stderr, code := goffload(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", ours, obj); code != 0 {
+			if _, stderr, code := cli(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", ours, obj); code != 0 {
 				t.Fatalf("goffload link: exit %d: %s", code, stderr)
 			}
 			if major == 16 {
@@ -89,7 +89,7 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 func TestLinkDryRunRunsNothing(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "prog")
-	stdout, stderr, code := goffload(t, "link", "--dry-run", "--llvm", "19", "-o", out, testdata("host-objects", "openmp-x86-llvm19.o"), "-lm")
+	stdout, stderr, code := cli(t, "link", "--dry-run", "--llvm", "19", "-o", out, testdata("host-objects", "openmp-x86-llvm19.o"), "-lm")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -118,10 +118,10 @@ func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
 	dir := t.TempDir()
 	obj := compileOpenMP(t, 19, filepath.Join("testdata", "foo.c"), filepath.Join(dir, "foo.o"))
 	merged := filepath.Join(dir, "merged.o")
-	if _, stderr, code := goffload(t, "link", "-r", "--llvm", "19", "-o", merged, obj); code != 0 {
+	if _, stderr, code := cli(t, "link", "-r", "--llvm", "19", "-o", merged, obj); code != 0 {
 		t.Fatalf("goffload link -r: exit %d: %s", code, stderr)
 	}
-	stdout, _, code := goffload(t, "list", "--json", merged)
+	stdout, _, code := cli(t, "list", "--json", merged)
 	if code != 0 || !strings.Contains(stdout, `"section": "omp_offloading_entries_`) {
 		t.Errorf("merged.o: entries section not renamed:\n%s", stdout)
 	}
@@ -147,7 +147,7 @@ func TestDemoRunsOffloadedKernel(t *testing.T) {
 	}
 	tooltest.Tool(t, "clang", 19)
 	lib := tooltest.OpenMPRuntime(t, 19)
-	stdout, stderr, code := goffload(t, "demo", "--libdir", lib)
+	stdout, stderr, code := cli(t, "demo", "--libdir", lib)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -162,7 +162,7 @@ func TestDemoRunsOffloadedKernel(t *testing.T) {
 // demo uses the image linked in advance and lists the registration object.
 func TestDemoWithoutLLVM(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	stdout, stderr, code := goffload(t, "demo", "--libdir", t.TempDir())
+	stdout, stderr, code := cli(t, "demo", "--libdir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -178,10 +178,10 @@ func TestDemoWithoutLLVM(t *testing.T) {
 func TestWrapCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "wrapper.o")
 	multi := testdata("packager", "multi-llvm19.bin")
-	if _, stderr, code := goffload(t, "wrap", "--kind", "openmp", "--llvm", "19", "--triple", "aarch64-linux-gnu", "-o", out, multi); code != 0 {
+	if _, stderr, code := cli(t, "wrap", "--kind", "openmp", "--llvm", "19", "--triple", "aarch64-linux-gnu", "-o", out, multi); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	stdout, stderr, code := goffload(t, "list", "--llvm", "19", out)
+	stdout, stderr, code := cli(t, "list", "--llvm", "19", out)
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, stderr)
 	}
@@ -190,7 +190,7 @@ func TestWrapCommand(t *testing.T) {
 			t.Errorf("list does not print %q:\n%s", want, stdout)
 		}
 	}
-	if _, _, code := goffload(t, "wrap", "--kind", "cuda", "-o", out, multi); code != 1 {
+	if _, _, code := cli(t, "wrap", "--kind", "cuda", "-o", out, multi); code != 1 {
 		t.Errorf("--kind cuda: exit %d, want 1", code)
 	}
 }

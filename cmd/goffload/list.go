@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
@@ -181,7 +182,7 @@ func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, o
 			continue
 		}
 		if len(indent) >= 2*maxNesting {
-			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: more than %d levels of nested binaries: %w", prefix, n+k, maxNesting, offload.ErrLimit)
+			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: more than %d levels of nested binaries: %w", prefix, n+k, maxNesting, goffload.ErrLimit)
 		}
 		inner, err := offload.ReadAll(r, r.Size(), opt)
 		if err != nil {

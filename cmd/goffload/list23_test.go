@@ -31,10 +31,10 @@ func TestListVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "\nOFFLOADING IMAGE [0]:\nkind            cubin\narch            gfx90a\ntriple          amdgcn-amd-amdhsa\nproducer        hip\nimage size      4 bytes\n"
-	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", compressed); code != 0 || stdout != want {
+	if stdout, stderr, code := cli(t, "list", "--llvm", "23", compressed); code != 0 || stdout != want {
 		t.Errorf("list --llvm 23 (compressed): exit %d %s\n%q\nwant\n%q", code, stderr, stdout, want)
 	}
-	if _, stderr, code := goffload(t, "list", "--llvm", "22", compressed); code == 0 {
+	if _, stderr, code := cli(t, "list", "--llvm", "22", compressed); code == 0 {
 		t.Errorf("list --llvm 22 reads version 3")
 	} else {
 		t.Logf("--llvm 22: %s", stderr)
@@ -46,11 +46,11 @@ func TestListVersion3(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	if _, stderr, code := goffload(t, "package", "--llvm", "23", "-o", "inner.o",
+	if _, stderr, code := cli(t, "package", "--llvm", "23", "-o", "inner.o",
 		"--image", "file=a1.bc,triple=x-y-z,arch=arch1,kind=openmp", "--image", "file=a2.bc,triple=x-y-z,arch=arch2,kind=openmp"); code != 0 {
 		t.Fatal(stderr)
 	}
-	if _, stderr, code := goffload(t, "package", "--llvm", "23", "-o", "outer.bin",
+	if _, stderr, code := cli(t, "package", "--llvm", "23", "-o", "outer.bin",
 		"--image", "file=inner.o,triple=x-y-z,arch=none,kind=openmp", "--image", "file=inner.o,triple=a-b-c,arch=none,kind=openmp"); code != 0 {
 		t.Fatal(stderr)
 	}
@@ -60,7 +60,7 @@ func TestListVersion3(t *testing.T) {
 	}
 	want = "\nOFFLOADING IMAGE [0]:\nkind            elf\narch            none\ntriple          x-y-z\nproducer        openmp\nimage size      264 bytes\nnested images   2\n" + inner("0") +
 		"\nOFFLOADING IMAGE [1]:\nkind            elf\narch            none\ntriple          a-b-c\nproducer        openmp\nimage size      264 bytes\nnested images   2\n" + inner("1")
-	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", "outer.bin"); code != 0 || stdout != want {
+	if stdout, stderr, code := cli(t, "list", "--llvm", "23", "outer.bin"); code != 0 || stdout != want {
 		t.Errorf("list --llvm 23 (nested): exit %d %s\n%s\nwant\n%s", code, stderr, stdout, want)
 	}
 	// A malformed inner binary is refused, as main's objdump reports it.
@@ -69,7 +69,7 @@ func TestListVersion3(t *testing.T) {
 	bad := append([]byte{}, b...)
 	bad[innerAt+4] = 9 // the first inner binary's version
 	os.WriteFile("bad.bin", bad, 0o644)
-	if _, stderr, code := goffload(t, "list", "--llvm", "23", "bad.bin"); code == 0 || !bytes.Contains([]byte(stderr), []byte("failed to extract nested OffloadBinary of image [0]")) {
+	if _, stderr, code := cli(t, "list", "--llvm", "23", "bad.bin"); code == 0 || !bytes.Contains([]byte(stderr), []byte("failed to extract nested OffloadBinary of image [0]")) {
 		t.Errorf("a bad nested binary: exit %d %s", code, stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/strtab"
@@ -31,8 +32,8 @@ import (
 // every line, in order) and `goffload extract --llvm 23 --raw` must write
 // what main's llvm-offload-binary writes. A malformed input is refused
 // (exit 1) with the typed error whose meaning LLVM's message has:
-// offload.ErrTruncated for "The end of the file was unexpectedly
-// encountered", offload.ErrInvalid for "Invalid data was encountered while
+// goffload.ErrTruncated for "The end of the file was unexpectedly
+// encountered", goffload.ErrInvalid for "Invalid data was encountered while
 // parsing the file".
 //
 // Not reproduced here (see the comments at the end of this file): the COFF
@@ -320,7 +321,7 @@ type lmCase struct {
 	input func(*testing.T) []byte // the file listed
 	want  string                  // its listing, every line (FILE: the input's path)
 	// refused is the typed error of a malformed input, field the header
-	// or entry field its offload.FormatError names, says what else the
+	// or entry field its goffload.FormatError names, says what else the
 	// message must say.
 	refused error
 	field   string
@@ -406,20 +407,20 @@ func lmCases(t *testing.T) []lmCase {
 			input: func(t *testing.T) []byte {
 				return lmELF(t, elf.ET_REL, lmOffloading(compressed(offload.Compression{Format: "zstd"}), 8))
 			}},
-		{test: "tools/llvm-objdump/Offloading/failure.test", refused: offload.ErrInvalid, says: []string{"while extracting offloading files"},
+		{test: "tools/llvm-objdump/Offloading/failure.test", refused: goffload.ErrInvalid, says: []string{"while extracting offloading files"},
 			input: func(t *testing.T) []byte {
 				return lmELF(t, elf.ET_EXEC, lmOffloading([]byte{0x10, 0xff, 0xb0, 0xad}, 8))
 			}},
 		// Main stops at the bad binary after the good ones (22's warning
 		// became an error when extractOffloadBinaries replaced the loop).
-		{test: "tools/llvm-objdump/Offloading/warning.test", refused: offload.ErrTruncated, field: "EntriesOffset",
+		{test: "tools/llvm-objdump/Offloading/warning.test", refused: goffload.ErrTruncated, field: "EntriesOffset",
 			input: func(t *testing.T) []byte {
 				bad := lmSet(deadbeef(23)(t), 16, 999999999) // Inputs/malformed.yaml
 				return lmELF(t, elf.ET_EXEC, lmOffloading(append(lmBinary(t, 3, lmBinaryYAML...), bad...), 8))
 			}},
 		// A section past the end of the file: elfobj's ErrFormat, "past the
 		// end of the file".
-		{test: "tools/llvm-objdump/Offloading/content-failure.test", refused: elfobj.ErrFormat, says: []string{"past the end of the file"},
+		{test: "tools/llvm-objdump/Offloading/content-failure.test", refused: goffload.ErrInvalid, says: []string{"past the end of the file"},
 			input: func(t *testing.T) []byte {
 				b := lmELF(t, elf.ET_EXEC, &elfobj.Section{Name: ".llvm.offloading", Type: elf.SHT_PROGBITS, Flags: elfobj.SHF_EXCLUDE, Addralign: 8, Data: []byte{0}})
 				f, err := elf.NewFile(bytes.NewReader(b))
@@ -445,13 +446,13 @@ func lmCases(t *testing.T) []lmCase {
 		// data ..." (a warning there, refused here).
 		{test: "tools/llvm-objdump/Offloading/nested-offload-binary-fails.test, nested-offload-binary-empty.test",
 			want:    lmListed(0, "0", "elf", "none", "x-y-z", "openmp", 4),
-			refused: offload.ErrInvalid, says: []string{"failed to extract nested OffloadBinary"},
+			refused: goffload.ErrInvalid, says: []string{"failed to extract nested OffloadBinary"},
 			input: func(t *testing.T) []byte {
 				return lmBinary(t, 3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offload.Magic[:]})
 			}},
 		// Main's objdump warns that it reads COFF and ELF only and lists
 		// nothing; goffload refuses what it cannot read.
-		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: offload.ErrInvalid, says: []string{"an ELF file"},
+		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: goffload.ErrInvalid, says: []string{"an ELF file"},
 			input: func(*testing.T) []byte {
 				var b []byte
 				for _, v := range []uint32{0xfeedface, 7, 3, 1, 0, 0, 0x2000} {
@@ -489,29 +490,29 @@ func lmCases(t *testing.T) []lmCase {
 		// end of the file was unexpectedly encountered"; offload refuses
 		// it at EntriesOffset as invalid data (compress.go), so only the
 		// field is checked.
-		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", refused: offload.ErrTruncated, field: "EntriesOffset",
+		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", refused: goffload.ErrTruncated, field: "EntriesOffset",
 			input: func(*testing.T) []byte { return lmSet(compressed(offload.Compression{Format: "zstd"}), 16, 48) }},
-		{test: "ObjectYAML/Offload/malformed-entries-count.yaml", refused: offload.ErrTruncated, field: "EntriesCount",
+		{test: "ObjectYAML/Offload/malformed-entries-count.yaml", refused: goffload.ErrTruncated, field: "EntriesCount",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 24, 999999999) }},
-		{test: "ObjectYAML/Offload/malformed-entry-size.yaml (version 1)", refused: offload.ErrTruncated, field: "EntrySize",
+		{test: "ObjectYAML/Offload/malformed-entry-size.yaml (version 1)", refused: goffload.ErrTruncated, field: "EntrySize",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 24, 999999999) }},
-		{test: "ObjectYAML/Offload/malformed-offset.yaml", refused: offload.ErrTruncated, field: "EntriesOffset",
+		{test: "ObjectYAML/Offload/malformed-offset.yaml", refused: goffload.ErrTruncated, field: "EntriesOffset",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 16, 999999999) }},
-		{test: "ObjectYAML/Offload/malformed-offset.yaml (version 1: EntryOffset)", refused: offload.ErrTruncated, field: "EntryOffset",
+		{test: "ObjectYAML/Offload/malformed-offset.yaml (version 1: EntryOffset)", refused: goffload.ErrTruncated, field: "EntryOffset",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 16, 999999999) }},
-		{test: "ObjectYAML/Offload/malformed-size.yaml", refused: offload.ErrTruncated, field: "Size",
+		{test: "ObjectYAML/Offload/malformed-size.yaml", refused: goffload.ErrTruncated, field: "Size",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 8, 999999999) }},
-		{test: "ObjectYAML/Offload/malformed-size.yaml (version 1)", refused: offload.ErrTruncated, field: "Size",
+		{test: "ObjectYAML/Offload/malformed-size.yaml (version 1)", refused: goffload.ErrTruncated, field: "Size",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(22)(t), 8, 999999999) }},
 		// The version after the newest the reader knows (3 for main; the
 		// test sets 2 for a reader of 1 and 3 for one of 2), and 0.
-		{test: "ObjectYAML/Offload/malformed-version.yaml (version 4)", refused: offload.ErrInvalid, field: "Version",
+		{test: "ObjectYAML/Offload/malformed-version.yaml (version 4)", refused: goffload.ErrInvalid, field: "Version",
 			input: func(t *testing.T) []byte {
 				b := deadbeef(23)(t)
 				lmLE.PutUint32(b[4:], 4)
 				return b
 			}},
-		{test: "ObjectYAML/Offload/malformed-version.yaml (version 0)", refused: offload.ErrInvalid, field: "Version",
+		{test: "ObjectYAML/Offload/malformed-version.yaml (version 0)", refused: goffload.ErrInvalid, field: "Version",
 			input: func(t *testing.T) []byte {
 				b := deadbeef(23)(t)
 				lmLE.PutUint32(b[4:], 0)
@@ -526,7 +527,7 @@ func lmCases(t *testing.T) []lmCase {
 					lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef},
 					lmImage{kind: offload.ImageBitcode, code: 1, strs: lmStrings("triple", "amdgcn-amd-amdhsa", "arch", "gfx908"), data: []byte{0xca, 0xfe, 0xfe, 0xed}})
 			}},
-		{test: "ObjectYAML/Offload/malformed-entries-count.yaml (version 2)", refused: offload.ErrTruncated, field: "EntriesCount",
+		{test: "ObjectYAML/Offload/malformed-entries-count.yaml (version 2)", refused: goffload.ErrTruncated, field: "EntriesCount",
 			input: func(t *testing.T) []byte {
 				return lmSet(lmBinary(t, 2, lmImage{kind: offload.ImageCubin, code: 1, data: lmDeadbeef}), 24, 999999999)
 			}},
@@ -572,7 +573,7 @@ func TestLLVMMainList(t *testing.T) {
 			if err := os.WriteFile(path, in, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			stdout, stderr, code := goffload(t, "list", "--llvm", "23", path)
+			stdout, stderr, code := cli(t, "list", "--llvm", "23", path)
 			refused := c.refused != nil || c.field != "" || c.says != nil
 			// Main's llvm-objdump prints an ELF file's format line before
 			// its error; goffload prints nothing but the error.
@@ -625,8 +626,8 @@ func TestLLVMMainRead(t *testing.T) {
 				t.Skip("an ELF file: list reads it")
 			}
 			_, err := offload.ReadAllBytes(b, opt)
-			var fe *offload.FormatError
-			if !errors.As(err, &fe) || !strings.Contains(fe.What, c.field) || c.refused != nil && !errors.Is(err, c.refused) {
+			var fe *goffload.FormatError
+			if !errors.As(err, &fe) || !strings.Contains(fe.Field, c.field) || c.refused != nil && !errors.Is(err, c.refused) {
 				t.Errorf("%v, want a FormatError at %s matching %v", err, c.field, c.refused)
 			}
 		})
@@ -677,9 +678,9 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 			},
 			want: [][2]string{{"t7-x-y-z-abc.0.", src}, {"t7-x-y-z-def.1.", src}, {"t7-x-y-z-ghi.2.", src}}},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-OUTER)", name: "t9.bin",
-			input: func(*testing.T) []byte { return bad }, refused: offload.ErrInvalid},
+			input: func(*testing.T) []byte { return bad }, refused: goffload.ErrInvalid},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll, llvm-offload-binary-malformed.ll (MALFORMED-INNER)", name: "t10.bin",
-			input: func(*testing.T) []byte { return pkg(bad, "nested") }, refused: offload.ErrInvalid},
+			input: func(*testing.T) []byte { return pkg(bad, "nested") }, refused: goffload.ErrInvalid},
 		// --image=arch=abc,triple=x-y-z: the image, inflated.
 		{test: "tools/llvm-offload-binary/compress.test (zstd)", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
 			input: compressed(offload.Compression{Format: "zstd"}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
@@ -734,7 +735,7 @@ func TestLLVMMainExtract(t *testing.T) {
 			}
 			out := filepath.Join(dir, "out")
 			args := append(append([]string{"extract", "--llvm", "23", "--raw"}, c.args...), "-o", out, path)
-			stdout, stderr, code := goffload(t, args...)
+			stdout, stderr, code := cli(t, args...)
 			if c.refused != nil {
 				if code != 1 || !strings.Contains(stderr, c.refused.Error()) || !strings.Contains(stderr, path) {
 					t.Errorf("exit %d %q, want 1 and %q", code, stderr, c.refused)
@@ -795,7 +796,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 	if err := os.WriteFile(path, lmBinary(t, 3, ims...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if stdout, stderr, code := goffload(t, "list", "--llvm", "23", path); code != 0 || stdout != want.String() {
+	if stdout, stderr, code := cli(t, "list", "--llvm", "23", path); code != 0 || stdout != want.String() {
 		t.Errorf("exit %d %s\n%s\nwant\n%s", code, stderr, stdout, want.String())
 	}
 	var got struct {
@@ -805,7 +806,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 			ImageSize uint64 `json:"image_size"`
 		} `json:"images"`
 	}
-	stdout, stderr, code := goffload(t, "list", "--llvm", "23", "--json", path)
+	stdout, stderr, code := cli(t, "list", "--llvm", "23", "--json", path)
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || len(got.Images) != 5 {
 		t.Fatalf("--json: exit %d %s %v\n%s", code, stderr, err, stdout)
 	}
@@ -825,7 +826,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 		llvm string
 		meta bool
 	}{{"22", false}, {"23", true}} {
-		stdout, stderr, code := goffload(t, "list", "--llvm", c.llvm, "--json", v1)
+		stdout, stderr, code := cli(t, "list", "--llvm", c.llvm, "--json", v1)
 		if code != 0 || strings.Contains(stdout, `"metadata": true`) != c.meta || !strings.Contains(stdout, `"flags": 1`) {
 			t.Errorf("--llvm %s --json: exit %d %s\n%s", c.llvm, code, stderr, stdout)
 		}
@@ -862,7 +863,7 @@ func TestLLVMMainWrapper(t *testing.T) {
 	}{{nil, ".llvm.offloading"}, {[]string{"-r"}, ".llvm.offloading.relocatable"}} {
 		out := filepath.Join(dir, "wrapper.o")
 		args := append(append([]string{"wrap", "--llvm", "23", "--kind", "openmp", "--triple", "x86_64-unknown-linux-gnu"}, c.flags...), "-o", out, bin)
-		if _, stderr, code := goffload(t, args...); code != 0 {
+		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, stderr)
 		}
 		b, err := os.ReadFile(out)
@@ -885,7 +886,7 @@ func TestLLVMMainWrapper(t *testing.T) {
 			t.Errorf("%v: %s holds %d bytes, not the binary (%v)", c.flags, c.section, len(got), err)
 		}
 		want := strings.ReplaceAll(lmELFLine, "elf64-unknown", "elf64-x86-64") + lmListed(0, "0", "elf", "generic", "x86_64-unknown-linux-gnu", "openmp", len(lmSource))
-		if stdout, stderr, code := goffload(t, "list", "--llvm", "23", out); code != 0 || stdout != strings.ReplaceAll(want, "FILE", out) {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "23", out); code != 0 || stdout != strings.ReplaceAll(want, "FILE", out) {
 			t.Errorf("%v: list: exit %d %s\n%s", c.flags, code, stderr, stdout)
 		}
 	}

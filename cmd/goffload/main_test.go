@@ -13,7 +13,7 @@ import (
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
-func goffload(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func cli(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
@@ -26,12 +26,12 @@ func testdata(parts ...string) string {
 
 func TestPackageThenList(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sample.bin")
-	_, stderr, code := goffload(t, "package", "-o", out, "--image",
+	_, stderr, code := cli(t, "package", "-o", out, "--image",
 		"file="+testdata("img1.bin")+",triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp")
 	if code != 0 {
 		t.Fatalf("package: exit %d: %s", code, stderr)
 	}
-	stdout, stderr, code := goffload(t, "list", out)
+	stdout, stderr, code := cli(t, "list", out)
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, stderr)
 	}
@@ -43,7 +43,7 @@ func TestPackageThenList(t *testing.T) {
 
 func TestListJSON(t *testing.T) {
 	file := testdata("packager", "multi-llvm19.bin")
-	stdout, stderr, code := goffload(t, "list", "--json", "--llvm", "19", file)
+	stdout, stderr, code := cli(t, "list", "--json", "--llvm", "19", file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -81,7 +81,7 @@ func TestBadInputExitsOneWithOneLine(t *testing.T) {
 		{"package", "--image", "file=x,triple=t"},
 		{"frobnicate"},
 	} {
-		_, stderr, code := goffload(t, args...)
+		_, stderr, code := cli(t, args...)
 		if code != 1 {
 			t.Errorf("%q: exit %d, want 1", args, code)
 		}
@@ -115,7 +115,7 @@ func TestListMatchesObjdump(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", f, err)
 				}
-				got, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), f)
+				got, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), f)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", f, code, stderr)
 				}
@@ -128,7 +128,7 @@ func TestListMatchesObjdump(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, _ := goffload(t, append([]string{"list", "--llvm", fmt.Sprint(major)}, files...)...)
+			got, _, _ := cli(t, append([]string{"list", "--llvm", fmt.Sprint(major)}, files...)...)
 			if got != string(want) {
 				t.Errorf("all files at once:\n got %q\nwant %q", got, want)
 			}
@@ -164,7 +164,7 @@ func TestPackageMatchesPackagerCLI(t *testing.T) {
 				if msg, err := exec.Command(tool, targs...).CombinedOutput(); err != nil {
 					t.Fatalf("%v: %s", err, msg)
 				}
-				if _, stderr, code := goffload(t, gargs...); code != 0 {
+				if _, stderr, code := cli(t, gargs...); code != 0 {
 					t.Fatalf("exit %d: %s", code, stderr)
 				}
 				w, _ := os.ReadFile(want)
@@ -222,7 +222,7 @@ func TestListObjectsMatchesObjdump(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", f, err)
 				}
-				got, stderr, code := goffload(t, "list", "--llvm", fmt.Sprint(major), f)
+				got, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), f)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", f, code, stderr)
 				}
@@ -252,10 +252,10 @@ func TestEntriesSpecThenListAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "entries.o")
-	if _, stderr, code := goffload(t, "entries", "--spec", spec, "--triple", "x86_64-unknown-linux-gnu", "-o", out); code != 0 {
+	if _, stderr, code := cli(t, "entries", "--spec", spec, "--triple", "x86_64-unknown-linux-gnu", "-o", out); code != 0 {
 		t.Fatalf("entries: exit %d: %s", code, stderr)
 	}
-	stdout, stderr, code := goffload(t, "list", "--json", out)
+	stdout, stderr, code := cli(t, "list", "--json", out)
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, stderr)
 	}
@@ -278,11 +278,11 @@ func TestEntriesSpecThenListAndCheck(t *testing.T) {
 			t.Errorf("llvm-readelf --all: %v\n%s", err, msg)
 		}
 	}
-	stdout, _, code = goffload(t, "check", out)
+	stdout, _, code = cli(t, "check", out)
 	if code != 1 || !strings.Contains(stdout, "carries no openmp device image") {
 		t.Errorf("check: exit %d\n%s", code, stdout)
 	}
-	stdout, stderr, code = goffload(t, "check", testdata("host-objects", "openmp-x86-llvm19.o"))
+	stdout, stderr, code = cli(t, "check", testdata("host-objects", "openmp-x86-llvm19.o"))
 	if code != 0 || !strings.Contains(stdout, "every entry has its symbol") {
 		t.Errorf("check of clang's object: exit %d\n%s%s", code, stdout, stderr)
 	}

@@ -46,7 +46,7 @@ func (r checkResult) kinds() []string {
 // exit status; a failure names the files in one line.
 func checkJSON(t *testing.T, paths ...string) ([]checkResult, int) {
 	t.Helper()
-	stdout, stderr, code := goffload(t, append([]string{"check", "--json"}, paths...)...)
+	stdout, stderr, code := cli(t, append([]string{"check", "--json"}, paths...)...)
 	var out []checkResult
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	for {
@@ -68,7 +68,7 @@ func checkJSON(t *testing.T, paths ...string) ([]checkResult, int) {
 // it must find nothing.
 func assertCheckPasses(t *testing.T, paths ...string) {
 	t.Helper()
-	stdout, stderr, code := goffload(t, append([]string{"check"}, paths...)...)
+	stdout, stderr, code := cli(t, append([]string{"check"}, paths...)...)
 	if code != 0 {
 		t.Errorf("check %v: exit %d (a false alarm)\n%s%s", paths, code, stdout, stderr)
 	}
@@ -183,7 +183,7 @@ func (l *mixLab) goffloadLink(major, rt int, name string, inputs ...string) (str
 	lib := l.runtime(rt)
 	exe := filepath.Join(l.dir, name)
 	args := append([]string{"link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", exe}, inputs...)
-	if _, stderr, code := goffload(l.t, args...); code != 0 {
+	if _, stderr, code := cli(l.t, args...); code != 0 {
 		l.t.Fatalf("goffload %v: %s", args, stderr)
 	}
 	return exe, lib

@@ -45,7 +45,7 @@ func outputInputs(t *testing.T, dir string) (bin, fat, spec string) {
 	os.WriteFile(bin, packaged(t, dir, "file="+filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")+",triple=x86_64-unknown-linux-gnu,kind=openmp"), 0o644)
 	os.WriteFile(filepath.Join(dir, "sycl.bin"), packaged(t, dir, "file="+filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")+",triple=spirv64-unknown-unknown,kind=sycl,symbols=k"), 0o644)
 	fat = filepath.Join(dir, "fat.o")
-	if _, stderr, code := goffload(t, "embed", "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
 	}
 	spec = filepath.Join(dir, "spec.json")

@@ -72,7 +72,7 @@ func TestPackage23OneBinary(t *testing.T) {
 		for _, a := range args {
 			cmd = append(cmd, "--image", a)
 		}
-		if _, stderr, code := goffload(t, cmd...); code != 0 {
+		if _, stderr, code := cli(t, cmd...); code != 0 {
 			t.Fatalf("%v: exit %d %s", cmd, code, stderr)
 		}
 		b, err := os.ReadFile(out)
@@ -83,12 +83,12 @@ func TestPackage23OneBinary(t *testing.T) {
 	}
 	check := func(t *testing.T, compression string) {
 		t.Helper()
-		if stdout, stderr, code := goffload(t, "list", "--llvm", "23", path("pkg.bin")); code != 0 || stdout != strings.Join(listed, "") {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "23", path("pkg.bin")); code != 0 || stdout != strings.Join(listed, "") {
 			t.Errorf("list: exit %d %s\n%s\nwant\n%s", code, stderr, stdout, strings.Join(listed, ""))
 		}
 		x := path("x")
 		os.RemoveAll(x)
-		stdout, stderr, code := goffload(t, "extract", "--llvm", "23", "--raw", "-o", x, path("pkg.bin"))
+		stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, path("pkg.bin"))
 		var want strings.Builder
 		for _, name := range extracted {
 			fmt.Fprintf(&want, "Extracted: %s\n", name)

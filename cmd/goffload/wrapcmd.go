@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -104,7 +105,7 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if len(all) == 0 {
-			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
+			return fmt.Errorf("%s: holds no offload binary: %w", path, goffload.ErrInvalid)
 		}
 		for _, b := range all {
 			// The binary as the runtime reads it: a compressed one inflated,
@@ -136,14 +137,14 @@ func wrapSYCL(out string, opt wrap.Options, paths []string) error {
 		}
 		defer f.Close()
 		ims, err := wrap.SYCLImages(opt.Release, f, f.Size())
-		if errors.Is(err, wrap.ErrUnsupported) {
+		if errors.Is(err, goffload.ErrUnsupported) {
 			return err // the release, not the file
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if len(ims) == 0 {
-			return fmt.Errorf("%s: holds no offload binary: %w", path, offload.ErrInvalid)
+			return fmt.Errorf("%s: holds no offload binary: %w", path, goffload.ErrInvalid)
 		}
 		images = append(images, ims...)
 	}
@@ -168,7 +169,7 @@ func wrapSYCLBinary(out string, opt wrap.Options, paths []string) error {
 	}
 	defer f.Close()
 	o, err := wrap.SYCLBinary(opt, f, f.Size())
-	if errors.Is(err, wrap.ErrUnsupported) {
+	if errors.Is(err, goffload.ErrUnsupported) {
 		return err // the release or the host, not the file
 	}
 	if err != nil {
@@ -191,9 +192,9 @@ func wrapRawImages(out string, opt wrap.Options, paths []string) error {
 		n, _ := f.ReadAt(head[:], 0)
 		switch {
 		case f.Size() == 0:
-			return fmt.Errorf("%s: holds no device image: %w", path, offload.ErrInvalid)
+			return fmt.Errorf("%s: holds no device image: %w", path, goffload.ErrInvalid)
 		case n == len(head) && head == offload.Magic:
-			return fmt.Errorf("%s: an offload binary, where %v wraps the device image itself (extract --raw writes it): %w", path, opt.Release, offload.ErrInvalid)
+			return fmt.Errorf("%s: an offload binary, where %v wraps the device image itself (extract --raw writes it): %w", path, opt.Release, goffload.ErrInvalid)
 		}
 		bins = append(bins, wrap.RawImage(f, f.Size()))
 	}
@@ -274,7 +275,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.
 		}
 		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
 		if err == nil && len(all) == 0 {
-			err = offload.ErrInvalid
+			err = goffload.ErrInvalid
 		}
 		if err != nil {
 			return fmt.Errorf("%s: neither an offload bundle nor offload binaries: %w", path, err)
@@ -348,9 +349,9 @@ func amdgpuCodeObject(r io.ReaderAt) error {
 	n, _ := r.ReadAt(h[:], 0)
 	switch {
 	case n < len(h) || !bytes.HasPrefix(h[:], elfMagic) || h[elf.EI_CLASS] != byte(elf.ELFCLASS64) || h[elf.EI_DATA] != byte(elf.ELFDATA2LSB):
-		return fmt.Errorf("not an AMDGPU code object (no 64-bit little-endian ELF header): %w", offload.ErrInvalid)
+		return fmt.Errorf("not an AMDGPU code object (no 64-bit little-endian ELF header): %w", goffload.ErrInvalid)
 	case elf.Machine(binary.LittleEndian.Uint16(h[18:])) != elf.EM_AMDGPU:
-		return fmt.Errorf("not an AMDGPU code object (machine %v): %w", elf.Machine(binary.LittleEndian.Uint16(h[18:])), offload.ErrInvalid)
+		return fmt.Errorf("not an AMDGPU code object (machine %v): %w", elf.Machine(binary.LittleEndian.Uint16(h[18:])), goffload.ErrInvalid)
 	}
 	return nil
 }

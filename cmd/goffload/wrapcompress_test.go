@@ -63,7 +63,7 @@ func TestWrapHIPCompress(t *testing.T) {
 	for _, major := range []int{18, 19, 22} {
 		br, _ := bundle.LookupRelease(major)
 		plainObj := filepath.Join(dir, fmt.Sprintf("plain%d.o", major))
-		if _, stderr, c := goffload(t, "wrap", "--llvm", fmt.Sprint(major), "--kind", "hip", "-o", plainObj, "--image", "gfx90a="+code); c != 0 {
+		if _, stderr, c := cli(t, "wrap", "--llvm", fmt.Sprint(major), "--kind", "hip", "-o", plainObj, "--image", "gfx90a="+code); c != 0 {
 			t.Fatal(stderr)
 		}
 		plain := hipFatbinOf(t, plainObj)
@@ -76,7 +76,7 @@ func TestWrapHIPCompress(t *testing.T) {
 			t.Run(fmt.Sprintf("llvm%d/%s", major, strings.Join(flags, " ")), func(t *testing.T) {
 				obj := filepath.Join(t.TempDir(), "w.o")
 				args := append([]string{"wrap", "--llvm", fmt.Sprint(major), "--kind", "hip", "-o", obj, "--image", "gfx90a=" + code}, flags...)
-				if _, stderr, c := goffload(t, args...); c != 0 {
+				if _, stderr, c := cli(t, args...); c != 0 {
 					t.Fatal(stderr)
 				}
 				fb := hipFatbinOf(t, obj)
@@ -100,7 +100,7 @@ func TestWrapHIPCompress(t *testing.T) {
 				if len(fb) > len(plain)/2 {
 					t.Errorf("%d bytes compressed to %d", len(plain), len(fb))
 				}
-				stdout, _, _ := goffload(t, "list", obj)
+				stdout, _, _ := cli(t, "list", obj)
 				if want := fmt.Sprintf("(%v, compressed bundle version %d, %d bytes)", method, br.CompressedVersion, len(fb)); !strings.Contains(stdout, want) {
 					t.Errorf("list: no %q in\n%s", want, stdout)
 				}
@@ -150,7 +150,7 @@ func TestWrapHIPCompress(t *testing.T) {
 	hipfb := filepath.Join(dir, "plain.hipfb")
 	os.WriteFile(hipfb, hipFatbinOf(t, filepath.Join(dir, "plain22.o")), 0o644)
 	obj := filepath.Join(dir, "fromfile.o")
-	if _, stderr, c := goffload(t, "wrap", "--kind", "hip", "--compress", "-o", obj, hipfb); c != 0 {
+	if _, stderr, c := cli(t, "wrap", "--kind", "hip", "--compress", "-o", obj, hipfb); c != 0 {
 		t.Fatal(stderr)
 	}
 	ccob := filepath.Join(dir, "c.hipfb")
@@ -160,10 +160,10 @@ func TestWrapHIPCompress(t *testing.T) {
 	if _, err := bundle.Decompress(&got, bytes.NewReader(fb), int64(len(fb))); err != nil || !bytes.Equal(got.Bytes(), hipFatbinOf(t, filepath.Join(dir, "plain22.o"))) {
 		t.Errorf("the compressed fatbin file: %v", err)
 	}
-	if _, stderr, c := goffload(t, "wrap", "--kind", "hip", "--compress", "-o", obj, ccob); c != 1 || !strings.Contains(stderr, "compressed bundle already") {
+	if _, stderr, c := cli(t, "wrap", "--kind", "hip", "--compress", "-o", obj, ccob); c != 1 || !strings.Contains(stderr, "compressed bundle already") {
 		t.Errorf("a compressed fatbin, --compress: exit %d, %s", c, stderr)
 	}
-	if _, stderr, c := goffload(t, "wrap", "--kind", "hip", "-o", obj, ccob); c != 0 {
+	if _, stderr, c := cli(t, "wrap", "--kind", "hip", "-o", obj, ccob); c != 0 {
 		t.Errorf("a compressed fatbin: %s", stderr)
 	}
 }
@@ -189,7 +189,7 @@ func TestWrapCompressErrors(t *testing.T) {
 		{[]string{"wrap", "--kind", "cuda", "--compress", "-o", out, code}, "goffload wrap: --compress is for --kind hip: it compresses the HIP fatbin\n"},
 		{[]string{"wrap", "--compress", "-o", out, code}, "goffload wrap: --compress is for --kind hip: it compresses the HIP fatbin\n"},
 	} {
-		_, stderr, code := goffload(t, c.args...)
+		_, stderr, code := cli(t, c.args...)
 		if code != 1 || stderr != c.want {
 			t.Errorf("%q: exit %d, %q\nwant %q", c.args[5:], code, stderr, c.want)
 		}
@@ -199,7 +199,7 @@ func TestWrapCompressErrors(t *testing.T) {
 	}
 	// zstd takes any level, as libzstd does.
 	for _, level := range []string{"0", "-7", "99"} {
-		if _, stderr, code := goffload(t, append(hip, "--compress", "--compression-level", level)...); code != 0 {
+		if _, stderr, code := cli(t, append(hip, "--compress", "--compression-level", level)...); code != 0 {
 			t.Errorf("--compression-level %s: %s", level, stderr)
 		}
 	}

@@ -32,7 +32,7 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "w.o")
-		if _, stderr, code := goffload(t, append([]string{"wrap", "--llvm", strconv.Itoa(major), "-o", out}, paths...)...); code != 0 {
+		if _, stderr, code := cli(t, append([]string{"wrap", "--llvm", strconv.Itoa(major), "-o", out}, paths...)...); code != 0 {
 			t.Fatalf("LLVM %d: exit %d: %s", major, code, stderr)
 		}
 		var bins []wrap.Binary
@@ -67,7 +67,7 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 	}
 	for _, bad := range []string{binPath, empty} {
 		out := filepath.Join(dir, "bad.o")
-		_, stderr, code := goffload(t, "wrap", "--llvm", "14", "-o", out, paths[0], bad)
+		_, stderr, code := cli(t, "wrap", "--llvm", "14", "-o", out, paths[0], bad)
 		if code != 1 || !strings.Contains(stderr, bad) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("wrap --llvm 14 %s: exit %d, %q; want 1 and one line naming it", bad, code, stderr)
 		}

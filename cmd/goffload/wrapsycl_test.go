@@ -53,7 +53,7 @@ func TestWrapSYCL(t *testing.T) {
 	all := append(append([]byte(nil), two...), one...)
 	for _, host := range []string{"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"} {
 		out := filepath.Join(dir, "w.o")
-		if _, stderr, code := goffload(t, append([]string{"wrap", "--kind", "sycl", "--triple", host, "-o", out}, paths...)...); code != 0 {
+		if _, stderr, code := cli(t, append([]string{"wrap", "--kind", "sycl", "--triple", host, "-o", out}, paths...)...); code != 0 {
 			t.Fatalf("%s: exit %d: %s", host, code, stderr)
 		}
 		images, err := wrap.SYCLImages(r, bytes.NewReader(all), int64(len(all)))
@@ -136,7 +136,7 @@ func TestWrapSYCLRefuses(t *testing.T) {
 		{nil, "input"},
 	} {
 		out := filepath.Join(dir, "bad.o")
-		_, stderr, code := goffload(t, append([]string{"wrap", "--kind", "sycl", "-o", out}, c.args...)...)
+		_, stderr, code := cli(t, append([]string{"wrap", "--kind", "sycl", "-o", out}, c.args...)...)
 		if code != 1 || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("wrap --kind sycl %q: exit %d, %q; want 1 and one line with %q", c.args, code, stderr, c.want)
 		}
@@ -175,7 +175,7 @@ func TestWrapSYCLMain(t *testing.T) {
 		in := writeTestFile(t, filepath.Join(dir, name+".bin"), bin)
 		for _, host := range []string{"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"} {
 			out := filepath.Join(dir, name+"-"+host+".o")
-			if _, stderr, code := goffload(t, "wrap", "--kind", "sycl", "--llvm", "23", "--triple", host, "-o", out, in); code != 0 {
+			if _, stderr, code := cli(t, "wrap", "--kind", "sycl", "--llvm", "23", "--triple", host, "-o", out, in); code != 0 {
 				t.Fatalf("%s %s: exit %d: %s", name, host, code, stderr)
 			}
 			o, err := wrap.SYCLBinary(wrap.Options{Release: r23, Triple: host}, bytes.NewReader(bin), int64(len(bin)))
@@ -241,7 +241,7 @@ func TestWrapVersion3Binaries(t *testing.T) {
 	for name, bin := range map[string][]byte{"plain": plain, "zstd": packed.Bytes()} {
 		in := writeTestFile(t, filepath.Join(dir, name+".bin"), bin)
 		out := filepath.Join(dir, name+".o")
-		if _, stderr, code := goffload(t, "wrap", "--llvm", "23", "-o", out, in); code != 0 {
+		if _, stderr, code := cli(t, "wrap", "--llvm", "23", "-o", out, in); code != 0 {
 			t.Fatalf("%s: wrap --llvm 23: exit %d: %s", name, code, stderr)
 		}
 		data, err := os.ReadFile(out)
@@ -283,7 +283,7 @@ func TestWrapVersion3Binaries(t *testing.T) {
 			t.Errorf("%s: ImageStart/End at %d, %d; the image is at %d, %d bytes", name, starts[0], starts[1], img.ImageOffset, img.ImageSize)
 		}
 
-		_, stderr, code := goffload(t, "wrap", "--llvm", "22", "-o", filepath.Join(dir, "22.o"), in)
+		_, stderr, code := cli(t, "wrap", "--llvm", "22", "-o", filepath.Join(dir, "22.o"), in)
 		if code != 1 || !strings.Contains(stderr, in) || !strings.Contains(stderr, "Version") {
 			t.Errorf("%s: wrap --llvm 22 of a version-3 binary: exit %d, %q", name, code, stderr)
 		}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload"
 )
 
 // Magic numbers: the first 8 bytes of an archive.
@@ -139,14 +139,6 @@ type Symbol struct {
 
 // Sentinel errors, for errors.Is.
 var (
-	// ErrFormat: the bytes are not a well-formed archive.
-	ErrFormat = errors.New("malformed archive")
-	// ErrTruncated: a header, name, index or member extends past the end
-	// of the archive.
-	ErrTruncated = errors.New("archive truncated")
-	// ErrUnsupported: a well-formed archive of a layout this package does
-	// not read (AIX big archives).
-	ErrUnsupported = errors.New("unsupported archive format")
 	// ErrThin: the member's data is not stored in the archive (a thin
 	// archive); use [Archive.OpenThin].
 	ErrThin = errors.New("member of a thin archive is not stored in it")
@@ -157,12 +149,6 @@ var (
 	ErrNotMember = errors.New("not a member of this archive")
 )
 
-// FormatError reports a malformed archive and where it is: the module's one
-// type for it, with Format "ar", Off the byte offset in the archive of the
-// bad header, field or entry, What what is wrong with the values read, and
-// Err ErrFormat, ErrTruncated or ErrUnsupported.
-type FormatError = ferr.FormatError
-
 func formatErr(off int64, err error, format string, args ...any) error {
-	return &FormatError{Format: "ar", Off: off, What: fmt.Sprintf(format, args...), Err: err}
+	return &goffload.FormatError{Format: "ar", Offset: off, Field: fmt.Sprintf(format, args...), Err: err}
 }

@@ -29,7 +29,7 @@
 //
 // A member that is itself an archive is an ordinary member; [IsArchive] tells
 // a caller when to recurse. AIX big archives ("<bigaf>\n") are refused with
-// [ErrUnsupported].
+// [goffload.ErrUnsupported].
 //
 // # Example
 //
@@ -49,8 +49,8 @@
 // nothing is allocated from a declared length beyond what the [io.ReaderAt]
 // actually returns (a symbol index that claims 2^31 entries in a 100-byte
 // member is refused before any allocation), and bad input gives an error (a
-// [*FormatError] saying what is wrong at which byte, matching [ErrFormat],
-// [ErrTruncated] or [ErrUnsupported]), never a panic. The reader is fuzzed
+// [*goffload.FormatError] saying what is wrong at which byte, matching [goffload.ErrInvalid],
+// [goffload.ErrTruncated] or [goffload.ErrUnsupported]), never a panic. The reader is fuzzed
 // (FuzzOpen). Open reads every member header, so its time and memory grow
 // with the number of members, which is at most the archive's size / 60. A
 // thin archive's member paths are whatever the archive says, including

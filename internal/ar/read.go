@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/goffload/goffload"
 )
 
 // chunk bounds what readAt allocates ahead of the data it has read.
@@ -13,10 +15,10 @@ const chunk = 1 << 20
 // readAt reads n bytes at off. It allocates at most chunk bytes more than the
 // reader has returned, so that a size the caller was told (Open's size
 // argument, a member size within it) cannot make it allocate memory for data
-// that is not there. A short read is an ErrTruncated FormatError.
+// that is not there. A short read is an goffload.ErrTruncated goffload.FormatError.
 func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
 	if n < 0 {
-		return nil, formatErr(off, ErrFormat, "negative length %d", n)
+		return nil, formatErr(off, goffload.ErrInvalid, "negative length %d", n)
 	}
 	var buf []byte
 	for int64(len(buf)) < n {
@@ -40,7 +42,7 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(off, ErrTruncated, "read of %d bytes got %d", len(p), n)
+		return formatErr(off, goffload.ErrTruncated, "read of %d bytes got %d", len(p), n)
 	}
 	return fmt.Errorf("ar: reading %d bytes at byte %#x: %w", len(p), off, err)
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -57,7 +58,7 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 		return nil, err
 	}
 	if size < int64(len(Magic)) {
-		return nil, formatErr(0, ErrTruncated, "%d bytes, shorter than the archive magic", size)
+		return nil, formatErr(0, goffload.ErrTruncated, "%d bytes, shorter than the archive magic", size)
 	}
 	var head [len(Magic)]byte
 	if err := readFull(r, head[:], 0); err != nil {
@@ -69,9 +70,9 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 	case ThinMagic:
 		a.kind = Thin
 	case bigMagic:
-		return nil, formatErr(0, ErrUnsupported, "AIX big archive")
+		return nil, formatErr(0, goffload.ErrUnsupported, "AIX big archive")
 	default:
-		return nil, formatErr(0, ErrFormat, "bad magic %q", head[:])
+		return nil, formatErr(0, goffload.ErrInvalid, "bad magic %q", head[:])
 	}
 	var naming, indexNaming Kind // the first regular member's, the index's
 	for off := int64(len(Magic)); off < size; {
@@ -129,20 +130,20 @@ type header struct {
 // the next header.
 func (a *Archive) header(off int64) (h header, next int64, err error) {
 	if left := a.size - off; left < HeaderSize {
-		return h, 0, formatErr(off, ErrTruncated, "%d bytes left for a %d-byte member header", left, HeaderSize)
+		return h, 0, formatErr(off, goffload.ErrTruncated, "%d bytes left for a %d-byte member header", left, HeaderSize)
 	}
 	var b [HeaderSize]byte
 	if err := readFull(a.r, b[:], off); err != nil {
 		return h, 0, err
 	}
 	if string(b[58:60]) != fmag {
-		return h, 0, formatErr(off+58, ErrFormat, "bad member header terminator %q", b[58:60])
+		return h, 0, formatErr(off+58, goffload.ErrInvalid, "bad member header terminator %q", b[58:60])
 	}
 	var v [len(headerFields)]int64
 	for i, f := range headerFields {
 		var ok bool
 		if v[i], ok = parseField(b[f.at:f.end], f.base, f.blank); !ok {
-			return h, 0, formatErr(off+int64(f.at), ErrFormat, "bad %s field %q in member header", f.what, b[f.at:f.end])
+			return h, 0, formatErr(off+int64(f.at), goffload.ErrInvalid, "bad %s field %q in member header", f.what, b[f.at:f.end])
 		}
 	}
 	h.Date, h.UID, h.GID, h.Mode, h.Size = v[0], int(v[1]), int(v[2]), uint32(v[3]), v[4]
@@ -155,14 +156,14 @@ func (a *Archive) header(off int64) (h header, next int64, err error) {
 		return h, off + HeaderSize, nil
 	}
 	if left := a.size - (off + HeaderSize); h.Size > left {
-		return h, 0, formatErr(off+48, ErrTruncated, "member size %d exceeds the %d bytes left in the archive", h.Size, left)
+		return h, 0, formatErr(off+48, goffload.ErrTruncated, "member size %d exceeds the %d bytes left in the archive", h.Size, left)
 	}
 	if err := a.bsdName(&h, b[:16]); err != nil {
 		return h, 0, err
 	}
 	if h.special && h.index == NoIndex && h.Name == "//" {
 		if a.names != nil {
-			return h, 0, formatErr(off, ErrFormat, "second long-name member \"//\"")
+			return h, 0, formatErr(off, goffload.ErrInvalid, "second long-name member \"//\"")
 		}
 		if a.names, err = readAt(a.r, h.DataOffset, h.Size); err != nil {
 			return h, 0, err
@@ -187,7 +188,7 @@ func (a *Archive) name(h *header, field []byte) error {
 	case strings.HasPrefix(s, "#1/"):
 		h.naming = BSD
 		if a.kind == Thin {
-			return formatErr(h.Offset, ErrFormat, "BSD name %q in a thin archive", s)
+			return formatErr(h.Offset, goffload.ErrInvalid, "BSD name %q in a thin archive", s)
 		}
 		return nil // bsdName
 	case len(s) > 1 && s[0] == '/' && isDigit(s[1]):
@@ -206,7 +207,7 @@ func (a *Archive) name(h *header, field []byte) error {
 		}
 	}
 	if h.Name == "" {
-		return formatErr(h.Offset, ErrFormat, "empty member name %q", field)
+		return formatErr(h.Offset, goffload.ErrInvalid, "empty member name %q", field)
 	}
 	return nil
 }
@@ -217,32 +218,32 @@ func (a *Archive) longName(h *header, s string) error {
 	ref, nested, hasNested := strings.Cut(s, ":")
 	n, ok := parseDigits(ref)
 	if !ok || hasNested && a.kind != Thin {
-		return formatErr(h.Offset, ErrFormat, "bad long name reference \"/%s\"", s)
+		return formatErr(h.Offset, goffload.ErrInvalid, "bad long name reference \"/%s\"", s)
 	}
 	if hasNested {
 		if h.NestedOffset, ok = parseDigits(nested); !ok || h.NestedOffset < int64(len(Magic)) {
-			return formatErr(h.Offset, ErrFormat, "bad nested member offset in long name reference \"/%s\"", s)
+			return formatErr(h.Offset, goffload.ErrInvalid, "bad nested member offset in long name reference \"/%s\"", s)
 		}
 	}
 	if a.names == nil {
-		return formatErr(h.Offset, ErrFormat, "long name reference \"/%s\" but no \"//\" member before it", s)
+		return formatErr(h.Offset, goffload.ErrInvalid, "long name reference \"/%s\" but no \"//\" member before it", s)
 	}
 	if n >= int64(len(a.names)) {
-		return formatErr(h.Offset, ErrFormat, "long name offset %d past the end of the %d-byte \"//\" member", n, len(a.names))
+		return formatErr(h.Offset, goffload.ErrInvalid, "long name offset %d past the end of the %d-byte \"//\" member", n, len(a.names))
 	}
 	rest := a.names[n:]
 	// GNU ends a long name with "/\n", COFF (lib.exe, llvm-ar) with a NUL.
 	i := bytes.IndexAny(rest, "\n\x00")
 	switch {
 	case i < 0:
-		return formatErr(h.Offset, ErrFormat, "long name at offset %d of \"//\" is not terminated", n)
+		return formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" is not terminated", n)
 	case rest[i] == '\n' && (i == 0 || rest[i-1] != '/'):
-		return formatErr(h.Offset, ErrFormat, "long name at offset %d of \"//\" does not end with \"/\\n\"", n)
+		return formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" does not end with \"/\\n\"", n)
 	case rest[i] == '\n':
 		i--
 	}
 	if i == 0 {
-		return formatErr(h.Offset, ErrFormat, "empty long name at offset %d of \"//\"", n)
+		return formatErr(h.Offset, goffload.ErrInvalid, "empty long name at offset %d of \"//\"", n)
 	}
 	h.Name = string(rest[:i])
 	return nil
@@ -258,10 +259,10 @@ func (a *Archive) bsdName(h *header, field []byte) error {
 	}
 	n, ok := parseDigits(s[3:])
 	if !ok {
-		return formatErr(h.Offset, ErrFormat, "bad BSD name length in %q", s)
+		return formatErr(h.Offset, goffload.ErrInvalid, "bad BSD name length in %q", s)
 	}
 	if n > h.Size {
-		return formatErr(h.Offset, ErrFormat, "BSD name length %d exceeds the member size %d", n, h.Size)
+		return formatErr(h.Offset, goffload.ErrInvalid, "BSD name length %d exceeds the member size %d", n, h.Size)
 	}
 	b, err := readAt(a.r, h.DataOffset, n)
 	if err != nil {
@@ -269,7 +270,7 @@ func (a *Archive) bsdName(h *header, field []byte) error {
 	}
 	h.Name = string(bytes.TrimRight(b, "\x00"))
 	if h.Name == "" {
-		return formatErr(h.Offset, ErrFormat, "empty BSD member name %q", s)
+		return formatErr(h.Offset, goffload.ErrInvalid, "empty BSD member name %q", s)
 	}
 	h.DataOffset += n
 	h.Size -= n

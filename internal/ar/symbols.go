@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+
+	"github.com/goffload/goffload"
 )
 
 // Symbols reads the archive's symbol index and returns its entries in the
@@ -39,7 +41,7 @@ func (a *Archive) Symbols() ([]Symbol, error) {
 	for i := range syms {
 		j, ok := a.member(syms[i].Offset)
 		if !ok {
-			return nil, formatErr(ix.off, ErrFormat, "symbol index %q entry %d (%q) refers to byte %#x, which is not a member header", ix.format.String(), i, syms[i].Name, syms[i].Offset)
+			return nil, formatErr(ix.off, goffload.ErrInvalid, "symbol index %q entry %d (%q) refers to byte %#x, which is not a member header", ix.format.String(), i, syms[i].Name, syms[i].Offset)
 		}
 		syms[i].Member = j
 	}
@@ -59,13 +61,13 @@ func uintN(bo binary.ByteOrder, b []byte, w int) uint64 {
 // index's offset in the archive, for errors.
 func sysvSymbols(data []byte, w int, base int64) ([]Symbol, error) {
 	if len(data) < w {
-		return nil, formatErr(base, ErrTruncated, "%d-byte symbol index has no room for its %d-byte count", len(data), w)
+		return nil, formatErr(base, goffload.ErrTruncated, "%d-byte symbol index has no room for its %d-byte count", len(data), w)
 	}
 	n := uintN(binary.BigEndian, data, w)
 	// Every entry takes w bytes of offset and at least the NUL of its name,
 	// so n is checked before anything is allocated for it.
 	if n > uint64(len(data)-w)/uint64(w+1) {
-		return nil, formatErr(base, ErrFormat, "symbol count %d does not fit in the %d-byte symbol index", n, len(data))
+		return nil, formatErr(base, goffload.ErrInvalid, "symbol count %d does not fit in the %d-byte symbol index", n, len(data))
 	}
 	offs, strs := data[w:w+int(n)*w], data[w+int(n)*w:]
 	strOff := base + int64(w+int(n)*w)
@@ -73,11 +75,11 @@ func sysvSymbols(data []byte, w int, base int64) ([]Symbol, error) {
 	for i := range syms {
 		off := uintN(binary.BigEndian, offs[i*w:], w)
 		if off > math.MaxInt64 {
-			return nil, formatErr(base+int64(w+i*w), ErrFormat, "symbol %d: member offset %#x overflows", i, off)
+			return nil, formatErr(base+int64(w+i*w), goffload.ErrInvalid, "symbol %d: member offset %#x overflows", i, off)
 		}
 		j := bytes.IndexByte(strs, 0)
 		if j < 0 {
-			return nil, formatErr(strOff, ErrFormat, "symbol index has %d names, its count says %d", i, n)
+			return nil, formatErr(strOff, goffload.ErrInvalid, "symbol index has %d names, its count says %d", i, n)
 		}
 		syms[i] = Symbol{Name: string(strs[:j]), Offset: int64(off)}
 		strs, strOff = strs[j+1:], strOff+int64(j+1)
@@ -96,7 +98,7 @@ func bsdSymbols(data []byte, w int, base int64) ([]Symbol, error) {
 	if !ok {
 		bo = binary.BigEndian
 		if ranlibs, strs, ok = bsdLayout(data, w, bo); !ok {
-			return nil, formatErr(base, ErrFormat, "BSD symbol index sizes do not fit in its %d bytes in either byte order", len(data))
+			return nil, formatErr(base, goffload.ErrInvalid, "BSD symbol index sizes do not fit in its %d bytes in either byte order", len(data))
 		}
 	}
 	syms := make([]Symbol, len(ranlibs)/(2*w))
@@ -105,15 +107,15 @@ func bsdSymbols(data []byte, w int, base int64) ([]Symbol, error) {
 		strx, off := uintN(bo, e, w), uintN(bo, e[w:], w)
 		at := base + int64(w+i*2*w)
 		if strx >= uint64(len(strs)) {
-			return nil, formatErr(at, ErrFormat, "symbol %d: name offset %d past the %d-byte string table", i, strx, len(strs))
+			return nil, formatErr(at, goffload.ErrInvalid, "symbol %d: name offset %d past the %d-byte string table", i, strx, len(strs))
 		}
 		name := strs[strx:]
 		j := bytes.IndexByte(name, 0)
 		if j < 0 {
-			return nil, formatErr(at, ErrFormat, "symbol %d: name at offset %d is not NUL-terminated", i, strx)
+			return nil, formatErr(at, goffload.ErrInvalid, "symbol %d: name at offset %d is not NUL-terminated", i, strx)
 		}
 		if off > math.MaxInt64 {
-			return nil, formatErr(at+int64(w), ErrFormat, "symbol %d: member offset %#x overflows", i, off)
+			return nil, formatErr(at+int64(w), goffload.ErrInvalid, "symbol %d: member offset %#x overflows", i, off)
 		}
 		syms[i] = Symbol{Name: string(name[:j]), Offset: int64(off)}
 	}

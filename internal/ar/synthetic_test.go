@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -227,48 +228,48 @@ func TestRejectsMalformedArchives(t *testing.T) {
 		data    []byte
 		symbols bool // the error comes from Symbols, not Open
 		err     error
-		off     int64 // of the FormatError
+		off     int64 // of the goffload.FormatError
 	}{
-		{"empty file", nil, false, ErrTruncated, 0},
-		{"short magic", []byte("!<arch"), false, ErrTruncated, 0},
-		{"bad magic", []byte("!<arck>\n"), false, ErrFormat, 0},
-		{"AIX big archive", []byte("<bigaf>\n"), false, ErrUnsupported, 0},
-		{"truncated header", build(Magic, hdr("a.o/", 0)[:30]), false, ErrTruncated, 8},
-		{"truncated second header", build(Magic, ok, "a.o/  "), false, ErrTruncated, 8 + 64},
-		{"bad fmag", build(Magic, strings.Replace(ok, "`\n", "`x", 1)), false, ErrFormat, 8 + 58},
-		{"size past end", build(Magic, hdr("a.o/", 100)+"short"), false, ErrTruncated, 8 + 48},
-		{"size not decimal", build(Magic, strings.Replace(ok, "4         `", "4x        `", 1)), false, ErrFormat, 8 + 48},
-		{"size with leading space", build(Magic, strings.Replace(ok, "4         `", " 4        `", 1)), false, ErrFormat, 8 + 48},
-		{"negative size", build(Magic, strings.Replace(ok, "4         `", "-4        `", 1)), false, ErrFormat, 8 + 48},
-		{"blank size", build(Magic, strings.Replace(ok, "4         `", "          `", 1)), false, ErrFormat, 8 + 48},
-		{"mode not octal", build(Magic, strings.Replace(ok, "644     ", "648     ", 1)), false, ErrFormat, 8 + 40},
-		{"empty name", build(Magic, member("", "x")), false, ErrFormat, 8},
-		{"long name without //", build(Magic, member("/0", "x")), false, ErrFormat, 8},
-		{"long name offset past //", build(Magic, member("//", "abc/\n"), member("/5", "x")), false, ErrFormat, 8 + 66},
-		{"long name offset overflows", build(Magic, member("//", "abc/\n"), member("/999999999999999", "x")), false, ErrFormat, 8 + 66},
-		{"long name not terminated", build(Magic, member("//", "abcd"), member("/0", "x")), false, ErrFormat, 8 + 64},
-		{"long name without /", build(Magic, member("//", "abc\n"), member("/0", "x")), false, ErrFormat, 8 + 64},
-		{"long name reference not decimal", build(Magic, member("//", "abc/\n"), member("/0x", "x")), false, ErrFormat, 8 + 66},
-		{"nested reference in a regular archive", build(Magic, member("//", "abc/\n"), member("/0:8", "x")), false, ErrFormat, 8 + 66},
-		{"second //", build(Magic, member("//", "abc/\n"), member("//", "abc/\n")), false, ErrFormat, 8 + 66},
-		{"BSD name past the member", build(Magic, member("#1/5", "abc")), false, ErrFormat, 8},
-		{"BSD name length not decimal", build(Magic, member("#1/x", "abc")), false, ErrFormat, 8},
-		{"BSD name all NULs", build(Magic, member("#1/2", "\x00\x00")), false, ErrFormat, 8},
-		{"BSD name in a thin archive", build(ThinMagic, hdr("#1/4", 10)), false, ErrFormat, 8},
-		{"thin nested offset inside the magic", build(ThinMagic, member("//", "abc/\n"), hdr("/0:4", 10)), false, ErrFormat, 8 + 66},
-		{"symbol count too big", build(Magic, idx(1<<31, strings.Repeat("\x00", 96)), ok), true, ErrFormat, 8 + 60},
-		{"symbol count one too many", build(Magic, idx(3, "\x00\x00\x00\x4a\x00\x00\x00\x4a"+"f\x00"), ok), true, ErrFormat, 8 + 60},
-		{"symbol names missing", build(Magic, idx(2, "\x00\x00\x00\x4a\x00\x00\x00\x4af\x00gg"), ok), true, ErrFormat, 8 + 60 + 12 + 2},
-		{"symbol index without count", build(Magic, member("/", "\x00\x00"), ok), true, ErrTruncated, 8 + 60},
-		{"symbol at no member", build(Magic, idx(1, "\x00\x00\x00\x50f\x00"), ok), true, ErrFormat, 8},
-		{"symbol at the index", build(Magic, idx(1, "\x00\x00\x00\x08f\x00"), ok), true, ErrFormat, 8},
-		{"SYM64 count too big", build(Magic, member("/SYM64/", "\x00\x00\x00\x01\x00\x00\x00\x00"+strings.Repeat("\x00", 8))), true, ErrFormat, 8 + 60},
-		{"SYM64 offset overflows", build(Magic, member("/SYM64/", sysvIndex(8, []uint64{1 << 63}, "f"))), true, ErrFormat, 8 + 60 + 8},
-		{"BSD ranlib size too big", build(Magic, member("__.SYMDEF", "\x00\x01\x00\x00\x00\x00\x00\x00")), true, ErrFormat, 8 + 60},
-		{"BSD ranlib size not a multiple of 8", build(Magic, member("__.SYMDEF", "\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")), true, ErrFormat, 8 + 60},
-		{"BSD string table too big", build(Magic, member("__.SYMDEF", bsdIndex(binary.LittleEndian, []uint32{8}, "f")[:12]+"\xff\x00\x00\x00f\x00")), true, ErrFormat, 8 + 60},
-		{"BSD name offset past strings", build(Magic, member("__.SYMDEF", "\x08\x00\x00\x00\x09\x00\x00\x00\x4a\x00\x00\x00\x02\x00\x00\x00f\x00")), true, ErrFormat, 8 + 60 + 4},
-		{"BSD name not terminated", build(Magic, member("__.SYMDEF", "\x08\x00\x00\x00\x00\x00\x00\x00\x4a\x00\x00\x00\x02\x00\x00\x00ff")), true, ErrFormat, 8 + 60 + 4},
+		{"empty file", nil, false, goffload.ErrTruncated, 0},
+		{"short magic", []byte("!<arch"), false, goffload.ErrTruncated, 0},
+		{"bad magic", []byte("!<arck>\n"), false, goffload.ErrInvalid, 0},
+		{"AIX big archive", []byte("<bigaf>\n"), false, goffload.ErrUnsupported, 0},
+		{"truncated header", build(Magic, hdr("a.o/", 0)[:30]), false, goffload.ErrTruncated, 8},
+		{"truncated second header", build(Magic, ok, "a.o/  "), false, goffload.ErrTruncated, 8 + 64},
+		{"bad fmag", build(Magic, strings.Replace(ok, "`\n", "`x", 1)), false, goffload.ErrInvalid, 8 + 58},
+		{"size past end", build(Magic, hdr("a.o/", 100)+"short"), false, goffload.ErrTruncated, 8 + 48},
+		{"size not decimal", build(Magic, strings.Replace(ok, "4         `", "4x        `", 1)), false, goffload.ErrInvalid, 8 + 48},
+		{"size with leading space", build(Magic, strings.Replace(ok, "4         `", " 4        `", 1)), false, goffload.ErrInvalid, 8 + 48},
+		{"negative size", build(Magic, strings.Replace(ok, "4         `", "-4        `", 1)), false, goffload.ErrInvalid, 8 + 48},
+		{"blank size", build(Magic, strings.Replace(ok, "4         `", "          `", 1)), false, goffload.ErrInvalid, 8 + 48},
+		{"mode not octal", build(Magic, strings.Replace(ok, "644     ", "648     ", 1)), false, goffload.ErrInvalid, 8 + 40},
+		{"empty name", build(Magic, member("", "x")), false, goffload.ErrInvalid, 8},
+		{"long name without //", build(Magic, member("/0", "x")), false, goffload.ErrInvalid, 8},
+		{"long name offset past //", build(Magic, member("//", "abc/\n"), member("/5", "x")), false, goffload.ErrInvalid, 8 + 66},
+		{"long name offset overflows", build(Magic, member("//", "abc/\n"), member("/999999999999999", "x")), false, goffload.ErrInvalid, 8 + 66},
+		{"long name not terminated", build(Magic, member("//", "abcd"), member("/0", "x")), false, goffload.ErrInvalid, 8 + 64},
+		{"long name without /", build(Magic, member("//", "abc\n"), member("/0", "x")), false, goffload.ErrInvalid, 8 + 64},
+		{"long name reference not decimal", build(Magic, member("//", "abc/\n"), member("/0x", "x")), false, goffload.ErrInvalid, 8 + 66},
+		{"nested reference in a regular archive", build(Magic, member("//", "abc/\n"), member("/0:8", "x")), false, goffload.ErrInvalid, 8 + 66},
+		{"second //", build(Magic, member("//", "abc/\n"), member("//", "abc/\n")), false, goffload.ErrInvalid, 8 + 66},
+		{"BSD name past the member", build(Magic, member("#1/5", "abc")), false, goffload.ErrInvalid, 8},
+		{"BSD name length not decimal", build(Magic, member("#1/x", "abc")), false, goffload.ErrInvalid, 8},
+		{"BSD name all NULs", build(Magic, member("#1/2", "\x00\x00")), false, goffload.ErrInvalid, 8},
+		{"BSD name in a thin archive", build(ThinMagic, hdr("#1/4", 10)), false, goffload.ErrInvalid, 8},
+		{"thin nested offset inside the magic", build(ThinMagic, member("//", "abc/\n"), hdr("/0:4", 10)), false, goffload.ErrInvalid, 8 + 66},
+		{"symbol count too big", build(Magic, idx(1<<31, strings.Repeat("\x00", 96)), ok), true, goffload.ErrInvalid, 8 + 60},
+		{"symbol count one too many", build(Magic, idx(3, "\x00\x00\x00\x4a\x00\x00\x00\x4a"+"f\x00"), ok), true, goffload.ErrInvalid, 8 + 60},
+		{"symbol names missing", build(Magic, idx(2, "\x00\x00\x00\x4a\x00\x00\x00\x4af\x00gg"), ok), true, goffload.ErrInvalid, 8 + 60 + 12 + 2},
+		{"symbol index without count", build(Magic, member("/", "\x00\x00"), ok), true, goffload.ErrTruncated, 8 + 60},
+		{"symbol at no member", build(Magic, idx(1, "\x00\x00\x00\x50f\x00"), ok), true, goffload.ErrInvalid, 8},
+		{"symbol at the index", build(Magic, idx(1, "\x00\x00\x00\x08f\x00"), ok), true, goffload.ErrInvalid, 8},
+		{"SYM64 count too big", build(Magic, member("/SYM64/", "\x00\x00\x00\x01\x00\x00\x00\x00"+strings.Repeat("\x00", 8))), true, goffload.ErrInvalid, 8 + 60},
+		{"SYM64 offset overflows", build(Magic, member("/SYM64/", sysvIndex(8, []uint64{1 << 63}, "f"))), true, goffload.ErrInvalid, 8 + 60 + 8},
+		{"BSD ranlib size too big", build(Magic, member("__.SYMDEF", "\x00\x01\x00\x00\x00\x00\x00\x00")), true, goffload.ErrInvalid, 8 + 60},
+		{"BSD ranlib size not a multiple of 8", build(Magic, member("__.SYMDEF", "\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")), true, goffload.ErrInvalid, 8 + 60},
+		{"BSD string table too big", build(Magic, member("__.SYMDEF", bsdIndex(binary.LittleEndian, []uint32{8}, "f")[:12]+"\xff\x00\x00\x00f\x00")), true, goffload.ErrInvalid, 8 + 60},
+		{"BSD name offset past strings", build(Magic, member("__.SYMDEF", "\x08\x00\x00\x00\x09\x00\x00\x00\x4a\x00\x00\x00\x02\x00\x00\x00f\x00")), true, goffload.ErrInvalid, 8 + 60 + 4},
+		{"BSD name not terminated", build(Magic, member("__.SYMDEF", "\x08\x00\x00\x00\x00\x00\x00\x00\x4a\x00\x00\x00\x02\x00\x00\x00ff")), true, goffload.ErrInvalid, 8 + 60 + 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := Open(bytes.NewReader(c.data), int64(len(c.data)))
@@ -287,9 +288,9 @@ func TestRejectsMalformedArchives(t *testing.T) {
 			if !errors.Is(err, c.err) {
 				t.Fatalf("error %v, want %v", err, c.err)
 			}
-			var fe *FormatError
-			if !errors.As(err, &fe) || fe.Off != c.off {
-				t.Errorf("error %v: want a *FormatError at byte %#x", err, c.off)
+			var fe *goffload.FormatError
+			if !errors.As(err, &fe) || fe.Offset != c.off {
+				t.Errorf("error %v: want a *goffload.FormatError at byte %#x", err, c.off)
 			}
 			t.Log(err)
 		})
@@ -311,8 +312,8 @@ func TestDeclaredSizesDoNotAllocate(t *testing.T) {
 	}
 	_, err = a.Symbols()
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, ErrTruncated) {
-		t.Errorf("Symbols: %v, want ErrTruncated", err)
+	if !errors.Is(err, goffload.ErrTruncated) {
+		t.Errorf("Symbols: %v, want goffload.ErrTruncated", err)
 	}
 	if n := after.TotalAlloc - before.TotalAlloc; n > 4*chunk {
 		t.Errorf("allocated %d bytes for a %d-byte archive", n, len(data))
@@ -418,7 +419,7 @@ func TestOpenArgumentErrors(t *testing.T) {
 		{"negative size", strings.NewReader(Magic), -1},
 	} {
 		a, err := Open(c.r, c.size)
-		if a != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, ErrFormat) || errors.Is(err, ErrTruncated) {
+		if a != nil || !errors.Is(err, fs.ErrInvalid) || errors.Is(err, goffload.ErrInvalid) || errors.Is(err, goffload.ErrTruncated) {
 			t.Errorf("%s: %v, %v; want an argument error", c.name, a, err)
 		}
 	}

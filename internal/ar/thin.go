@@ -3,6 +3,8 @@ package ar
 import (
 	"fmt"
 	"io"
+
+	"github.com/goffload/goffload"
 )
 
 // Opener opens the file of a thin archive's member. name is the member's
@@ -46,7 +48,7 @@ func openNested(m Member, r io.ReaderAt, size int64) (*io.SectionReader, error) 
 		return nil, fmt.Errorf("ar: thin member %q: %w", m.Name, err)
 	}
 	if inner.kind == Thin {
-		return nil, fmt.Errorf("ar: thin member %q refers into a thin archive: %w", m.Name, ErrFormat)
+		return nil, fmt.Errorf("ar: thin member %q refers into a thin archive: %w", m.Name, goffload.ErrInvalid)
 	}
 	i, ok := inner.member(m.NestedOffset)
 	if !ok {

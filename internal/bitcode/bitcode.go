@@ -7,7 +7,7 @@
 //
 // The reader is meant for untrusted input: every length and offset is checked
 // against the file before it is used, nothing larger than the file is
-// allocated, and bad input gives an error matching [ErrFormat], never a
+// allocated, and bad input gives an error matching [goffload.ErrInvalid], never a
 // panic.
 package bitcode
 
@@ -17,12 +17,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
 var (
-	// ErrFormat: not well-formed bitcode.
-	ErrFormat = errors.New("malformed bitcode")
 	// ErrNoSymtab: bitcode without an IR symbol table (made before LLVM 5).
 	ErrNoSymtab = errors.New("bitcode without a symbol table")
 )
@@ -65,7 +64,7 @@ func IsBitcode(b []byte) bool {
 const wrapperMagic = 0x0B17C0DE
 
 func formatErr(off int64, what string, val any) error {
-	return &ferr.FormatError{Format: "bitcode", Off: off, What: what, Val: val, Err: ErrFormat}
+	return &goffload.FormatError{Format: "bitcode", Offset: off, Field: what, Value: val, Err: goffload.ErrInvalid}
 }
 
 // Symbols returns the symbols of the IR symbol table of the bitcode file

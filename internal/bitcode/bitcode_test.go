@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
@@ -86,7 +87,7 @@ func TestSymbolsRefusesWhatIsNotBitcode(t *testing.T) {
 		"bad block":   []byte("BC\xc0\xde\xff\xff\xff\xff\xff\xff\xff\xff"),
 	} {
 		_, err := Symbols(bytes.NewReader(data), int64(len(data)))
-		if err == nil || !(errors.Is(err, ErrFormat) || errors.Is(err, ErrNoSymtab)) {
+		if err == nil || !(errors.Is(err, goffload.ErrInvalid) || errors.Is(err, ErrNoSymtab)) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -111,8 +112,8 @@ func FuzzSymbols(f *testing.F) {
 		if err != nil && syms != nil {
 			t.Fatal("symbols and an error")
 		}
-		if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrNoSymtab) && err != nil {
-			t.Fatalf("error %v matches neither ErrFormat nor ErrNoSymtab", err)
+		if !errors.Is(err, goffload.ErrInvalid) && !errors.Is(err, ErrNoSymtab) && err != nil {
+			t.Fatalf("error %v matches neither goffload.ErrInvalid nor ErrNoSymtab", err)
 		}
 	})
 }

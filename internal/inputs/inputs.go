@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ar"
@@ -81,7 +82,7 @@ func (o *opener) file(path string, outer []fs.FileInfo, depth int) ([]Input, err
 	o.files = append(o.files, f)
 	for _, a := range outer {
 		if os.SameFile(a, f.Stat()) {
-			return nil, fmt.Errorf("%s: a thin archive that includes itself: %w", path, offload.ErrInvalid)
+			return nil, fmt.Errorf("%s: a thin archive that includes itself: %w", path, goffload.ErrInvalid)
 		}
 	}
 	return o.contents(path, filepath.Dir(path), f, f.Size(), append(outer, f.Stat()), depth)
@@ -95,7 +96,7 @@ func (o *opener) contents(name, dir string, r io.ReaderAt, size int64, outer []f
 	head = head[:n]
 	switch {
 	case size == 0:
-		return nil, fmt.Errorf("empty file: %w", offload.ErrInvalid)
+		return nil, fmt.Errorf("empty file: %w", goffload.ErrInvalid)
 	case bytes.HasPrefix(head, OffloadMagic):
 		return []Input{{Name: name, R: r, Size: size}}, nil
 	case bytes.HasPrefix(head, ElfMagic):
@@ -108,7 +109,7 @@ func (o *opener) contents(name, dir string, r io.ReaderAt, size int64, outer []f
 		// of a .hip_fatbin section are.
 		return []Input{{Name: name, R: r, Size: size, BundleFile: true}}, nil
 	}
-	return nil, fmt.Errorf("not an OffloadBinary, an ELF file, an archive or an offload bundle: %w", offload.ErrInvalid)
+	return nil, fmt.Errorf("not an OffloadBinary, an ELF file, an archive or an offload bundle: %w", goffload.ErrInvalid)
 }
 
 // InFile names path in err, unless err names it already.
@@ -142,7 +143,7 @@ func elfInput(name string, r io.ReaderAt, size int64) (Input, error) {
 // named them.
 func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs.FileInfo, depth int) ([]Input, error) {
 	if depth >= maxArchiveDepth {
-		return nil, fmt.Errorf("archives nested more than %d deep: %w", maxArchiveDepth, offload.ErrInvalid)
+		return nil, fmt.Errorf("archives nested more than %d deep: %w", maxArchiveDepth, goffload.ErrInvalid)
 	}
 	a, err := ar.Open(r, size)
 	if err != nil {
@@ -151,7 +152,7 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 	var ins []Input
 	for _, m := range a.Members() {
 		if o.members++; o.members > maxMembers {
-			return nil, fmt.Errorf("more than %d archive members: %w", maxMembers, offload.ErrInvalid)
+			return nil, fmt.Errorf("more than %d archive members: %w", maxMembers, goffload.ErrInvalid)
 		}
 		name := fmt.Sprintf("%s(%s)", path, m.Name)
 		mdir, mouter := dir, outer
@@ -165,7 +166,7 @@ func (o *opener) archive(path, dir string, r io.ReaderAt, size int64, outer []fs
 				o.files = append(o.files, f)
 				for _, a := range outer {
 					if os.SameFile(a, f.Stat()) {
-						return nil, 0, fmt.Errorf("a thin archive that includes itself: %w", offload.ErrInvalid)
+						return nil, 0, fmt.Errorf("a thin archive that includes itself: %w", goffload.ErrInvalid)
 					}
 				}
 				mdir, mouter = filepath.Dir(m.Path(dir)), append(outer[:len(outer):len(outer)], f.Stat())

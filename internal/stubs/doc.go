@@ -150,5 +150,5 @@
 // # Security
 //
 // The package takes no input but a machine, a release and an image count;
-// unknown ones give an error wrapping [ErrUnsupported], never a panic.
+// unknown ones give an error wrapping [goffload.ErrUnsupported], never a panic.
 package stubs

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -154,15 +155,15 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		o.LLVM = 19
 	}
 	if o.Kind != CUDA && o.Kind != HIP {
-		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", o.Kind, ErrUnsupported)
+		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", o.Kind, goffload.ErrUnsupported)
 	}
 	rel, err := offload.LookupRelease(o.LLVM)
 	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
-		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 23)", o.Kind, o.LLVM, ErrUnsupported)
+		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 23)", o.Kind, o.LLVM, goffload.ErrUnsupported)
 	}
 	arch, ok := gpuArches[m]
 	if !ok {
-		return nil, fmt.Errorf("%v wrapper code for %v: %w", o.Kind, m, ErrUnsupported)
+		return nil, fmt.Errorf("%v wrapper code for %v: %w", o.Kind, m, goffload.ErrUnsupported)
 	}
 	a := &gpuAsm{align: arch.align, pad: arch.pad}
 	arch.write(a, o.Kind, rel.GPURegistration)

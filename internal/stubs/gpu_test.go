@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 
@@ -328,8 +329,8 @@ func TestGPUErrors(t *testing.T) {
 		{elf.EM_X86_64, GPUOptions{Kind: 2}},
 	} {
 		c, err := GPU(tc.m, tc.o)
-		if c != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("GPU(%v, %+v) = %v, %v; want an error wrapping ErrUnsupported", tc.m, tc.o, c, err)
+		if c != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("GPU(%v, %+v) = %v, %v; want an error wrapping goffload.ErrUnsupported", tc.m, tc.o, c, err)
 		}
 	}
 }

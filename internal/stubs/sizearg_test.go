@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 )
 
@@ -206,8 +207,8 @@ func TestSizeArgRefused(t *testing.T) {
 		{elf.EM_X86_64, Options{LLVM: 13, Static: true, SizeArg: true, Size: 8}},
 		{elf.EM_AARCH64, Options{LLVM: 22, SizeArg: true, Size: 1 << 48}},
 	} {
-		if code, err := OpenMPWith(c.m, c.o); code != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("%v %+v: %v, %v; want ErrUnsupported", c.m, c.o, code, err)
+		if code, err := OpenMPWith(c.m, c.o); code != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("%v %+v: %v, %v; want goffload.ErrUnsupported", c.m, c.o, code, err)
 		}
 	}
 	if _, err := OpenMPWith(elf.EM_X86_64, Options{LLVM: 22, SizeArg: true, Size: 1 << 60}); err != nil {

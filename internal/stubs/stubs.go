@@ -2,10 +2,10 @@ package stubs
 
 import (
 	"debug/elf"
-	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 )
 
@@ -180,10 +180,6 @@ const (
 	UnregName = ".omp_offloading.descriptor_unreg"
 )
 
-// ErrUnsupported is wrapped by the errors for a machine or release that this
-// package has no code for.
-var ErrUnsupported = errors.ErrUnsupported
-
 // OpenMP returns the registration code that LLVM 19's code generator emits
 // for host machine m: elf.EM_X86_64, elf.EM_AARCH64, elf.EM_PPC64 (little
 // endian, ELFv2) or elf.EM_RISCV (riscv64), with reg calling atexit when
@@ -208,26 +204,26 @@ func OpenMPWith(m elf.Machine, o Options) (*Code, error) {
 	}
 	cg, ok := codegens[o.LLVM]
 	if !ok {
-		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 13 to 23)", o.LLVM, ErrUnsupported)
+		return nil, fmt.Errorf("openmp wrapper code of LLVM %d: %w (known: 13 to 23)", o.LLVM, goffload.ErrUnsupported)
 	}
 	arch, ok := arches[m]
 	if !ok {
-		return nil, fmt.Errorf("openmp wrapper code for %v: %w", m, ErrUnsupported)
+		return nil, fmt.Errorf("openmp wrapper code for %v: %w", m, goffload.ErrUnsupported)
 	}
 	if cg.machines != nil && !slices.Contains(cg.machines, m) {
-		return nil, fmt.Errorf("openmp wrapper code of LLVM %d for %v: %w (known for %v)", o.LLVM, m, ErrUnsupported, cg.machines)
+		return nil, fmt.Errorf("openmp wrapper code of LLVM %d for %v: %w (known for %v)", o.LLVM, m, goffload.ErrUnsupported, cg.machines)
 	}
 	if o.Static && m != elf.EM_X86_64 {
-		return nil, fmt.Errorf("static openmp wrapper code for %v: %w (x86-64 only)", m, ErrUnsupported)
+		return nil, fmt.Errorf("static openmp wrapper code for %v: %w (x86-64 only)", m, goffload.ErrUnsupported)
 	}
 	if o.SizeArg {
 		switch {
 		case m != elf.EM_X86_64 && m != elf.EM_AARCH64:
-			return nil, fmt.Errorf("wrapper code passing a size for %v: %w (x86-64 and AArch64 only)", m, ErrUnsupported)
+			return nil, fmt.Errorf("wrapper code passing a size for %v: %w (x86-64 and AArch64 only)", m, goffload.ErrUnsupported)
 		case o.Static:
-			return nil, fmt.Errorf("static wrapper code passing a size: %w", ErrUnsupported)
+			return nil, fmt.Errorf("static wrapper code passing a size: %w", goffload.ErrUnsupported)
 		case m == elf.EM_AARCH64 && o.Size>>48 != 0:
-			return nil, fmt.Errorf("AArch64 wrapper code passing the size %#x: %w (below 2^48 only)", o.Size, ErrUnsupported)
+			return nil, fmt.Errorf("AArch64 wrapper code passing the size %#x: %w (below 2^48 only)", o.Size, goffload.ErrUnsupported)
 		}
 	}
 	v := variant{codegen: cg, atexit: o.Atexit, static: o.Static, images: uint64(o.Images), sizeArg: o.SizeArg, size: o.Size}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 )
@@ -436,8 +437,8 @@ func TestErrors(t *testing.T) {
 		{elf.EM_AARCH64, Options{LLVM: 19, Static: true}},
 	} {
 		c, err := OpenMPWith(tc.m, tc.o)
-		if c != nil || !errors.Is(err, ErrUnsupported) {
-			t.Errorf("OpenMPWith(%v, %+v) = %v, %v; want an error wrapping ErrUnsupported", tc.m, tc.o, c, err)
+		if c != nil || !errors.Is(err, goffload.ErrUnsupported) {
+			t.Errorf("OpenMPWith(%v, %+v) = %v, %v; want an error wrapping goffload.ErrUnsupported", tc.m, tc.o, c, err)
 		}
 	}
 	// 23 (main after 22) is inferred as 22's code generator.
