@@ -59,7 +59,7 @@ type Finding struct {
 	Entries int    `json:"entries,omitempty"`
 	// Releases are those the finding's evidence points to: the releases
 	// that make the entries, or the runtime's.
-	Releases Releases `json:"releases,omitempty"`
+	Releases offload.ReleaseSet `json:"releases,omitempty"`
 	// Other is the earlier input that an object cannot be linked with
 	// (findings of [Incompatible]).
 	Other string `json:"other,omitempty"`
@@ -93,8 +93,8 @@ type Fact struct {
 	// registered, the releases whose wrapper registers their section; for
 	// entries a wrapper of the file registers already, the releases whose
 	// runtime reads their layout.
-	Made  Releases `json:"made_by"`
-	Links Releases `json:"read_by"`
+	Made  offload.ReleaseSet `json:"made_by"`
+	Links offload.ReleaseSet `json:"read_by"`
 }
 
 // Registration is a registration of entries found in a file: a wrapper's
@@ -117,7 +117,7 @@ type Registration struct {
 	// Releases are those whose wrapper makes such a registration: it
 	// registers Section and points to its images as they do, in an object
 	// its constructor has their priority.
-	Releases Releases `json:"releases"`
+	Releases offload.ReleaseSet `json:"releases"`
 
 	begin, end uint64 // linked files: the range
 	ranged     bool   // begin and end are known
@@ -130,15 +130,15 @@ type Origin struct {
 	Registrations []Registration `json:"registrations"`
 	// Runtime is the libomptarget the file needs (DT_NEEDED), "" if none;
 	// RuntimeReleases are the releases it belongs to.
-	Runtime         string    `json:"runtime,omitempty"`
-	RuntimeReleases Releases  `json:"runtime_releases,omitempty"`
-	Findings        []Finding `json:"findings"`
+	Runtime         string             `json:"runtime,omitempty"`
+	RuntimeReleases offload.ReleaseSet `json:"runtime_releases,omitempty"`
+	Findings        []Finding          `json:"findings"`
 }
 
 // Made returns the releases that make everything the file holds: all of
 // them when nothing tells, none when the file mixes releases.
-func (o *Origin) Made() Releases {
-	s := AllReleases()
+func (o *Origin) Made() offload.ReleaseSet {
+	s := offload.AllReleases()
 	for _, f := range o.Facts {
 		s &= f.Made
 	}
@@ -147,8 +147,8 @@ func (o *Origin) Made() Releases {
 
 // Links returns the releases whose link and runtime read everything the
 // file holds.
-func (o *Origin) Links() Releases {
-	s := AllReleases()
+func (o *Origin) Links() offload.ReleaseSet {
+	s := offload.AllReleases()
 	for _, f := range o.Facts {
 		s &= f.Links
 	}
@@ -157,8 +157,8 @@ func (o *Origin) Links() Releases {
 
 // Wrapper returns the releases whose wrapper can have made each
 // registration of the file (none if it has none).
-func (o *Origin) Wrapper() Releases {
-	var s Releases
+func (o *Origin) Wrapper() offload.ReleaseSet {
+	var s offload.ReleaseSet
 	for i, g := range o.Registrations {
 		if i == 0 {
 			s = g.Releases
@@ -212,7 +212,7 @@ func Mixing(f *elfobj.File, r *offload.Release) (*Origin, error) {
 		}
 		for _, n := range needed {
 			if rs := offload.RuntimeReleases(n); rs != nil {
-				m.o.Runtime, m.o.RuntimeReleases = n, releasesOf(rs)
+				m.o.Runtime, m.o.RuntimeReleases = n, offload.ReleaseSetOf(rs...)
 				break
 			}
 		}
@@ -351,8 +351,8 @@ func baseSection(name string) string {
 
 // registeringSection returns the releases whose wrappers register the
 // entries section base (of some kind).
-func registeringSection(base string) Releases {
-	return releasesWhere(func(r *offload.Release) bool {
+func registeringSection(base string) offload.ReleaseSet {
+	return offload.ReleasesWhere(func(r *offload.Release) bool {
 		for _, k := range []offload.OffloadKind{offload.OffloadOpenMP, offload.OffloadCUDA, offload.OffloadHIP} {
 			if r.EntriesSection(k) == base && base != "" {
 				return true
@@ -489,7 +489,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return Registration{}, false
 	}
-	g := Registration{Kind: offload.OffloadOpenMP, Images: int(n), Releases: releasesWhere(func(*offload.Release) bool { return true })}
+	g := Registration{Kind: offload.OffloadOpenMP, Images: int(n), Releases: offload.ReleasesWhere(func(*offload.Release) bool { return true })}
 	if m.linked {
 		if !beginLoc.linked || !endLoc.linked || beginLoc.addr > endLoc.addr {
 			return Registration{}, false
@@ -517,7 +517,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	}
 	if g.Section != "" {
 		base := baseSection(g.Section)
-		g.Releases &= releasesWhere(func(r *offload.Release) bool { return r.OpenMPEntries == base })
+		g.Releases &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.OpenMPEntries == base })
 	}
 	return g, true
 }
@@ -526,8 +526,8 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 // __tgt_device_image at rec into its image as it does (spec §3.1, §7): raw
 // images (13, 14), or the OffloadBinary's start or ImageOffset, and its end
 // or ImageOffset+ImageSize. A pointer that cannot be followed tells nothing.
-func (m *mixer) imageReleases(rec place, g *Registration) Releases {
-	all := AllReleases()
+func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
+	all := offload.AllReleases()
 	_, startLoc, ok1 := m.pointer(rec, 0)
 	_, endLoc, ok2 := m.pointer(rec, 8)
 	if !ok1 || !ok2 {
@@ -546,7 +546,7 @@ func (m *mixer) imageReleases(rec place, g *Registration) Releases {
 		if endOff > start.off && endOff <= start.sec.FileSize && (!m.linked || endLoc.linked) && (m.linked || endLoc.section == start.sec.Index) {
 			m.raw = append(m.raw, rawImage{start.sec, start.off, endOff})
 		}
-		return releasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
+		return offload.ReleasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
 	}
 	bins, err := m.binaries(start.sec)
 	if err != nil {
@@ -578,7 +578,7 @@ func (m *mixer) imageReleases(rec place, g *Registration) Releases {
 				ends[offload.BoundImageEnd] = true
 			}
 		}
-		return releasesWhere(func(r *offload.Release) bool {
+		return offload.ReleasesWhere(func(r *offload.Release) bool {
 			return r.Wrapper == offload.WrapperLinkerWrapper && starts[r.ImageStart] && ends[r.ImageEnd]
 		})
 	}
@@ -592,7 +592,7 @@ func (m *mixer) binaries(s *elfobj.FileSection) ([]*offload.Binary, error) {
 	}
 	sr := s.Open()
 	// Every version any release writes: the version says who made it.
-	b, err := offload.ReadAll(sr, sr.Size(), &offload.ReadOptions{MaxVersion: offload.VersionCompressed})
+	b, err := offload.ReadAll(sr, sr.Size(), nil)
 	if err != nil {
 		b = nil
 	}
@@ -682,8 +682,8 @@ func (m *mixer) symbolRanges() {
 // calls the registration function (objects), and whether a .fini_array
 // calls the unregistration function (LLVM 18 and before) or the symbol
 // table shows that function and none calls it (atexit, LLVM 19 and later).
-func (m *mixer) arrayFacts() Releases {
-	s := AllReleases()
+func (m *mixer) arrayFacts() offload.ReleaseSet {
+	s := offload.AllReleases()
 	type at struct {
 		sec  int
 		addr uint64
@@ -721,15 +721,15 @@ func (m *mixer) arrayFacts() Releases {
 			if isFini {
 				dtor = true
 			} else if n, err := strconv.Atoi(strings.TrimPrefix(prio, ".")); err == nil && !m.linked {
-				s &= releasesWhere(func(r *offload.Release) bool { return r.CtorPriority == n })
+				s &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.CtorPriority == n })
 			}
 		}
 	}
 	switch {
 	case dtor:
-		s &= releasesWhere(func(r *offload.Release) bool { return !r.UnregisterAtexit })
+		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return !r.UnregisterAtexit })
 	case unregs > 0:
-		s &= releasesWhere(func(r *offload.Release) bool { return r.UnregisterAtexit })
+		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.UnregisterAtexit })
 	}
 	return s
 }
@@ -803,14 +803,14 @@ func (m *mixer) entryFacts() {
 		f.Links = f.Made
 		if u.registered == len(u.ents) && u.registered > 0 {
 			l := u.layout
-			f.Links = releasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })
+			f.Links = offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })
 		}
 		m.o.Facts = append(m.o.Facts, f)
 		for _, e := range u.ents {
 			if u.layout == offload.EntryV1 && (e.Raw.Kind == 3 || e.Raw.Kind == 4) && e.Kind != offload.OffloadOpenMP {
 				code := e.Raw.Kind
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("56-byte HIP entries numbered %d in %s", code, u.name),
-					Made: releasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
+					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
 			}
 		}
 	}
@@ -821,7 +821,7 @@ func (m *mixer) entryFacts() {
 // (a linker need not keep it in a program), and narrows the releases of the
 // object's registrations with it.
 func (m *mixer) retainFacts() {
-	mask := AllReleases()
+	mask := offload.AllReleases()
 	for _, s := range m.f.Sections[1:] {
 		if baseSection(s.Name) == "" || s.Type == elfobj.SHT_LLVM_OFFLOADING {
 			continue
@@ -831,8 +831,8 @@ func (m *mixer) retainFacts() {
 		if retain {
 			what = "SHF_GNU_RETAIN on " + s.Name
 		}
-		made := releasesWhere(func(r *offload.Release) bool { return r.EntriesRetain == retain })
-		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: AllReleases()})
+		made := offload.ReleasesWhere(func(r *offload.Release) bool { return r.EntriesRetain == retain })
+		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: offload.AllReleases()})
 		mask &= made
 	}
 	for i := range m.o.Registrations {
@@ -901,8 +901,8 @@ func (m *mixer) unknownRegistration(e Entry) bool {
 func (m *mixer) requiresFacts() {
 	add := func(e offload.RequiresEncoding, what string) {
 		m.addFact(Fact{Topic: TopicRequires, What: what,
-			Made:  releasesWhere(func(r *offload.Release) bool { return r.Requires == e }),
-			Links: releasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })})
+			Made:  offload.ReleasesWhere(func(r *offload.Release) bool { return r.Requires == e }),
+			Links: offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })})
 	}
 	if m.requiresCtor() {
 		add(offload.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
@@ -960,19 +960,19 @@ func (m *mixer) symbolFacts() {
 	sort.Strings(ps)
 	for _, p := range ps {
 		m.addFact(Fact{Topic: TopicSymbols, What: "entry symbols " + p + "*",
-			Made: releasesWhere(func(r *offload.Release) bool { return r.EntrySymbolPrefix == p }), Links: AllReleases()})
+			Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.EntrySymbolPrefix == p }), Links: offload.AllReleases()})
 	}
 }
 
 // deviceCodeFacts adds the forms of device code of the file and the HIP
 // numbering of its OffloadBinaries.
 func (m *mixer) deviceCodeFacts() error {
-	linkerWrapper := func(v uint32) Releases {
-		return releasesWhere(func(r *offload.Release) bool {
+	linkerWrapper := func(v uint32) offload.ReleaseSet {
+		return offload.ReleasesWhere(func(r *offload.Release) bool {
 			return r.Wrapper == offload.WrapperLinkerWrapper && r.BinaryVersion >= v
 		})
 	}
-	oldDriver := releasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
+	oldDriver := offload.ReleasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
 	for _, s := range m.f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
 		bins, err := m.binaries(s)
 		if err != nil {
@@ -981,11 +981,11 @@ func (m *mixer) deviceCodeFacts() error {
 		for _, b := range bins {
 			v := b.Version
 			f := Fact{Topic: TopicDeviceCode, What: fmt.Sprintf("OffloadBinaries (version %d) in %s", v, s.Name),
-				Made: releasesWhere(func(r *offload.Release) bool { return r.BinaryVersion == v })}
+				Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.BinaryVersion == v })}
 			if s.Flags&elfobj.SHF_EXCLUDE != 0 || !m.linked && s.Flags&elf.SHF_ALLOC == 0 {
 				f.Links = linkerWrapper(v) // device code still to be linked
 			} else {
-				f.Links = AllReleases() // a wrapper's copy
+				f.Links = offload.AllReleases() // a wrapper's copy
 			}
 			m.addFact(f)
 			for _, im := range b.Images {
@@ -994,7 +994,7 @@ func (m *mixer) deviceCodeFacts() error {
 					continue
 				}
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("HIP images numbered %d in the OffloadBinaries of %s", code, s.Name),
-					Made: releasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
+					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
 			}
 		}
 	}
@@ -1052,18 +1052,18 @@ func (m *mixer) linkedFindings() {
 	if o.RuntimeReleases != 0 {
 		for _, u := range m.sections {
 			l := u.layout
-			if u.registered == 0 || releasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })&runtime != 0 {
+			if u.registered == 0 || offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })&runtime != 0 {
 				continue
 			}
 			unreadable[l] = true
 			o.Findings = append(o.Findings, Finding{Kind: FindRuntimeLayout, Section: u.name, Entries: u.registered, Releases: runtime,
 				Message: fmt.Sprintf("the file needs %s, which cannot read the %d %d-byte entries of %s that its wrapper registers (%s reads them)",
-					what, u.registered, l.Size(), u.name, releasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) }))})
+					what, u.registered, l.Size(), u.name, offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) }))})
 		}
 	}
 	if runtime != 0 {
-		reads := func(e offload.RequiresEncoding) Releases {
-			return releasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })
+		reads := func(e offload.RequiresEncoding) offload.ReleaseSet {
+			return offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })
 		}
 		if m.requiresCtor() && reads(offload.RequiresCtor)&runtime == 0 {
 			o.Findings = append(o.Findings, Finding{Kind: FindRequires, Releases: runtime,
@@ -1077,7 +1077,7 @@ func (m *mixer) linkedFindings() {
 			if reads(e)&runtime == 0 {
 				o.Findings = append(o.Findings, Finding{Kind: FindRequires, Section: u.name, Entries: len(u.requires), Releases: runtime,
 					Message: fmt.Sprintf("%s in %s (%s), which %s does not read (%s does)", desc, u.name,
-						releasesWhere(func(r *offload.Release) bool { return r.Requires == e }), what, reads(e))})
+						offload.ReleasesWhere(func(r *offload.Release) bool { return r.Requires == e }), what, reads(e))})
 			}
 		}
 	}
@@ -1231,7 +1231,7 @@ func conflicts(facts []Fact) []Finding {
 		}
 	}
 	if len(out) == 0 && len(facts) > 0 {
-		all := AllReleases()
+		all := offload.AllReleases()
 		for _, f := range facts {
 			all &= f.Links
 		}

@@ -34,30 +34,6 @@ func kinds(fs []Finding) string {
 	return strings.Join(ks, " ")
 }
 
-func TestReleasesString(t *testing.T) {
-	set := func(ms ...int) Releases {
-		var s Releases
-		for _, m := range ms {
-			s |= 1 << m
-		}
-		return s
-	}
-	for _, c := range []struct {
-		s    Releases
-		want string
-	}{
-		{0, "no LLVM release"},
-		{set(19), "LLVM 19"},
-		{set(19, 20), "LLVM 19-20"},
-		{set(13, 14, 19, 21, 22), "LLVM 13-14, 19, 21-22"},
-		{AllReleases(), "LLVM 13-23"},
-	} {
-		if got := c.s.String(); got != c.want {
-			t.Errorf("%v: %q, want %q", c.s.Majors(), got, c.want)
-		}
-	}
-}
-
 // TestMixingOfClangObjects: clang's objects tell the releases that made
 // them, and hold nothing mixed.
 func TestMixingOfClangObjects(t *testing.T) {

@@ -922,13 +922,13 @@ var ErrMixed = errors.New("the object mixes LLVM releases")
 // an empty set when nothing in f differs between releases (an object
 // without offloading), and an error wrapping ErrMixed when no one release
 // makes everything in it.
-func MadeBy(f *elfobj.File) (*offload.Release, entries.Releases, error) {
+func MadeBy(f *elfobj.File) (*offload.Release, offload.ReleaseSet, error) {
 	o, err := entries.Mixing(f, offload.Default())
 	if err != nil {
 		return nil, 0, err
 	}
 	made := o.Made()
-	if made == entries.AllReleases() {
+	if made == offload.AllReleases() {
 		return nil, 0, nil
 	}
 	ms := made.Majors()

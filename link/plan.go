@@ -379,7 +379,7 @@ func (p *planner) images(in inputs.Input) ([]devImage, error) {
 		}
 		return out, nil
 	}
-	bins, err := in.Binaries(p.rel.ReadOptions())
+	bins, err := in.Binaries(&offload.ReadOptions{Release: p.rel})
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 			}
 			// Two binaries in a row: the second starts at the next multiple of 8.
 			two := append(append([]byte{}, b...), b...)
-			bins, err := ReadAllBytes(two, r23.ReadOptions())
+			bins, err := ReadAllBytes(two, &ReadOptions{Release: r23})
 			if err != nil {
 				t.Fatalf("%+v %d: %v", c, size, err)
 			}
@@ -65,7 +65,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 				t.Errorf("%+v %d: the inflated binary is not the uncompressed one", c, size)
 			}
 			// Releases up to 22 refuse version 3 as LLVM 22 does.
-			if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); !errors.Is(err, goffload.ErrInvalid) {
+			if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, 22)}); !errors.Is(err, goffload.ErrInvalid) {
 				t.Errorf("LLVM 22 reads version 3: %v", err)
 			}
 		}
@@ -131,7 +131,7 @@ func TestCompressedRefused(t *testing.T) {
 		{"inflated over the limit", set(32, 1<<40), "InflatedSize", goffload.ErrLimit},
 		{"entries count beyond the data", func() []byte { b := append([]byte{}, uncompressed...); le.PutUint64(b[24:], 99); return b }(), "EntriesCount", goffload.ErrTruncated},
 	} {
-		_, err := ReadAllBytes(c.data, mustRelease(t, 23).ReadOptions())
+		_, err := ReadAllBytes(c.data, &ReadOptions{Release: mustRelease(t, 23)})
 		var fe *goffload.FormatError
 		if !errors.As(err, &fe) || !errors.Is(err, c.err) || !bytes.Contains([]byte(fe.Field), []byte(c.field)) {
 			t.Errorf("%s: %v, want a goffload.FormatError at %s matching %v", c.name, err, c.field, c.err)
@@ -187,7 +187,7 @@ func FuzzReadVersion3(f *testing.F) {
 	}
 	plain, _ := MarshalBinary(r23, &im, []byte("image"))
 	f.Add(plain)
-	opt := r23.ReadOptions()
+	opt := &ReadOptions{Release: r23}
 	opt.MaxInflated = 1 << 20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		bins, err := ReadAllBytes(data, opt)
@@ -234,7 +234,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		bins, err := ReadAll(f, n, r23.ReadOptions())
+		bins, err := ReadAll(f, n, &ReadOptions{Release: r23})
 		if err != nil {
 			t.Fatal(err)
 		}

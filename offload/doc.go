@@ -29,16 +29,17 @@
 // [Release.ParseImageArg] and [Release.Package] reproduce clang-offload-packager,
 // including the order of its string map, which each release takes from a
 // different hash table. [ReadBinary] and [ReadAll] read one binary or every
-// binary of a section; with [ReadOptions.MaxVersion] 1 they accept and reject
-// exactly what LLVM 19 and 22 do, and by default they also read version 2
-// (several images in one binary, post-22 LLVM).
+// binary of a section; with [ReadOptions.Release] set they accept and reject
+// exactly what that release does, and by default they read every version
+// the table knows, each binary as the release that made it
+// ([Binary.Releases] says which).
 //
 // Row 23 of the table is LLVM's main branch after 22 (Inferred): it writes
 // version 3 (a 40-byte header; [WriteBinaries] puts several images in one
 // binary, as main's llvm-offload-binary does), and [WriteCompressedBinary]
 // and [WriteCompressedBinaries] compress the body with zstd or zlib
-// ([Compression]), streamed. [Release.ReadOptions] reads as the release
-// does: version 3 only for 23, whose compressed bodies are inflated in
+// ([Compression]), streamed. Version 3 is read by default and by 23 only,
+// its compressed bodies inflated in
 // memory up to 64 MiB, above that into an unlinked temporary file, bounded
 // by [ReadOptions.MaxInflated]. [FlagMetadata] marks an entry of strings
 // and no image.

@@ -78,7 +78,7 @@ func TestRewriteEmbeddedBinaries(t *testing.T) {
 // checkOneBinary reads the single binary of a section and returns its image.
 func checkOneBinary(t *testing.T, r *Release, section []byte) []byte {
 	t.Helper()
-	bins, err := ReadAllBytes(section, &ReadOptions{Release: r, MaxVersion: 1})
+	bins, err := ReadAllBytes(section, &ReadOptions{Release: r})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func TestWriteBinariesRoundTrip(t *testing.T) {
 			name := fmt.Sprintf("%d images, %+v", n, c)
 			b := writeAll(t, r23, ims, data, c)
 			// Two in a row: ReadAll finds the second at the next multiple of 8.
-			bins, err := ReadAllBytes(append(append([]byte{}, b...), b...), r23.ReadOptions())
+			bins, err := ReadAllBytes(append(append([]byte{}, b...), b...), &ReadOptions{Release: r23})
 			if err != nil || len(bins) != 2 {
 				t.Fatalf("%s: %d binaries, %v", name, len(bins), err)
 			}
@@ -374,7 +374,7 @@ func TestWriteCompressedBinariesStreams(t *testing.T) {
 	if grown > 32<<20 {
 		t.Errorf("allocated %d bytes to compress %d bytes of images", grown, size+5)
 	}
-	bins, err := ReadAll(f, n, r23.ReadOptions())
+	bins, err := ReadAll(f, n, &ReadOptions{Release: r23})
 	if err != nil || len(bins) != 1 || len(bins[0].Images) != 2 {
 		t.Fatalf("%d binaries, %v", len(bins), err)
 	}

@@ -296,7 +296,7 @@ func TestPackageOneBinary(t *testing.T) {
 	if fsys.closed != fsys.opened || fsys.opened != len(files) {
 		t.Errorf("opened %d files, closed %d; want %d", fsys.opened, fsys.closed, len(files))
 	}
-	bins, err := ReadAllBytes(plain.Bytes(), r23.ReadOptions())
+	bins, err := ReadAllBytes(plain.Bytes(), &ReadOptions{Release: r23})
 	if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) {
 		t.Fatalf("%d binaries, %v; want one of %d images", len(bins), err, len(files))
 	}
@@ -329,7 +329,7 @@ func TestPackageOneBinary(t *testing.T) {
 		if _, err := r23.PackageCompressed(&buf, args, fsys.open, c); err != nil {
 			t.Fatal(err)
 		}
-		bins, err := ReadAllBytes(buf.Bytes(), r23.ReadOptions())
+		bins, err := ReadAllBytes(buf.Bytes(), &ReadOptions{Release: r23})
 		if err != nil || len(bins) != 1 || bins[0].Compression != c.Format {
 			t.Fatalf("%+v: %d binaries, %v", c, len(bins), err)
 		}
@@ -340,7 +340,7 @@ func TestPackageOneBinary(t *testing.T) {
 	}
 
 	// 22: a binary per image, the same images.
-	bins22, err := ReadAllBytes(packageBytes(t, r22, fsys.files, args[:3]...), r22.ReadOptions())
+	bins22, err := ReadAllBytes(packageBytes(t, r22, fsys.files, args[:3]...), &ReadOptions{Release: r22})
 	if err != nil || len(bins22) != 4 {
 		t.Fatalf("LLVM 22: %d binaries, %v", len(bins22), err)
 	}

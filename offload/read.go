@@ -10,17 +10,17 @@ import (
 	"github.com/goffload/goffload/internal/ferr"
 )
 
-// ReadOptions tune the reader. The zero value (or nil) reads versions 1 and
-// 2 and names offload kinds by [DefaultRelease].
+// ReadOptions tune the reader. The zero value (or nil) reads a binary as
+// the release that made it: every version the release table knows (1 to 3),
+// each offload kind number by the release that defines it (HIP is 3 up to
+// LLVM 20 and 4 from 21; no number means two kinds), and LLVM main's checks
+// for the versions only it reads. [Binary.Releases] then says which releases
+// read the binary.
 type ReadOptions struct {
-	// Release numbers the offload kinds (OFK_HIP is 3 up to 20, 4 from 21).
+	// Release, when set, reads as that release's tools do: only the versions
+	// it reads (1 up to LLVM 22; 1 to 3 in 23), offload kinds by its
+	// numbering (a number it does not define is OffloadNone), and its checks.
 	Release *Release
-	// MaxVersion is the highest version accepted; 0 means 2, or 3 where the
-	// release reads version 3 (main after 22). With 1 the reader
-	// accepts and rejects exactly what LLVM 15 to 22 do (spec §1.9); with 3,
-	// what LLVM main after 22 does. [Release.ReadOptions] sets it to the
-	// release's own.
-	MaxVersion uint32
 	// MaxInflated bounds the size of a compressed (version 3) binary once
 	// inflated; 0 means 16 GiB. A larger one is refused with goffload.ErrLimit.
 	// Inflated binaries larger than 64 MiB are held in a temporary file
@@ -28,25 +28,51 @@ type ReadOptions struct {
 	MaxInflated uint64
 }
 
-// ReadOptions returns the options that read OffloadBinaries as release r's
-// tools do: the versions it knows (1 up to 22, 3 from main after 22) and
-// its offload kind numbers.
-func (r *Release) ReadOptions() *ReadOptions {
-	return &ReadOptions{Release: r, MaxVersion: max(r.BinaryVersion, 1)}
-}
-
-func (o *ReadOptions) release() *Release {
-	if o == nil || o.Release == nil {
-		return Default()
+// strict returns the release the options read as, or nil.
+func (o *ReadOptions) strict() *Release {
+	if o == nil {
+		return nil
 	}
 	return o.Release
 }
 
 func (o *ReadOptions) maxVersion() uint32 {
-	if o == nil || o.MaxVersion == 0 {
-		return max(2, o.release().BinaryVersion)
+	if r := o.strict(); r != nil {
+		return max(r.BinaryVersion, 1)
 	}
-	return o.MaxVersion
+	return VersionCompressed
+}
+
+// kindOf returns the offload kind of code as the options read it.
+func (o *ReadOptions) kindOf(code uint16) OffloadKind {
+	if r := o.strict(); r != nil {
+		return r.OffloadKindOf(code)
+	}
+	for i := range releases {
+		if k := releases[i].OffloadKindOf(code); k != OffloadNone {
+			return k
+		}
+	}
+	return OffloadNone
+}
+
+// checksStrings reports whether a binary of version v is read with LLVM
+// main's check of its string entries against the buffer.
+func (o *ReadOptions) checksStrings(v uint32) bool {
+	if r := o.strict(); r != nil {
+		return r.BinaryVersion >= VersionCompressed
+	}
+	return v >= 2
+}
+
+// alignsAfter reports whether the next binary of a section starts at the
+// next multiple of 8 after a binary of version v: in LLVM main after 22,
+// whatever the version; before it, no binary needs it.
+func (o *ReadOptions) alignsAfter(v uint32) bool {
+	if r := o.strict(); r != nil && r.BinaryVersion >= VersionCompressed {
+		return true
+	}
+	return v >= VersionCompressed
 }
 
 func (o *ReadOptions) maxInflated() uint64 {
@@ -77,8 +103,8 @@ type Binary struct {
 // BinaryImage is one image of a binary as stored.
 type BinaryImage struct {
 	Image
-	// OffloadKindCode is the number stored; Image.OffloadKind is its meaning in
-	// the release the binary was read with.
+	// OffloadKindCode is the number stored; Image.OffloadKind is its meaning
+	// (see [ReadOptions]).
 	OffloadKindCode uint16
 	StringOffset    uint64 // relative to the binary
 	NumStrings      uint64
@@ -135,7 +161,7 @@ func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
 		}
 		out = append(out, b)
 		off += int64(b.Size) // Size >= 40: the loop advances
-		if b.Version >= VersionCompressed || opt.release().BinaryVersion >= VersionCompressed {
+		if opt.alignsAfter(b.Version) {
 			off = int64(alignUp(uint64(off), Alignment))
 		}
 	}
@@ -218,8 +244,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 	if err := readFull(r, ents, base+int64(entOff)); err != nil {
 		return nil, fmt.Errorf("offload binary at %#x: entries: %w", base, err)
 	}
-	rel := opt.release()
-	checksStrings := opt.maxVersion() >= VersionCompressed
+	checksStrings := opt.checksStrings(b.Version)
 	b.Images = make([]BinaryImage, count)
 	for i := range b.Images {
 		e := ents[i*ImageEntrySize:]
@@ -232,7 +257,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 			ImageSize:       le.Uint64(e[32:]),
 		}
 		im.Kind = ImageKind(le.Uint16(e[0:]))
-		im.OffloadKind = rel.OffloadKindOf(im.OffloadKindCode)
+		im.OffloadKind = opt.kindOf(im.OffloadKindCode)
 		im.Flags = le.Uint32(e[4:])
 		if im.ImageOffset > buf {
 			return nil, errAt(base, at+24, "ImageOffset", im.ImageOffset, goffload.ErrTruncated)
@@ -355,4 +380,21 @@ func (b *Binary) Reader() *io.SectionReader {
 // the same bytes as Reader.
 func (b *Binary) Inflated() *io.SectionReader {
 	return io.NewSectionReader(b.data, b.base, int64(b.dataSize))
+}
+
+// Releases returns the releases whose tools read b as it is: its version,
+// and a meaning for the offload kind number of each of its images (HIP
+// numbered 3 is LLVM 20 or before, 4 LLVM 21 or later).
+func (b *Binary) Releases() ReleaseSet {
+	return ReleasesWhere(func(r *Release) bool {
+		if b.Version > max(r.BinaryVersion, 1) {
+			return false
+		}
+		for i := range b.Images {
+			if c := b.Images[i].OffloadKindCode; c != 0 && r.OffloadKindOf(c) == OffloadNone {
+				return false
+			}
+		}
+		return true
+	})
 }

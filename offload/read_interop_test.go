@@ -94,7 +94,7 @@ func TestReaderMatchesObjdump(t *testing.T) {
 	for _, major := range []int{19, 22} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			objdump := tooltest.Tool(t, "llvm-objdump", major)
-			opt := &ReadOptions{Release: mustRelease(t, major), MaxVersion: 1}
+			opt := &ReadOptions{Release: mustRelease(t, major)}
 			rng := rand.New(rand.NewSource(int64(major)))
 			dir := t.TempDir()
 			var accepted, rejected, unchecked int

@@ -38,7 +38,7 @@ var readerValidation = []struct {
 	{"trail4.out", goffload.ErrInvalid, 0}, // 4 zero bytes after the binary
 }
 
-var strict = &ReadOptions{MaxVersion: 1}
+var strict = &ReadOptions{Release: Default()}
 
 func TestReaderValidationAsLLVM(t *testing.T) {
 	for _, c := range readerValidation {
@@ -173,7 +173,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if len(b)%Alignment != 0 || uint64(len(b)) != im.LayoutFor(r, 13).Size {
 			t.Fatalf("%v: size %d", r, len(b))
 		}
-		bins, err := ReadAllBytes(b, r.ReadOptions())
+		bins, err := ReadAllBytes(b, &ReadOptions{Release: r})
 		if err != nil {
 			t.Fatalf("%v: %v", r, err)
 		}
@@ -425,7 +425,7 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 		}
 		hdr := int(le.Uint64(b[16:]))
 		le.PutUint64(b[hdr+16:], c.numStrings)
-		_, err = ReadAllBytes(b, mustRelease(t, c.reader).ReadOptions())
+		_, err = ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, c.reader)})
 		var fe *goffload.FormatError
 		if !errors.Is(err, c.err) || !errors.As(err, &fe) {
 			t.Errorf("written by %d, read by %d, %d strings: %v, want %v", c.writer, c.reader, c.numStrings, err, c.err)
@@ -434,7 +434,7 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 	// The two strings it has are read by both.
 	for _, r := range []int{22, 23} {
 		b, _ := MarshalBinary(mustRelease(t, 22), &im, []byte("image"))
-		if bins, err := ReadAllBytes(b, mustRelease(t, r).ReadOptions()); err != nil || bins[0].Images[0].Arch() != "generic" {
+		if bins, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, r)}); err != nil || bins[0].Images[0].Arch() != "generic" {
 			t.Errorf("read by %d: %v", r, err)
 		}
 	}
@@ -443,10 +443,10 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 	// bytes each (72 + 48 > 112) does not.
 	tiny := Image{Strings: []KeyValue{{"a", ""}, {"b", ""}}}
 	b, _ := MarshalBinary(mustRelease(t, 22), &tiny, nil)
-	if _, err := ReadAllBytes(b, mustRelease(t, 22).ReadOptions()); len(b) != 112 || err != nil {
+	if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, 22)}); len(b) != 112 || err != nil {
 		t.Errorf("%d bytes, read by 22: %v", len(b), err)
 	}
-	if _, err := ReadAllBytes(b, mustRelease(t, 23).ReadOptions()); !errors.Is(err, goffload.ErrTruncated) {
+	if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, 23)}); !errors.Is(err, goffload.ErrTruncated) {
 		t.Errorf("read by 23: %v, want goffload.ErrTruncated", err)
 	}
 }

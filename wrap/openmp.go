@@ -46,7 +46,7 @@ func (b *Binary) check() error {
 // FromBinary returns the OffloadBinary of the size bytes of r for embedding;
 // a compressed one (version 3) inflated.
 func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
-	b, err := offload.ReadBinary(r, size, &offload.ReadOptions{MaxVersion: offload.VersionCompressed}) // v1 to v3: the caller reads as its release does
+	b, err := offload.ReadBinary(r, size, nil) // v1 to v3: the caller reads as its release does
 	if err != nil {
 		return Binary{}, err
 	}

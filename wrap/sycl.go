@@ -89,7 +89,7 @@ func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 	if err := syclForm(rel); err != nil {
 		return nil, err
 	}
-	all, err := offload.ReadAll(r, size, rel.ReadOptions())
+	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}

@@ -94,7 +94,7 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 // checkSYCLBinary checks the size bytes of r as rel's SYCL runtime reads
 // them: one OffloadBinary of SYCL images.
 func checkSYCLBinary(rel *offload.Release, r io.ReaderAt, size int64) error {
-	all, err := offload.ReadAll(r, size, rel.ReadOptions())
+	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
 	if err != nil {
 		return fmt.Errorf("wrap: SYCL binary: %w", err)
 	}

@@ -177,12 +177,12 @@ type jsonCheck struct {
 	Unchecked []string `json:"unchecked_images"`
 	// MadeBy and ReadBy are the releases that make and that link and run
 	// everything the file holds.
-	MadeBy          entries.Releases   `json:"made_by"`
-	ReadBy          entries.Releases   `json:"read_by"`
+	MadeBy          offload.ReleaseSet `json:"made_by"`
+	ReadBy          offload.ReleaseSet `json:"read_by"`
 	Facts           []entries.Fact     `json:"facts"`
 	Registrations   []jsonRegistration `json:"registrations"`
 	Runtime         string             `json:"runtime"`
-	RuntimeReleases entries.Releases   `json:"runtime_releases"`
+	RuntimeReleases offload.ReleaseSet `json:"runtime_releases"`
 	Findings        []entries.Finding  `json:"findings"`
 }
 

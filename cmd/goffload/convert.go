@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -100,7 +99,7 @@ func (c *converter) object(name string, sr *io.SectionReader) (*elfobj.Object, e
 	}
 	from, made := c.from, ""
 	if from == nil {
-		var set entries.Releases
+		var set offload.ReleaseSet
 		if from, set, err = fatobj.MadeBy(ef); err != nil {
 			return nil, fmt.Errorf("%s: %w (give --from)", name, err)
 		}

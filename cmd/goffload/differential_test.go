@@ -172,7 +172,7 @@ func objdumpVerdict(t *testing.T, objdump, file string) verdict {
 }
 
 func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdict {
-	opt := &offload.ReadOptions{Release: r, MaxVersion: 1}
+	opt := &offload.ReadOptions{Release: r}
 	in := input{Name: "FILE", R: bytes.NewReader(data), Size: int64(len(data))}
 	if isFat {
 		f, err := elfobj.Read(in.R, in.Size)

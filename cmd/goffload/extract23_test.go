@@ -54,7 +54,7 @@ func TestPackageCompress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bins, err := offload.ReadAllBytes(raw, r23.ReadOptions())
+		bins, err := offload.ReadAllBytes(raw, &offload.ReadOptions{Release: r23})
 		if err != nil || len(bins) != 1 || bins[0].Compression != c.format {
 			t.Fatalf("%s: %d binaries, %v", name, len(bins), err)
 		}

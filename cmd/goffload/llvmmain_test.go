@@ -610,7 +610,7 @@ func TestLLVMMainList(t *testing.T) {
 // the package as row 23 reads them: a FormatError at the field, of the
 // typed error.
 func TestLLVMMainRead(t *testing.T) {
-	opt := lmRelease(t, 23).ReadOptions()
+	opt := &offload.ReadOptions{Release: lmRelease(t, 23)}
 	// lmBinary lays one image out as the package's writer does.
 	one := lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef}
 	if got, want := lmBinary(t, 3, one), lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {

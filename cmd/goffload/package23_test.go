@@ -102,7 +102,7 @@ func TestPackage23OneBinary(t *testing.T) {
 			}
 		}
 		b, _ := os.ReadFile(path("pkg.bin"))
-		bins, err := offload.ReadAllBytes(b, r23.ReadOptions())
+		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r23})
 		if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) || bins[0].Compression != compression {
 			t.Errorf("%d binaries, %v; want one of %d images, compression %q", len(bins), err, len(files), compression)
 		}
@@ -118,7 +118,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	for _, format := range []string{"zstd", "zlib"} {
 		t.Run(format, func(t *testing.T) {
 			b := pkg(t, "23", "--compress", "--compression-format", format)
-			bins, err := offload.ReadAllBytes(b, r23.ReadOptions())
+			bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r23})
 			if err != nil || len(bins) != 1 {
 				t.Fatalf("%d binaries, %v", len(bins), err)
 			}
@@ -131,7 +131,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	}
 	t.Run("22", func(t *testing.T) {
 		b := pkg(t, "22")
-		bins, err := offload.ReadAllBytes(b, lmRelease(t, 22).ReadOptions())
+		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: lmRelease(t, 22)})
 		if err != nil || len(bins) != len(files) {
 			t.Fatalf("%d binaries, %v; want one per image", len(bins), err)
 		}

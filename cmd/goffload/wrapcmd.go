@@ -100,7 +100,7 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 		defer f.Close()
 		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
 		// or not) in main after 22.
-		all, err := offload.ReadAll(f, f.Size(), opt.Release.ReadOptions())
+		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

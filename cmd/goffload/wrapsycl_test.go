@@ -263,7 +263,7 @@ func TestWrapVersion3Binaries(t *testing.T) {
 		if !bytes.Equal(embedded, plain) {
 			t.Errorf("%s: embedded %d bytes, not the %d of the uncompressed binary", name, len(embedded), len(plain))
 		}
-		bins, err := offload.ReadAllBytes(embedded, r23.ReadOptions())
+		bins, err := offload.ReadAllBytes(embedded, &offload.ReadOptions{Release: r23})
 		if err != nil || len(bins) != 1 {
 			t.Fatalf("%s: embedded binary: %v", name, err)
 		}

@@ -1,0 +1,99 @@
+package offload
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// ReleaseSet is a set of LLVM releases of the release table, by major
+// version (bit n is release n): the releases that made a file, or that can
+// link and run it.
+type ReleaseSet uint64
+
+// AllReleases returns the set of every release of the table.
+func AllReleases() ReleaseSet {
+	return ReleasesWhere(func(*Release) bool { return true })
+}
+
+// ReleasesWhere returns the set of the releases of the table whose row
+// satisfies pred.
+func ReleasesWhere(pred func(r *Release) bool) ReleaseSet {
+	var s ReleaseSet
+	for i := range releases {
+		r := &releases[i]
+		if r.Major < 64 && pred(r) {
+			s |= 1 << r.Major
+		}
+	}
+	return s
+}
+
+// ReleaseSetOf returns the set of rs.
+func ReleaseSetOf(rs ...*Release) ReleaseSet {
+	var s ReleaseSet
+	for _, r := range rs {
+		if r.Major < 64 {
+			s |= 1 << r.Major
+		}
+	}
+	return s
+}
+
+// Has reports whether release major is in s.
+func (s ReleaseSet) Has(major int) bool { return major >= 0 && major < 64 && s&(1<<major) != 0 }
+
+// Majors returns the releases of s, oldest first.
+func (s ReleaseSet) Majors() []int {
+	var out []int
+	for n := range 64 {
+		if s.Has(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Rows returns the rows of the releases of s, oldest first.
+func (s ReleaseSet) Rows() []*Release {
+	var out []*Release
+	for i := range releases {
+		if s.Has(releases[i].Major) {
+			out = append(out, row(i))
+		}
+	}
+	return out
+}
+
+// String returns the releases as "LLVM 19-20", "LLVM 13-14, 19", or "no LLVM
+// release" for the empty set. Releases that follow each other in the table
+// make one range.
+func (s ReleaseSet) String() string {
+	ms := s.Majors()
+	if len(ms) == 0 {
+		return "no LLVM release"
+	}
+	var parts []string
+	for i := 0; i < len(ms); {
+		j := i
+		for j+1 < len(ms) && ms[j+1] == ms[j]+1 {
+			j++
+		}
+		p := strconv.Itoa(ms[i])
+		if j > i {
+			p += "-" + strconv.Itoa(ms[j])
+		}
+		parts = append(parts, p)
+		i = j + 1
+	}
+	return "LLVM " + strings.Join(parts, ", ")
+}
+
+// MarshalJSON writes the set as a list of major versions.
+func (s ReleaseSet) MarshalJSON() ([]byte, error) {
+	ms := s.Majors()
+	if ms == nil {
+		ms = []int{}
+	}
+	return json.Marshal(ms)
+}
