@@ -120,7 +120,7 @@ func readFile(t *testing.T, path string) *elfobj.File {
 	return f
 }
 
-func readEntries(t *testing.T, path string, r *offload.Release) []Entry {
+func readEntries(t *testing.T, path string, r *offload.Release) []FileEntry {
 	t.Helper()
 	ents, err := Read(readFile(t, path), r)
 	if err != nil {
@@ -224,7 +224,7 @@ func TestReadMatchesReadelf(t *testing.T) {
 	}
 }
 
-func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v *readelfView, e Entry) {
+func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v *readelfView, e FileEntry) {
 	t.Helper()
 	where := fmt.Sprintf("%s %s[%d]", filepath.Base(path), e.Section, e.Index)
 	size := e.Layout.Size()

@@ -67,11 +67,6 @@ type Finding struct {
 
 func (f Finding) String() string { return string(f.Kind) + ": " + f.Message }
 
-// Finding returns m as a Finding of kind FindMissingSymbol.
-func (m Missing) Finding() Finding {
-	return Finding{Kind: FindMissingSymbol, Message: m.String(), Section: m.Entry.Section, Entries: 1}
-}
-
 // Topic is what a [Fact] is about.
 type Topic string
 
@@ -133,6 +128,19 @@ type Origin struct {
 	Runtime         string             `json:"runtime,omitempty"`
 	RuntimeReleases offload.ReleaseSet `json:"runtime_releases,omitempty"`
 	Findings        []Finding          `json:"findings"`
+	// RawImages are the raw device images (no OffloadBinary) that the
+	// wrappers of LLVM 13 and 14 in a linked file register.
+	RawImages []RawImage `json:"-"`
+}
+
+// RawImage is a raw device image a registration points to: Size bytes at
+// Offset of section Section (an index into the file's sections).
+type RawImage struct {
+	Section      int
+	Offset, Size int64
+	// Triple is the architecture of the image's machine when it is an ELF
+	// file ("x86_64", "aarch64", ...), else "".
+	Triple string
 }
 
 // Made returns the releases that make everything the file holds: all of
@@ -205,6 +213,14 @@ func Mixing(f *elfobj.File, r *offload.Release) (*Origin, error) {
 	if err := m.deviceCodeFacts(); err != nil {
 		return nil, fmt.Errorf("entries: %w", err)
 	}
+	for _, im := range m.raw {
+		ri := RawImage{Section: im.sec.Index, Offset: int64(im.off), Size: int64(im.end - im.off)}
+		sr := io.NewSectionReader(im.sec.Open(), ri.Offset, ri.Size)
+		if ef, err := elfobj.Read(sr, sr.Size()); err == nil {
+			ri.Triple = machineTriples[ef.Machine]
+		}
+		m.o.RawImages = append(m.o.RawImages, ri)
+	}
 	if m.linked {
 		needed, err := f.Needed()
 		if err != nil {
@@ -242,31 +258,6 @@ func newMixer(f *elfobj.File) (*mixer, error) {
 	return m, nil
 }
 
-// rawImages returns the raw device images that the OpenMP wrappers of f
-// (clang-offload-wrapper's, LLVM 13 and 14) register, with their symbols:
-// they are in no OffloadBinary.
-func rawImages(f *elfobj.File) ([]DeviceImage, error) {
-	m, err := newMixer(f)
-	if err != nil {
-		return nil, err
-	}
-	var out []DeviceImage
-	for _, im := range m.raw {
-		d := DeviceImage{Section: im.sec.Name, Offset: int64(im.off), Image: offload.LinkedImage(offload.OffloadOpenMP, "", "")}
-		sr := io.NewSectionReader(im.sec.Open(), int64(im.off), int64(im.end-im.off))
-		if d.Symbols, d.Skipped, err = imageSymbols(sr); err != nil {
-			return out, fmt.Errorf("entries: raw device image in %q at %#x: %w", im.sec.Name, im.off, err)
-		}
-		if d.Symbols != nil {
-			if ef, err := elfobj.Read(sr, sr.Size()); err == nil {
-				d.Image = offload.LinkedImage(offload.OffloadOpenMP, machineTriples[ef.Machine], "")
-			}
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
 // machineTriples names the machines of raw device images as a triple's
 // architecture.
 var machineTriples = map[elf.Machine]string{
@@ -279,7 +270,7 @@ type mixer struct {
 	f       *elfobj.File
 	o       *Origin
 	linked  bool
-	ents    []Entry
+	ents    []FileEntry
 	syms    []elfobj.FileSymbol
 	dynsyms []elfobj.FileSymbol
 	rs      *resolver // nil for a machine Read does not decode
@@ -310,10 +301,10 @@ type sectionUse struct {
 	name, base string
 	layout     offload.EntryLayout
 	index      int
-	ents       []Entry
+	ents       []FileEntry
 	registered int // entries in a registered range (linked), or all when a wrapper of the object registers the section
 	unknown    int // entries whose registration cannot be told (a stripped file)
-	requires   []Entry
+	requires   []FileEntry
 }
 
 // hasSymbol reports whether the symbol or dynamic symbol table names sym.
@@ -890,7 +881,7 @@ func (m *mixer) classify(u *sectionUse) {
 // unknownRegistration reports whether the file registers entries of e's
 // kind in a way Mixing cannot see: OpenMP registration without a
 // descriptor found, CUDA or HIP registration without a symbol table.
-func (m *mixer) unknownRegistration(e Entry) bool {
+func (m *mixer) unknownRegistration(e FileEntry) bool {
 	if e.Kind == offload.OffloadOpenMP || e.Kind == offload.OffloadNone {
 		return m.callsOpenMP && m.descriptors == 0
 	}

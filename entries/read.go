@@ -11,8 +11,8 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// Entry is an offload entry read from a file.
-type Entry struct {
+// FileEntry is an offload entry read from a file.
+type FileEntry struct {
 	offload.Entry
 	Section string              // the entries section it is in
 	Layout  offload.EntryLayout // detected from the section's name
@@ -33,9 +33,9 @@ type Entry struct {
 // object, say, or an EM_NONE object carrying only .llvm.offloading); a machine
 // other than x86-64, AArch64, ppc64 and riscv64 is an error only when there
 // are entries to decode.
-func Read(f *elfobj.File, r *offload.Release) ([]Entry, error) {
+func Read(f *elfobj.File, r *offload.Release) ([]FileEntry, error) {
 	var rs *resolver
-	var out []Entry
+	var out []FileEntry
 	for _, s := range f.Sections[1:] {
 		layout, ok := offload.DetectEntryLayout(s.Name)
 		if !ok || s.Type == elf.SHT_NOBITS {
@@ -129,7 +129,7 @@ func (rs *resolver) sectionData(i int) ([]byte, error) {
 }
 
 // section reads the entries of s.
-func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *offload.Release) ([]Entry, error) {
+func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *offload.Release) ([]FileEntry, error) {
 	data, err := rs.sectionData(s.Index)
 	if err != nil {
 		return nil, err
@@ -146,10 +146,10 @@ func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r
 		}
 	}
 	size := uint64(layout.Size())
-	out := make([]Entry, len(raws))
+	out := make([]FileEntry, len(raws))
 	for i, raw := range raws {
 		base := uint64(i) * size
-		e := Entry{Entry: offload.EntryFromRaw(r, layout, kind, raw), Section: s.Name, Layout: layout, Index: i, Raw: raw}
+		e := FileEntry{Entry: offload.EntryFromRaw(r, layout, kind, raw), Section: s.Name, Layout: layout, Index: i, Raw: raw}
 		var name location
 		e.Address, _ = rs.pointer(s, relocs, base+uint64(layout.AddrOffset()), raw.Addr)
 		_, name = rs.pointer(s, relocs, base+uint64(layout.NameOffset()), raw.Name)

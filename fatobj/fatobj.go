@@ -30,9 +30,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -43,19 +45,14 @@ import (
 // Section is the name of the section of device code in a host object.
 const Section = ".llvm.offloading"
 
-// Source is one OffloadBinary (or several, back to back) to embed: the Size
-// bytes of R, read when the object is written (as often as it is written).
-type Source struct {
-	R    io.ReaderAt
-	Size int64
-}
-
-// Embed adds the binaries to o as `clang -fembed-offload-object` does: in
-// the section `.llvm.offloading` of type SHT_LLVM_OFFLOADING with flag
+// Embed adds binaries to o as `clang -fembed-offload-object` does: in the
+// section `.llvm.offloading` of type SHT_LLVM_OFFLOADING with flag
 // SHF_EXCLUDE and alignment 8, after the binaries the section already holds.
-// Each source must be a whole number of binaries (their sizes are multiples
-// of 8).
-func Embed(o *elfobj.Object, srcs ...Source) error {
+// Each reader must hold one OffloadBinary or several back to back, of any
+// version the release table knows (so a whole number of 8-byte units); one
+// that does not gives an error wrapping goffload.ErrInvalid, and o is left
+// as it was. The bytes are read again when o is written.
+func Embed(o *elfobj.Object, binaries ...*io.SectionReader) error {
 	var parts concat.ReaderAt
 	sec := o.Section(Section)
 	if sec != nil {
@@ -68,14 +65,22 @@ func Embed(o *elfobj.Object, srcs ...Source) error {
 		}
 		parts.Add(ra, 0, size)
 	}
-	for i, s := range srcs {
-		if s.Size < 0 || (s.R == nil && s.Size > 0) {
-			return fmt.Errorf("fatobj: binary %d: %d bytes from %T", i, s.Size, s.R)
+	for i, b := range binaries {
+		if b == nil {
+			return fmt.Errorf("fatobj: binary %d: nil reader: %w", i, fs.ErrInvalid)
 		}
-		if s.Size%offload.Alignment != 0 {
-			return fmt.Errorf("fatobj: binary %d: %d bytes is not a multiple of %d", i, s.Size, offload.Alignment)
+		// As LLVM will read the section: a sequence of whole binaries.
+		bins, err := offload.ReadAll(b, b.Size(), nil)
+		if err == nil && len(bins) == 0 {
+			err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
 		}
-		parts.Add(s.R, 0, s.Size)
+		if err == nil && b.Size()%offload.Alignment != 0 {
+			err = fmt.Errorf("%d bytes is not a multiple of %d: %w", b.Size(), offload.Alignment, goffload.ErrInvalid)
+		}
+		if err != nil {
+			return fmt.Errorf("fatobj: binary %d: %w", i, err)
+		}
+		parts.Add(b, 0, b.Size())
 	}
 	if sec == nil {
 		sec = &elfobj.Section{Name: Section, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: 8}
@@ -86,15 +91,16 @@ func Embed(o *elfobj.Object, srcs ...Source) error {
 }
 
 // Filter selects images as clang-offload-packager's --image does: every
-// key given must equal the image's string of that key; an empty Kind matches
-// any kind.
+// key given must equal the image's string of that key (a key given with
+// an empty value selects images whose string is empty or missing); an
+// empty Kind matches any kind. The zero Filter selects every image.
 type Filter struct {
 	Strings map[string]string // "triple", "arch", ...
-	Kind    string            // an offload kind name, matched by the release's numbering
+	Kind    string            // an offload kind name, as release r names kinds
 }
 
-// Match reports whether f selects im, read with release r.
-func (f Filter) Match(r *offload.Release, im *offload.BinaryImage) bool {
+// Match reports whether f selects im, as release r's packager does.
+func (f Filter) Match(r *offload.Release, im *offload.Image) bool {
 	if f.Kind != "" && im.OffloadKind != r.OffloadKindByName(f.Kind) {
 		return false
 	}

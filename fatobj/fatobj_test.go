@@ -61,10 +61,10 @@ func TestEmbedAppendsAndStripKeeps(t *testing.T) {
 	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
 	o.AddSection(&elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Data: []byte{0xc3}}, true)
 	x86, amd, nv := binary(t, "x86_64-pc-linux-gnu", ""), binary(t, "amdgcn-amd-amdhsa", "gfx90a"), binary(t, "nvptx64-nvidia-cuda", "sm_70")
-	if err := Embed(o, Source{bytes.NewReader(x86), int64(len(x86))}); err != nil {
+	if err := Embed(o, io.NewSectionReader(bytes.NewReader(x86), 0, int64(len(x86)))); err != nil {
 		t.Fatal(err)
 	}
-	if err := Embed(o, Source{bytes.NewReader(amd), int64(len(amd))}, Source{bytes.NewReader(nv), int64(len(nv))}); err != nil {
+	if err := Embed(o, io.NewSectionReader(bytes.NewReader(amd), 0, int64(len(amd))), io.NewSectionReader(bytes.NewReader(nv), 0, int64(len(nv)))); err != nil {
 		t.Fatal(err)
 	}
 	if got := triples(section(t, o)); len(got) != 3 || got[0] != "x86_64-pc-linux-gnu:" || got[2] != "nvptx64-nvidia-cuda:sm_70" {
@@ -89,7 +89,7 @@ func TestEmbedAppendsAndStripKeeps(t *testing.T) {
 	if _, err := Strip(loaded, offload.Default(), nil); err != ErrNoOffloading {
 		t.Errorf("strip without device code: %v", err)
 	}
-	if err := Embed(loaded, Source{bytes.NewReader(x86[:13]), 13}); err == nil {
+	if err := Embed(loaded, io.NewSectionReader(bytes.NewReader(x86[:13]), 0, 13)); err == nil {
 		t.Error("a source that is not a whole binary was embedded")
 	}
 }
@@ -114,7 +114,7 @@ func TestFilterAndNames(t *testing.T) {
 		{Filter{}, []bool{true, true}},
 	} {
 		for i, b := range bins {
-			if got := c.f.Match(r, &b.Images[0]); got != c.want[i] {
+			if got := c.f.Match(r, &b.Images[0].Image); got != c.want[i] {
 				t.Errorf("%+v on image %d: %v", c.f, i, got)
 			}
 		}

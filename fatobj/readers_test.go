@@ -3,11 +3,13 @@ package fatobj
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
@@ -24,10 +26,10 @@ func TestEmbeddedObjectWritesAgainAndAtOnce(t *testing.T) {
 	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
 	o.AddSection(&elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Data: []byte{0xc3}}, true)
 	x86, amd := binary(t, "x86_64-pc-linux-gnu", ""), binary(t, "amdgcn-amd-amdhsa", "gfx90a")
-	if err := Embed(o, Source{bytes.NewReader(x86), int64(len(x86))}); err != nil {
+	if err := Embed(o, io.NewSectionReader(bytes.NewReader(x86), 0, int64(len(x86)))); err != nil {
 		t.Fatal(err)
 	}
-	if err := Embed(o, Source{bytes.NewReader(amd), int64(len(amd))}); err != nil {
+	if err := Embed(o, io.NewSectionReader(bytes.NewReader(amd), 0, int64(len(amd)))); err != nil {
 		t.Fatal(err)
 	}
 	tooltest.SameBytes(t, writeTo(o))
@@ -42,7 +44,7 @@ func TestEmbeddedObjectWritesAgainAndAtOnce(t *testing.T) {
 func TestLoadedFileEmbeddedWritesAgainAndAtOnce(t *testing.T) {
 	loaded := loadedFatObject(t)
 	nv := binary(t, "nvptx64-nvidia-cuda", "sm_70")
-	if err := Embed(loaded, Source{bytes.NewReader(nv), int64(len(nv))}); err != nil {
+	if err := Embed(loaded, io.NewSectionReader(bytes.NewReader(nv), 0, int64(len(nv)))); err != nil {
 		t.Fatal(err)
 	}
 	tooltest.SameBytes(t, writeTo(loaded))
@@ -72,7 +74,7 @@ func loadedFatObject(t *testing.T) *elfobj.Object {
 	t.Helper()
 	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
 	x86, amd := binary(t, "x86_64-pc-linux-gnu", ""), binary(t, "amdgcn-amd-amdhsa", "gfx90a")
-	if err := Embed(o, Source{bytes.NewReader(x86), int64(len(x86))}, Source{bytes.NewReader(amd), int64(len(amd))}); err != nil {
+	if err := Embed(o, io.NewSectionReader(bytes.NewReader(x86), 0, int64(len(x86))), io.NewSectionReader(bytes.NewReader(amd), 0, int64(len(amd)))); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "fat.o")
@@ -96,12 +98,26 @@ func loadedFatObject(t *testing.T) *elfobj.Object {
 	return loaded
 }
 
-// TestEmbedRefusesBadSources: a negative size or no reader is an error.
-func TestEmbedRefusesBadSources(t *testing.T) {
-	for _, s := range []Source{{bytes.NewReader(nil), -8}, {nil, 8}} {
+// TestEmbedRefusesWhatIsNoBinary: no reader, nothing, a cut binary or bytes
+// that are no OffloadBinary are refused as wrap refuses them, and the
+// object is left as it was.
+func TestEmbedRefusesWhatIsNoBinary(t *testing.T) {
+	x86 := binary(t, "x86_64-pc-linux-gnu", "")
+	for name, b := range map[string]*io.SectionReader{
+		"nil":      nil,
+		"empty":    io.NewSectionReader(bytes.NewReader(nil), 0, 0),
+		"cut":      io.NewSectionReader(bytes.NewReader(x86), 0, int64(len(x86))-8),
+		"not one":  io.NewSectionReader(bytes.NewReader(make([]byte, 64)), 0, 64),
+		"trailing": io.NewSectionReader(bytes.NewReader(append(append([]byte{}, x86...), 1, 2, 3)), 0, int64(len(x86))+3),
+	} {
 		o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
-		if err := Embed(o, s); err == nil {
-			t.Errorf("Embed(%+v) succeeded", s)
+		if err := Embed(o, b); err == nil {
+			t.Errorf("%s: Embed succeeded", name)
+		} else if name != "nil" && !errors.Is(err, goffload.ErrInvalid) {
+			t.Errorf("%s: %v does not match goffload.ErrInvalid", name, err)
+		}
+		if o.Section(Section) != nil {
+			t.Errorf("%s: the object has %s after a refused Embed", name, Section)
 		}
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/bitcode"
-	"github.com/goffload/goffload/internal/inputs"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 )
@@ -235,25 +234,33 @@ func Plan(o *Options) (*Link, error) {
 func (p *planner) gather() error {
 	p.resolver = ldsym.New("main", "_start")
 	type opened struct {
-		in  hostInput
-		ins []inputs.Input
+		in hostInput
+		f  *fatobj.File
 	}
 	var all []opened
-	for _, hi := range p.host.inputs {
-		ins, done, err := inputs.Open(hi.path)
-		if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
-			continue // the host linker's: no device code
+	openAll := func(opt *offload.ReadOptions) error {
+		all = all[:0]
+		for _, hi := range p.host.inputs {
+			f, err := fatobj.Open(hi.path, opt)
+			if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
+				continue // the host linker's: no device code
+			}
+			if err != nil {
+				return err
+			}
+			p.l.closers = append(p.l.closers, func() { f.Close() })
+			all = append(all, opened{hi, f})
 		}
-		if err != nil {
-			return inputs.InFile(hi.path, err)
-		}
-		p.l.closers = append(p.l.closers, done)
-		all = append(all, opened{hi, ins})
+		return nil
 	}
 	if p.rel == nil {
-		// The first input of a known release decides.
+		// The first input of a known release decides; the inputs are then
+		// read again as that release reads them.
+		if err := openAll(nil); err != nil {
+			return err
+		}
 		for _, a := range all {
-			for _, in := range a.ins {
+			for _, in := range a.f.Objects {
 				if in.ELF == nil || !hasOffload(in.ELF) {
 					continue
 				}
@@ -277,10 +284,17 @@ func (p *planner) gather() error {
 		if p.rel == nil {
 			p.rel, p.relFrom = offload.Default(), "the default"
 		}
+		for _, c := range p.l.closers {
+			c()
+		}
+		p.l.closers = nil
+	}
+	if err := openAll(&offload.ReadOptions{Release: p.rel}); err != nil {
+		return err
 	}
 	p.legacy = p.rel.Wrapper == offload.WrapperOffloadWrapper
 	for _, a := range all {
-		if err := p.input(a.in, a.ins); err != nil {
+		if err := p.input(a.in, a.f); err != nil {
 			return err
 		}
 	}
@@ -361,48 +375,30 @@ type devImage struct {
 	r  *io.SectionReader
 }
 
-// images returns the device images of in that the link uses.
-func (p *planner) images(in inputs.Input) ([]devImage, error) {
-	if in.BundleFile {
-		return nil, nil
-	}
+// images returns the device images of in that the link uses: of its
+// OffloadBinaries (not those of the -r link of a release's wrapper), or
+// for LLVM 13 and 14 the OpenMP device code of a bundled object and of
+// clang 14's image sections.
+func (p *planner) images(in *fatobj.Object) ([]devImage, error) {
 	var out []devImage
-	if p.legacy && in.ELF != nil {
-		ims, err := fatobj.LegacyImages(in.ELF, p.rel)
-		if err != nil {
-			return nil, err
-		}
-		for i := range ims {
-			if ims[i].OffloadKind == offload.OffloadOpenMP {
-				out = append(out, devImage{&ims[i].Image, ims[i].Open()})
-			}
-		}
-		return out, nil
-	}
-	bins, err := in.Binaries(&offload.ReadOptions{Release: p.rel})
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range bins {
-		if b.Section != "" && b.Section == p.rel.RelocatableSection {
+	for _, im := range in.Images {
+		switch {
+		case p.legacy && (im.Source == fatobj.SourceBundled || im.Source == fatobj.SourceImageSection) && im.OffloadKind == offload.OffloadOpenMP:
+		case p.legacy || im.Source != fatobj.SourceBinary:
+			continue
+		case im.Section != "" && im.Section == p.rel.RelocatableSection:
 			// The image of a -r link, linked already: the object's own
 			// registration code registers it. (LLVM's wrappers take it into
 			// the device link, whose image then needs the temporary file.)
 			continue
+		case im.OffloadKind != offload.OffloadOpenMP && im.OffloadKind != offload.OffloadHIP && im.OffloadKind != offload.OffloadCUDA:
+			continue
 		}
-		for i := range b.Images {
-			im := &b.Images[i].Image
-			switch im.OffloadKind {
-			case offload.OffloadOpenMP, offload.OffloadHIP, offload.OffloadCUDA:
-			default:
-				continue
-			}
-			r, err := b.Open(i)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, devImage{im, r})
+		r, err := im.Open()
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, devImage{&im.Image, r})
 	}
 	return out, nil
 }
@@ -460,12 +456,13 @@ func (p *planner) deviceSymbolsOf(ims []devImage) ([]ldsym.Symbol, bool, error) 
 
 // input takes one input of the host link: an object, or an archive's
 // members as the link pulls them.
-func (p *planner) input(hi hostInput, ins []inputs.Input) error {
-	if len(ins) == 0 || !ins[0].Member {
+func (p *planner) input(hi hostInput, f *fatobj.File) error {
+	ins := f.Objects
+	if f.Format != fatobj.FormatArchive && f.Format != fatobj.FormatThinArchive {
 		for _, in := range ins {
 			ims, err := p.images(in)
 			if err != nil {
-				return inputs.InFile(in.Name, err)
+				return inFile(in.Name, err)
 			}
 			if in.ELF == nil {
 				if err := p.use(in, ims); err != nil {
@@ -475,11 +472,11 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 			}
 			syms, _, err := p.deviceSymbolsOf(ims)
 			if err != nil {
-				return inputs.InFile(in.Name, err)
+				return inFile(in.Name, err)
 			}
 			p.cxx = p.cxx || IsCPlusPlus(in.ELF)
 			if _, err := p.resolver.Add(ldsym.Input{Object: in.ELF, Symbols: syms}); err != nil {
-				return inputs.InFile(in.Name, err)
+				return inFile(in.Name, err)
 			}
 			if err := p.use(in, ims); err != nil {
 				return err
@@ -496,16 +493,16 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 		}
 		host, err := ldsym.FileSymbols(in.ELF, "")
 		if err != nil {
-			return inputs.InFile(in.Name, err)
+			return inFile(in.Name, err)
 		}
 		ims, err := p.images(in)
 		if err != nil {
-			return inputs.InFile(in.Name, err)
+			return inFile(in.Name, err)
 		}
 		imgs[i] = ims
 		dev, force, err := p.deviceSymbolsOf(ims)
 		if err != nil {
-			return inputs.InFile(in.Name, err)
+			return inFile(in.Name, err)
 		}
 		forced[i] = force
 		for _, s := range append(host, dev...) {
@@ -519,7 +516,7 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 	}
 	pulled, err := p.resolver.Add(ldsym.Input{Members: members, WholeArchive: hi.whole})
 	if err != nil {
-		return inputs.InFile(hi.path, err)
+		return inFile(hi.path, err)
 	}
 	got := map[int]bool{}
 	for _, i := range pulled {
@@ -544,11 +541,11 @@ func (p *planner) input(hi hostInput, ins []inputs.Input) error {
 
 // use records the device images of an input the link takes, and checks the
 // input against the release.
-func (p *planner) use(in inputs.Input, ims []devImage) error {
+func (p *planner) use(in *fatobj.Object, ims []devImage) error {
 	if in.ELF != nil && hasOffload(in.ELF) {
 		origin, err := entries.Mixing(in.ELF, p.rel)
 		if err != nil {
-			return inputs.InFile(in.Name, err)
+			return inFile(in.Name, err)
 		}
 		if links := origin.Links(); links != 0 && !links.Has(p.rel.Major) {
 			return fmt.Errorf("%s: %w: made by %s, which the wrapper of %v (from %s) does not link; `goffload check` tells why, `goffload convert --llvm %d` converts it",
@@ -565,7 +562,7 @@ func (p *planner) use(in inputs.Input, ims []devImage) error {
 }
 
 // add plans the extraction of one device image for its target.
-func (p *planner) add(in inputs.Input, d devImage) error {
+func (p *planner) add(in *fatobj.Object, d devImage) error {
 	t := &target{kind: d.im.OffloadKind, triple: d.im.Triple(), arch: d.im.Arch()}
 	if old, ok := p.byKey[t.key()]; ok {
 		t = old
@@ -995,4 +992,12 @@ func (p *planner) kindsOf() []offload.OffloadKind {
 		}
 	}
 	return ks
+}
+
+// inFile names path in err, unless err names it already.
+func inFile(path string, err error) error {
+	if strings.HasPrefix(err.Error(), path+": ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }

@@ -382,12 +382,13 @@ func (b *Binary) Inflated() *io.SectionReader {
 	return io.NewSectionReader(b.data, b.base, int64(b.dataSize))
 }
 
-// Releases returns the releases whose tools read b as it is: its version,
+// Releases returns the releases whose tools read b as it is (those with
+// OffloadBinaries, LLVM 15 and later): its version,
 // and a meaning for the offload kind number of each of its images (HIP
 // numbered 3 is LLVM 20 or before, 4 LLVM 21 or later).
 func (b *Binary) Releases() ReleaseSet {
 	return ReleasesWhere(func(r *Release) bool {
-		if b.Version > max(r.BinaryVersion, 1) {
+		if r.BinaryVersion == 0 || b.Version > max(r.BinaryVersion, 1) {
 			return false
 		}
 		for i := range b.Images {

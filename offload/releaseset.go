@@ -2,8 +2,11 @@ package offload
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload"
 )
 
 // ReleaseSet is a set of LLVM releases of the release table, by major
@@ -96,4 +99,20 @@ func (s ReleaseSet) MarshalJSON() ([]byte, error) {
 		ms = []int{}
 	}
 	return json.Marshal(ms)
+}
+
+// UnmarshalJSON reads a list of major versions, as MarshalJSON writes it.
+func (s *ReleaseSet) UnmarshalJSON(b []byte) error {
+	var ms []int
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return err
+	}
+	*s = 0
+	for _, m := range ms {
+		if m < 0 || m >= 64 {
+			return fmt.Errorf("release %d: %w", m, goffload.ErrUnknownRelease)
+		}
+		*s |= 1 << m
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/offload"
 )
 
 // runDeviceArchive writes the device archive of a static library of bundled
@@ -28,7 +27,7 @@ func runDeviceArchive(args []string, stdout io.Writer) error {
 	if err := atomicfile.Check(out); err != nil {
 		return err
 	}
-	rel, err := offload.ParseRelease(llvm)
+	rel, err := parseRelease(llvm)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -22,30 +22,36 @@ func runCheck(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no input file")
 	}
-	rel, err := offload.ParseRelease(llvm)
+	readOpt, err := readOptions(llvm)
+	if err != nil {
+		return err
+	}
+	var objs []*fatobj.Object
+	for _, path := range fs.Args() {
+		f, err := fatobj.Open(path, readOpt)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if f.Format == fatobj.FormatBinary || f.Format == fatobj.FormatBundle {
+			return fmt.Errorf("%s: a raw OffloadBinary has no entries to check", path)
+		}
+		objs = append(objs, f.Objects...)
+	}
+	// The relocatable objects are the inputs of one link: releases that no
+	// one release links together are found across them.
+	reps, err := fatobj.Check(objs)
 	if err != nil {
 		return err
 	}
 	var checked []*checkedInput
-	for _, path := range fs.Args() {
-		c, err := checkFile(path, rel)
-		if err != nil {
-			return err
+	for _, o := range objs {
+		if o.ELF == nil {
+			checked = append(checked, &checkedInput{name: o.Name, raw: true})
+			continue
 		}
-		checked = append(checked, c...)
-	}
-	// The objects are the inputs of one link: releases that no one release
-	// links together are found across them.
-	var set []entries.Input
-	var inSet []*checkedInput
-	for _, c := range checked {
-		if c.origin != nil && c.object {
-			set = append(set, entries.Input{Name: c.name, Origin: c.origin})
-			inSet = append(inSet, c)
-		}
-	}
-	for i, fs := range entries.Incompatible(set) {
-		inSet[i].findings = append(inSet[i].findings, fs...)
+		checked = append(checked, &checkedInput{name: o.Name, report: reps[0]})
+		reps = reps[1:]
 	}
 	var bad []string
 	problems := 0
@@ -58,8 +64,8 @@ func runCheck(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if len(c.findings) > 0 {
-			problems += len(c.findings)
+		if c.report != nil && len(c.report.Findings) > 0 {
+			problems += len(c.report.Findings)
 			bad = append(bad, c.name)
 		}
 	}
@@ -79,42 +85,9 @@ func runCheck(args []string, stdout io.Writer) error {
 
 // checkedInput is what check found in one input.
 type checkedInput struct {
-	name     string
-	raw      bool // a raw OffloadBinary: nothing to check
-	object   bool // a relocatable object: one of the inputs of a link
-	report   *entries.Report
-	origin   *entries.Origin
-	findings []entries.Finding
-}
-
-func checkFile(path string, rel *offload.Release) ([]*checkedInput, error) {
-	ins, done, err := openInputs(path)
-	if err != nil {
-		return nil, inFile(path, err)
-	}
-	defer done()
-	var out []*checkedInput
-	for _, in := range ins {
-		if in.ELF == nil && !in.Member {
-			return nil, fmt.Errorf("%s: a raw OffloadBinary has no entries to check", in.Name)
-		}
-		c := &checkedInput{name: in.Name, raw: in.ELF == nil}
-		if in.ELF != nil {
-			if c.report, err = entries.Check(in.ELF, rel); err != nil {
-				return nil, fmt.Errorf("%s: %w", in.Name, err)
-			}
-			if c.origin, err = entries.Mixing(in.ELF, rel); err != nil {
-				return nil, fmt.Errorf("%s: %w", in.Name, err)
-			}
-			c.object = in.ELF.Type == elf.ET_REL
-			for _, m := range c.report.Missing {
-				c.findings = append(c.findings, m.Finding())
-			}
-			c.findings = append(c.findings, c.origin.Findings...)
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	name   string
+	raw    bool // a raw OffloadBinary or bundle file: nothing to check
+	report *fatobj.Report
 }
 
 func (c *checkedInput) printText(w io.Writer) {
@@ -127,7 +100,7 @@ func (c *checkedInput) printText(w io.Writer) {
 			fmt.Fprintf(w, "%s: %s image for %s (arch %q) not checked: %s\n", c.name, im.Kind, im.Triple(), im.Arch(), im.Skipped)
 		}
 	}
-	for _, f := range c.findings {
+	for _, f := range c.report.Findings {
 		if f.Kind == entries.FindMissingSymbol {
 			fmt.Fprintf(w, "%s: %s\n", c.name, f.Message)
 		} else {
@@ -135,9 +108,9 @@ func (c *checkedInput) printText(w io.Writer) {
 		}
 	}
 	if len(c.report.Missing) == 0 {
-		fmt.Fprintf(w, "%s: %d entries, %d device images: every entry has its symbol\n", c.name, len(c.report.Entries), len(c.report.Images))
+		fmt.Fprintf(w, "%s: %d entries, %d device images: every entry has its symbol\n", c.name, len(c.report.Object.Entries), len(c.report.Images))
 	}
-	if s := describeOrigin(c.origin); s != "" {
+	if s := describeOrigin(c.report.Origin); s != "" {
 		fmt.Fprintf(w, "%s: %s\n", c.name, s)
 	}
 }
@@ -192,18 +165,16 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: c.name, RawBinary: c.raw, Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: c.findings}
-	if j.Findings == nil {
-		j.Findings = []entries.Finding{}
-	}
+	j := jsonCheck{File: c.name, RawBinary: c.raw, Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
 	if !c.raw {
-		j.Entries, j.Images = len(c.report.Entries), len(c.report.Images)
+		j.Findings = append(j.Findings, c.report.Findings...)
+		j.Entries, j.Images = len(c.report.Object.Entries), len(c.report.Images)
 		for _, im := range c.report.Images {
 			if im.Symbols == nil {
 				j.Unchecked = append(j.Unchecked, fmt.Sprintf("%s image for %s (arch %q): %s", im.Kind, im.Triple(), im.Arch(), im.Skipped))
 			}
 		}
-		o := c.origin
+		o := c.report.Origin
 		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = o.Made(), o.Links(), o.Runtime, o.RuntimeReleases
 		j.Facts = append(j.Facts, o.Facts...)
 		for _, g := range o.Registrations {

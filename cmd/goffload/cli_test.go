@@ -106,7 +106,7 @@ func TestStripKeepMustMatch(t *testing.T) {
 	for _, in := range []string{fat, lib} {
 		before, _ := os.ReadFile(in)
 		stdout, stderr, code := cli(t, "strip", "--keep", "x86_64-unknown-linux-gn", "-o", in, in)
-		if code != 1 || stdout != "" || !strings.Contains(stderr, "--keep x86_64-unknown-linux-gn matches no device image") {
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "target x86_64-unknown-linux-gn matches no device image") {
 			t.Errorf("%s: exit %d, %q %q", in, code, stdout, stderr)
 		}
 		if after, _ := os.ReadFile(in); !bytes.Equal(before, after) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -115,7 +116,7 @@ func fatObject(t *testing.T, raw []byte) ([]byte, int) {
 	if err := o.RemoveSection(o.Section(fatobj.Section)); err != nil {
 		t.Fatal(err)
 	}
-	if err := fatobj.Embed(o, fatobj.Source{R: bytes.NewReader(raw), Size: int64(len(raw))}); err != nil {
+	if err := fatobj.Embed(o, io.NewSectionReader(bytes.NewReader(raw), 0, int64(len(raw)))); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -172,16 +173,13 @@ func objdumpVerdict(t *testing.T, objdump, file string) verdict {
 }
 
 func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdict {
-	opt := &offload.ReadOptions{Release: r}
-	in := input{Name: "FILE", R: bytes.NewReader(data), Size: int64(len(data))}
 	if isFat {
-		f, err := elfobj.Read(in.R, in.Size)
-		if err != nil {
+		// As llvm-objdump: an ELF file that does not read is its error.
+		if _, err := elfobj.Read(bytes.NewReader(data), int64(len(data))); err != nil {
 			return verdict{class: err}
 		}
-		in.ELF = f
 	}
-	bins, err := in.Binaries(opt)
+	f, err := fatobj.NewFile("FILE", bytes.NewReader(data), int64(len(data)), &offload.ReadOptions{Release: r})
 	if errors.Is(err, offload.ErrUnchecked) {
 		return verdict{ub: true}
 	}
@@ -194,6 +192,6 @@ func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdic
 		return verdict{class: err}
 	}
 	var sb strings.Builder
-	printText(&sb, in, bins, nil, nil, nil, opt)
-	return verdict{listing: sb.String()}
+	printText(&sb, f.Objects[0], false)
+	return verdict{listing: withoutEntries(sb.String())}
 }

@@ -209,7 +209,7 @@ func TestExtractVersion3(t *testing.T) {
 	badImg := write("bad.img", bad)
 	pkg("badouter.bin", "file="+badImg+",triple=x-y-z")
 	x := filepath.Join(dir, "xbad")
-	if _, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "nested binary in image 0") {
+	if _, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "failed to extract nested OffloadBinary of image [0]") {
 		t.Errorf("bad nested binary: exit %d %q", code, stderr)
 	}
 	if _, err := os.Stat(x); err == nil {

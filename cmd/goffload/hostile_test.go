@@ -282,7 +282,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 			if len(pass) == 0 {
 				pass = []string{"package"}
 			}
-			if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offloadMagic) {
+			if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offload.Magic[:]) {
 				pass = append(pass, "wrap-14")
 			}
 		}
@@ -357,9 +357,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	for i := range 40 {
 		deep = archiveOf(t, map[string][]byte{fmt.Sprintf("m%d", i): deep})
 	}
-	add("nested-40", write("deep.a", deep), "device-archive", "package", "convert", "convert-from")
+	// Every command that opens inputs refuses archives nested past the
+	// limit (fatobj.MaxArchiveDepth); device-archive reads the top one.
+	add("nested-40", write("deep.a", deep), "device-archive", "package")
 
-	// Version 3 (read by list --llvm 23 only): a compressed binary that
+	// Version 3 (read by --llvm 23, and without --llvm, as the release that
+	// made it): a compressed binary that
 	// declares 1 TiB inflated, one whose 64 MiB of zeros inflate past the
 	// 160 bytes it declares, one cut short, and binaries nested 40 deep.
 	r23, err := offload.LookupRelease(23)
@@ -387,10 +390,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 			t.Fatal(err)
 		}
 	}
-	add("v3-nested-41", write("v3nested.bin", nested), "package", "wrap-23")
+	// The whole binary is extracted and embedded; its nested images, past
+	// the limit, are refused.
+	add("v3-nested-41", write("v3nested.bin", nested), "package", "wrap-23", "extract", "embed")
 	// 64 MiB of zeros compressed: read, listed and extracted in bounded
-	// memory under --llvm 23.
-	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list-23", "extract-23", "package", "wrap-23")
+	// memory as 23 reads it.
+	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "embed", "package", "wrap-23")
 	// A binary of LLVM 22 whose image is a bad version-3 binary: 22 sees an
 	// image, 23 refuses the nested binary.
 	badInner := slices.Clone(v3.Bytes())
@@ -410,10 +415,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	bomb := bombBundle(4096)
 	// A bundle file is listed from its header; link has no OpenMP code in it.
 	add("bomb-bundle", write("bomb.ccob", bomb), "list", "list-json", "package", "link")
-	add("bomb-object", write("bomb.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
+	add("bomb-object", write("bomb.o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, bomb)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	// One whose device entry is 1 TiB: extract checks the room first.
 	huge := bombBundle(1 << 40)
-	add("bomb-huge-entry", write("huge.o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
+	add("bomb-huge-entry", write("huge.o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, huge)), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
 	ins[len(ins)-1].says = map[string]string{"extract": "free", "extract-raw": "free"}
 
 	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
@@ -434,13 +439,16 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	}
 
 	// Bundle entry IDs hold any bytes: a '/' or a NUL where the arch goes.
+	// Read as the bundler of 22 reads them, that is no target ID: the code
+	// object is extracted under a plain name.
 	for name, id := range map[string]string{"evil-bundle-slash": "hipv4-amdgcn-amd-amdhsa--../../../escape/x", "evil-bundle-nul": "hipv4-amdgcn-amd-amdhsa--gfx90a\x00x"} {
 		var b bytes.Buffer
 		code := bytes.NewReader(make([]byte, 64))
 		if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: id, R: code, Size: 64}}); err != nil {
 			t.Fatal(err)
 		}
-		add(name, write(name+".o", objectWith(t, hipFatbinSection, elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from")
+		add(name, write(name+".o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from",
+			"extract", "extract-raw", "extract-23")
 	}
 
 	// Bundled objects: IDs the bundler of 22 refuses, with a '/', of kinds
@@ -451,7 +459,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	code := []byte("neither ELF nor bitcode")
 	// convert leaves bundles other than OpenMP ones as they are.
 	bundledPass := []string{"list", "list-json", "check", "extract", "extract-raw", "embed-into", "package", "link", "convert", "convert-from"}
-	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link", "convert", "convert-from")
+	// An ID no release's bundler reads as device code: listed, not
+	// extracted.
+	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link", "convert", "convert-from",
+		"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member")
 	add("bundled-slash-id", write("slashid.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a/../../escape", elf.SHT_PROGBITS, code}, host)),
 		"list", "list-json", "check", "extract", "embed-into", "package", "link", "convert", "convert-from")
 	add("bundled-empty", write("emptyb.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, nil}, host)), bundledPass...)
@@ -465,7 +476,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
 		t.Fatal(err)
 	}
-	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress")
+	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress", "extract", "extract-raw", "extract-23")
 
 	// Objects: cut short, of no machine, and a good one for reference.
 	fat := read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/link"
-	"github.com/goffload/goffload/offload"
 )
 
 // wrapperName is the program name under which goffload acts as
@@ -138,7 +137,7 @@ func chooseRelease(opt *link.Options, llvm string) error {
 	if llvm == "" {
 		return nil
 	}
-	r, err := offload.ParseRelease(llvm)
+	r, err := parseRelease(llvm)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
 	}

@@ -1,14 +1,14 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
-	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
 )
@@ -24,11 +24,10 @@ func runList(args []string, stdout io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no input file")
 	}
-	rel, err := offload.ParseRelease(llvm)
+	opt, err := readOptions(llvm)
 	if err != nil {
 		return err
 	}
-	opt := &offload.ReadOptions{Release: rel}
 	for _, name := range fs.Args() {
 		if err := listFile(stdout, name, opt, asJSON); err != nil {
 			return err
@@ -38,36 +37,16 @@ func runList(args []string, stdout io.Writer) error {
 }
 
 func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) error {
-	ins, done, err := openInputs(path)
+	f, err := fatobj.Open(path, opt)
 	if err != nil {
-		return inFile(path, err)
+		return err
 	}
-	defer done()
-	for _, in := range ins {
-		bins, err := in.Binaries(opt)
-		if err != nil {
-			return fmt.Errorf("%s: %w", in.Name, err)
-		}
-		var ents []entries.Entry
-		if in.ELF != nil {
-			if ents, err = entries.Read(in.ELF, opt.Release); err != nil {
-				return fmt.Errorf("%s: %w", in.Name, err)
-			}
-		}
-		fbs, err := hipFatbins(in)
-		if err != nil {
-			return fmt.Errorf("%s: %w", in.Name, err)
-		}
-		var legacy []fatobj.LegacyImage
-		if in.ELF != nil {
-			if legacy, err = fatobj.LegacyImages(in.ELF, opt.Release); err != nil {
-				return fmt.Errorf("%s: %w", in.Name, err)
-			}
-		}
+	defer f.Close()
+	for _, o := range f.Objects {
 		if asJSON {
-			err = printJSON(w, in.Name, bins, ents, fbs, legacy, opt)
+			err = printJSON(w, o)
 		} else {
-			err = printText(w, in, bins, ents, fbs, legacy, opt)
+			err = printText(w, o, opt == nil)
 		}
 		if err != nil {
 			return err
@@ -79,29 +58,25 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 // printText prints what llvm-objdump --offloading prints (the file's format
 // line for an ELF file, then the images numbered from 0), then the entries,
 // then the entries of the HIP fatbins and bundle files, then the device code
-// of a bundled object's sections and of clang 14's image sections.
-func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage, opt *offload.ReadOptions) error {
+// of a bundled object's sections and of clang 14's image sections; with
+// made, the releases that made the object (when no release was asked for).
+func printText(w io.Writer, o *fatobj.Object, made bool) error {
 	var sb strings.Builder
 	switch {
-	case in.ELF != nil:
-		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", in.Name, fileFormat(in.ELF))
-	case in.Member:
+	case o.ELF != nil:
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", o.Name, fileFormat(o.ELF))
+	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", in.Name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", o.Name)
 	}
-	i := 0
-	for _, b := range bins {
-		if err := printImages(&sb, b.Binary, strconv.Itoa(i), "", opt); err != nil {
-			// Only a nested binary fails here (main after 22): what was
-			// listed before it is printed, as main's llvm-objdump prints
-			// the image holding a bad nested binary before its message.
-			io.WriteString(w, sb.String())
-			return fmt.Errorf("%s: %w", in.Name, err)
-		}
-		i += len(b.Images)
+	if err := printImages(&sb, o); err != nil {
+		// What was listed before is printed, as main's llvm-objdump prints
+		// the image holding a bad nested binary before its message.
+		io.WriteString(w, sb.String())
+		return err
 	}
 	section := ""
-	for _, e := range ents {
+	for _, e := range o.Entries {
 		if e.Section != section {
 			section = e.Section
 			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", section, e.Layout)
@@ -112,98 +87,103 @@ func printText(w io.Writer, in input, bins []located, ents []entries.Entry, fbs 
 		}
 		sb.WriteByte('\n')
 	}
-	for _, fb := range fbs {
-		where := fmt.Sprintf("%s at %#x", fb.section, fb.offset)
-		if fb.section == "" {
-			where = fmt.Sprintf("at %#x", fb.offset)
+	for _, b := range o.Bundles {
+		where := fmt.Sprintf("%s at %#x", b.Section, b.Offset)
+		if b.Section == "" {
+			where = fmt.Sprintf("at %#x", b.Offset)
 		}
-		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s] (%s):\n", where, fb.compression())
-		for i, e := range fb.Entries {
+		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s] (%s):\n", where, compression(b))
+		for i, e := range b.Entries {
 			fmt.Fprintf(&sb, "  [%d] %s offset=%d size=%d\n", i, quoteName(e.ID), e.Offset, e.Size)
 		}
 	}
-	n := 0
-	for _, im := range legacy {
-		if im.ID == "" {
-			continue
-		}
-		if n == 0 {
+	for i, s := range o.Bundled {
+		if i == 0 {
 			sb.WriteString("\nBUNDLED OBJECT (clang-offload-bundler -type=o):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s size=%d %s\n", n, quoteName(im.ID), im.Size, im.Contents)
-		n++
+		fmt.Fprintf(&sb, "  [%d] %s size=%d %s\n", i, quoteName(s.ID), s.Size, s.Contents)
 	}
-	n = 0
-	for _, im := range legacy {
-		if im.ID != "" {
+	n := 0
+	for _, im := range o.Images {
+		if im.Source != fatobj.SourceImageSection {
 			continue
 		}
 		if n == 0 {
 			sb.WriteString("\nIMAGE SECTIONS (clang 14 -fopenmp-new-driver):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), im.Triple(), quoteName(im.Arch()), im.Size, im.Contents)
+		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), im.Triple(), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
+	}
+	if set, ok, err := madeBy(o); err != nil {
+		return err
+	} else if ok && made {
+		fmt.Fprintf(&sb, "\nMADE BY: %s (read as %v)\n", madeString(set), o.Release)
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
 }
 
-// maxNesting bounds how deep binaries nested in images are listed.
-const maxNesting = 16
-
-// printImages prints the images of b numbered from first ("0", or "1.0"
-// for nested ones) with indent, as llvm-objdump --offloading does; where the
-// release knows nested images (main after 22), with an `image size` line,
-// and for an image that is itself an OffloadBinary, `nested images N` and
-// its images, numbered [i.j] and indented by two spaces.
-func printImages(sb *strings.Builder, b *offload.Binary, first, indent string, opt *offload.ReadOptions) error {
-	nested := opt.Release != nil && opt.Release.NestedImages
-	prefix, n := "", 0
-	if i := strings.LastIndexByte(first, '.'); i >= 0 {
-		prefix = first[:i+1]
-		n, _ = strconv.Atoi(first[i+1:])
-	} else {
-		n, _ = strconv.Atoi(first)
+// printImages prints the images of the object's OffloadBinaries as
+// llvm-objdump --offloading does: numbered from 0 across the binaries; where
+// the release reads nested binaries (main after 22), with an `image size`
+// line, and for an image that is itself an OffloadBinary, `nested images N`
+// and its images, numbered [i.j] and indented by two spaces.
+func printImages(sb *strings.Builder, o *fatobj.Object) error {
+	nested := o.Release.NestedImages
+	children := map[*fatobj.Image]int{}
+	for _, im := range o.Images {
+		if im.Parent != nil {
+			children[im.Parent]++
+		}
 	}
-	for k, im := range b.Images {
-		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s%d]:\n", indent, prefix, n+k)
-		for _, kv := range [][2]string{{"kind", opt.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
+	for _, im := range o.Images {
+		if im.Source != fatobj.SourceBinary && im.Source != fatobj.SourceNested {
+			continue
+		}
+		indent := strings.Repeat("  ", len(im.Path)-1)
+		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s]:\n", indent, im.Number())
+		for _, kv := range [][2]string{{"kind", o.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
 			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], kv[1])
 		}
 		if !nested {
 			continue
 		}
-		fmt.Fprintf(sb, "%s%-16s%d bytes\n", indent, "image size", im.ImageSize)
-		r, err := b.Open(k)
-		if err != nil {
-			return err
+		fmt.Fprintf(sb, "%s%-16s%d bytes\n", indent, "image size", im.Size)
+		if im.NestedErr != nil {
+			return im.NestedErr
 		}
-		if !offload.StartsWithMagic(r) {
-			continue
-		}
-		if len(indent) >= 2*maxNesting {
-			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: more than %d levels of nested binaries: %w", prefix, n+k, maxNesting, goffload.ErrLimit)
-		}
-		inner, err := offload.ReadAll(r, r.Size(), opt)
-		if err != nil {
-			// main's llvm-objdump: "failed to extract nested OffloadBinary:
-			// <the reader's error>" (a warning there; refused here).
-			return fmt.Errorf("failed to extract nested OffloadBinary of image [%s%d]: %w", prefix, n+k, err)
-		}
-		count := 0
-		for _, ib := range inner {
-			count += len(ib.Images)
-		}
-		fmt.Fprintf(sb, "%s%-16s%d\n", indent, "nested images", count)
-		j := 0
-		for _, ib := range inner {
-			if err := printImages(sb, ib, fmt.Sprintf("%s%d.%d", prefix, n+k, j), indent+"  ", opt); err != nil {
-				return err
-			}
-			j += len(ib.Images)
+		if n, ok := children[im]; ok {
+			fmt.Fprintf(sb, "%s%-16s%d\n", indent, "nested images", n)
 		}
 	}
 	return nil
+}
+
+// contentsName is what list says an image section holds: "elf",
+// "bitcode", "empty", ...
+func contentsName(im *fatobj.Image) string {
+	r, err := im.Open()
+	if err != nil {
+		return bundle.ContentsUnknown.String()
+	}
+	return bundle.Classify(r, r.Size()).String()
+}
+
+// madeBy returns the releases that made o, and whether o holds anything
+// that tells them (device code, entries).
+func madeBy(o *fatobj.Object) (offload.ReleaseSet, bool, error) {
+	if len(o.Images) == 0 && len(o.Entries) == 0 && len(o.Bundled) == 0 && len(o.Bundles) == 0 {
+		return 0, false, nil
+	}
+	made, err := o.Made()
+	return made, err == nil, err
+}
+
+func madeString(s offload.ReleaseSet) string {
+	if s == 0 {
+		return "mixed releases (no one release makes all of it)"
+	}
+	return s.String()
 }
 
 func quoteName(s string) string {
@@ -224,11 +204,46 @@ func flagsString(e offload.Entry) string {
 	return fmt.Sprintf("%#x", e.Flags)
 }
 
+// compression describes how a bundle is stored, for list.
+func compression(b *fatobj.Bundle) string {
+	if b.Compressed == nil {
+		return "uncompressed"
+	}
+	return fmt.Sprintf("%v, compressed bundle version %d, %d bytes", b.Compressed.Method, b.Compressed.Version, b.Size)
+}
+
+// fileFormat is llvm-objdump's name of an ELF file's format.
+func fileFormat(f *elfobj.File) string {
+	switch {
+	case f.Machine == elf.EM_X86_64:
+		return "elf64-x86-64"
+	case f.Machine == elf.EM_AARCH64 && f.Data == elf.ELFDATA2LSB:
+		return "elf64-littleaarch64"
+	case f.Machine == elf.EM_AARCH64:
+		return "elf64-bigaarch64"
+	case f.Machine == elf.EM_PPC64 && f.Data == elf.ELFDATA2LSB:
+		return "elf64-powerpcle"
+	case f.Machine == elf.EM_PPC64:
+		return "elf64-powerpc"
+	case f.Machine == elf.EM_RISCV:
+		return "elf64-littleriscv"
+	case f.Machine == elf.EM_AMDGPU:
+		return "elf64-amdgpu"
+	}
+	return "elf64-unknown"
+}
+
+// jsonFile is the object list --json prints per file (per archive member).
 type jsonFile struct {
-	File    string       `json:"file"`
-	Images  []jsonImage  `json:"images"`
-	Entries []jsonEntry  `json:"entries"`
-	Bundles []jsonBundle `json:"bundles"`
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// MadeBy are the releases that made the object (every one when nothing
+	// in it differs between releases); ReadAs the one it was read as.
+	MadeBy  offload.ReleaseSet `json:"made_by"`
+	ReadAs  int                `json:"read_as"`
+	Images  []jsonImage        `json:"images"`
+	Entries []jsonEntry        `json:"entries"`
+	Bundles []jsonBundle       `json:"bundles"`
 	// Bundled lists a bundled object's sections, ImageSections clang 14's
 	// image sections.
 	Bundled       []jsonBundled `json:"bundled"`
@@ -266,8 +281,16 @@ type jsonBundleEntry struct {
 	Size   uint64 `json:"size"`
 }
 
+// jsonImage is one device image. Offset and Size are those of its
+// OffloadBinary for an image of one (Version, ImageOffset and ImageSize are
+// then the binary's fields), else of its bytes; DataOffset is where its
+// bytes are in the file, -1 where they are stored compressed.
 type jsonImage struct {
 	Index       int               `json:"index"`
+	Source      string            `json:"source"`
+	Path        string            `json:"path,omitempty"`
+	Section     string            `json:"section"`
+	BundleID    string            `json:"bundle_id,omitempty"`
 	Offset      int64             `json:"offset"`
 	Size        uint64            `json:"size"`
 	Version     uint32            `json:"version"`
@@ -279,6 +302,7 @@ type jsonImage struct {
 	Strings     map[string]string `json:"strings"`
 	ImageOffset uint64            `json:"image_offset"`
 	ImageSize   uint64            `json:"image_size"`
+	DataOffset  int64             `json:"data_offset"`
 	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
 	// flags) where the release knows it (main after 22): strings, no image.
 	Metadata bool `json:"metadata,omitempty"`
@@ -297,35 +321,47 @@ type jsonEntry struct {
 	Aux     string `json:"aux"`
 }
 
-func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, fbs []hipFatbin, legacy []fatobj.LegacyImage, opt *offload.ReadOptions) error {
-	out := jsonFile{File: name, Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
-	for _, im := range legacy {
-		jb := jsonBundled{Section: im.Section, ID: im.ID, Offload: im.OffloadKind.String(), Triple: im.Triple(), TargetID: im.Arch(),
-			Offset: im.Offset, Size: im.Size, Contents: im.Contents.String()}
-		if im.ID == "" {
-			out.ImageSections = append(out.ImageSections, jb)
-			continue
+func printJSON(w io.Writer, o *fatobj.Object) error {
+	for _, im := range o.Images {
+		if im.NestedErr != nil {
+			return im.NestedErr
 		}
-		jb.Kind, _, _ = strings.Cut(im.ID, "-")
+	}
+	made, err := o.Made()
+	if err != nil {
+		return err
+	}
+	out := jsonFile{File: o.Name, Format: o.Format.String(), MadeBy: made, ReadAs: o.Release.Major,
+		Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
+	for _, s := range o.Bundled {
+		jb := jsonBundled{Section: s.Section, ID: s.ID, Offload: s.OffloadKind.String(), Triple: s.Triple(), TargetID: s.Arch(),
+			Offset: s.Offset, Size: s.Size, Contents: s.Contents.String()}
+		jb.Kind, _, _ = strings.Cut(s.ID, "-")
 		out.Bundled = append(out.Bundled, jb)
 	}
-	for _, b := range bins {
-		for _, im := range b.Images {
-			strs := make(map[string]string, len(im.Strings))
-			for _, kv := range im.Strings {
-				strs[kv.Key] = kv.Value
-			}
-			out.Images = append(out.Images, jsonImage{
-				Index: len(out.Images), Offset: b.Base + b.Offset, Size: b.Size, Version: b.Version,
-				ImageKind: opt.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(), Flags: im.Flags,
-				Triple: im.Triple(), Arch: im.Arch(), Strings: strs,
-				ImageOffset: im.ImageOffset, ImageSize: im.ImageSize,
-				// Only where the release knows OIF_Metadata (main after 22).
-				Metadata: opt.Release != nil && opt.Release.NestedImages && im.IsMetadata(),
-			})
+	for _, im := range o.Images {
+		if im.Source == fatobj.SourceImageSection {
+			out.ImageSections = append(out.ImageSections, jsonBundled{Section: im.Section, Offload: im.OffloadKind.String(), Triple: im.Triple(),
+				TargetID: im.Arch(), Offset: im.Offset, Size: im.Size, Contents: contentsName(im)})
 		}
+		strs := make(map[string]string, len(im.Strings))
+		for _, kv := range im.Strings {
+			strs[kv.Key] = kv.Value
+		}
+		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: im.Section, BundleID: im.BundleID,
+			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
+			Flags: im.Flags, Triple: im.Triple(), Arch: im.Arch(), Strings: strs, ImageSize: uint64(im.Size), DataOffset: im.Offset}
+		if b := im.Binary; b != nil {
+			bi := &b.Images[im.Index]
+			ji.Path, ji.Version, ji.Size = im.Number(), b.Version, b.Size
+			ji.ImageOffset, ji.ImageSize = bi.ImageOffset, bi.ImageSize
+			ji.Offset = binaryOffset(o, im)
+			// Only where the release knows OIF_Metadata (main after 22).
+			ji.Metadata = o.Release.NestedImages && im.IsMetadata()
+		}
+		out.Images = append(out.Images, ji)
 	}
-	for _, e := range ents {
+	for _, e := range o.Entries {
 		je := jsonEntry{Section: e.Section, Format: e.Layout.String(), Kind: e.Kind.String(), Name: e.Name,
 			Symbol: e.Address.Symbol, Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Data: e.Data}
 		if !e.Aux.IsNull() {
@@ -333,12 +369,12 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, f
 		}
 		out.Entries = append(out.Entries, je)
 	}
-	for _, fb := range fbs {
-		jb := jsonBundle{Section: fb.section, Offset: fb.offset, Size: fb.size, Entries: []jsonBundleEntry{}}
-		if fb.comp != nil {
-			jb.Compression, jb.Version = fb.comp.Method.String(), fb.comp.Version
+	for _, b := range o.Bundles {
+		jb := jsonBundle{Section: b.Section, Offset: b.Offset, Size: b.Size, Entries: []jsonBundleEntry{}}
+		if b.Compressed != nil {
+			jb.Compression, jb.Version = b.Compressed.Method.String(), b.Compressed.Version
 		}
-		for _, e := range fb.Entries {
+		for _, e := range b.Entries {
 			jb.Entries = append(jb.Entries, jsonBundleEntry{ID: e.ID, Offset: e.Offset, Size: e.Size})
 		}
 		out.Bundles = append(out.Bundles, jb)
@@ -346,4 +382,21 @@ func printJSON(w io.Writer, name string, bins []located, ents []entries.Entry, f
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// binaryOffset is where the binary holding im is in the file: for a nested
+// image, where its binary is inside the parent's bytes, or -1 where they
+// are stored compressed.
+func binaryOffset(o *fatobj.Object, im *fatobj.Image) int64 {
+	if im.Parent == nil {
+		for _, b := range o.Binaries {
+			if b.Binary == im.Binary {
+				return b.FileOffset
+			}
+		}
+	}
+	if im.Parent != nil && im.Parent.Offset >= 0 {
+		return im.Parent.Offset + im.Binary.Offset
+	}
+	return -1
 }

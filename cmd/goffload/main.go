@@ -126,8 +126,30 @@ func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", ";
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
-	fs.StringVar(llvm, "llvm", fmt.Sprint(offload.DefaultRelease), "LLVM release `N` whose format to write and read (13-22)")
+	fs.StringVar(llvm, "llvm", "", fmt.Sprintf("LLVM release `N` whose formats to write (default %d) and to read as (default: the release that made each file)", offload.DefaultRelease))
 	return fs
+}
+
+// parseRelease returns the release of --llvm N, the default release when
+// it is not given.
+func parseRelease(llvm string) (*offload.Release, error) {
+	if llvm == "" {
+		return offload.Default(), nil
+	}
+	return offload.ParseRelease(llvm)
+}
+
+// readOptions returns the options that read as the release of --llvm N, or
+// nil without it: each file as the release that made it.
+func readOptions(llvm string) (*offload.ReadOptions, error) {
+	if llvm == "" {
+		return nil, nil
+	}
+	r, err := offload.ParseRelease(llvm)
+	if err != nil {
+		return nil, err
+	}
+	return &offload.ReadOptions{Release: r}, nil
 }
 
 // parseFlags parses args with fs as LLVM's tools parse their command lines:

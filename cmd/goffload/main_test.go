@@ -35,9 +35,14 @@ func TestPackageThenList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, stderr)
 	}
+	// Without --llvm, list says which releases made the file, and which it
+	// read it as; with it, it prints what that release's llvm-objdump does.
 	want := "\nOFFLOADING IMAGE [0]:\nkind            <none>\narch            sm_70\ntriple          nvptx64-nvidia-cuda\nproducer        openmp\n"
-	if stdout != want {
+	if stdout != want+"\nMADE BY: LLVM 15-23 (read as LLVM 22)\n" {
 		t.Errorf("list printed\n%q\nwant\n%q", stdout, want)
+	}
+	if stdout, _, _ := cli(t, "list", "--llvm", "19", out); stdout != want {
+		t.Errorf("list --llvm 19 printed\n%q\nwant\n%q", stdout, want)
 	}
 }
 
@@ -51,13 +56,13 @@ func TestListJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.File != file || len(got.Images) != 2 || got.Entries == nil {
+	if got.File != file || len(got.Images) != 2 || got.Entries == nil || got.ReadAs != 19 || got.MadeBy.String() != "LLVM 15-20" {
 		t.Fatalf("got %+v", got)
 	}
 	im := got.Images[1]
-	want := jsonImage{Index: 1, Offset: 0xf0, Size: 160, Version: 1, ImageKind: "elf", OffloadKind: "hip",
+	want := jsonImage{Index: 1, Source: "binary", Path: "1", Offset: 0xf0, Size: 160, Version: 1, ImageKind: "elf", OffloadKind: "hip",
 		Triple: "amdgcn-amd-amdhsa", Arch: "gfx90a", Strings: map[string]string{"arch": "gfx90a", "triple": "amdgcn-amd-amdhsa"},
-		ImageOffset: 0x90, ImageSize: 16}
+		ImageOffset: 0x90, ImageSize: 16, DataOffset: 0xf0 + 0x90}
 	if fmt.Sprint(im) != fmt.Sprint(want) {
 		t.Errorf("image 1 = %+v\nwant %+v", im, want)
 	}
@@ -190,6 +195,11 @@ func withoutEntries(s string) string {
 			}
 			continue
 		case skip && strings.HasPrefix(line, "  ["):
+			continue
+		case strings.HasPrefix(line, "MADE BY: "):
+			if n := len(out); n > 0 && out[n-1] == "" {
+				out = out[:n-1]
+			}
 			continue
 		}
 		skip = false

@@ -45,7 +45,7 @@ func runPackage(args []string, _ io.Writer) error {
 	if err := atomicfile.Check(out); err != nil {
 		return err
 	}
-	rel, err := offload.ParseRelease(llvm)
+	rel, err := parseRelease(llvm)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func runWrap(args []string, _ io.Writer) error {
 	if err := atomicfile.Check(out); err != nil {
 		return err
 	}
-	rel, err := offload.ParseRelease(llvm)
+	rel, err := parseRelease(llvm)
 	if err != nil {
 		return err
 	}

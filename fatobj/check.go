@@ -1,0 +1,177 @@
+package fatobj
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/offload"
+)
+
+// Report is what [Check] found in one object.
+type Report struct {
+	Object *Object
+	// Images are the object's device images with the symbols they define;
+	// Missing the entries whose name no image of their kind defines.
+	Images  []CheckedImage
+	Missing []Missing
+	// Origin is what the object shows of the releases that made it and
+	// can link and run it ([entries.Mixing]).
+	Origin *entries.Origin
+	// Findings are the problems found: the missing symbols, the releases
+	// mixed in the object, and those mixed across the objects checked
+	// together.
+	Findings []entries.Finding
+}
+
+// CheckedImage is a device image with the names it defines.
+type CheckedImage struct {
+	*Image
+	// Symbols holds the names the image defines; nil when they cannot be
+	// read (an image that is not ELF, such as LLVM bitcode), and Skipped
+	// then says why.
+	Symbols map[string]bool
+	Skipped string
+}
+
+// Missing is an entry whose name no device image of its kind defines.
+type Missing struct {
+	Entry entries.FileEntry
+	// Image is the image that lacks the symbol, nil when the object
+	// carries no image of the entry's kind.
+	Image *CheckedImage
+}
+
+func (m Missing) String() string {
+	if m.Image == nil {
+		return fmt.Sprintf("entry %q (%v, %s[%d]): the file carries no %v device image", m.Entry.Name, m.Entry.Kind, m.Entry.Section, m.Entry.Index, m.Entry.Kind)
+	}
+	return fmt.Sprintf("entry %q (%v, %s[%d]): no such symbol in the %s image for %s (arch %q)", m.Entry.Name, m.Entry.Kind, m.Entry.Section,
+		m.Entry.Index, m.Image.Kind, m.Image.Triple(), m.Image.Arch())
+}
+
+// Finding returns m as a finding of kind entries.FindMissingSymbol.
+func (m Missing) Finding() entries.Finding {
+	return entries.Finding{Kind: entries.FindMissingSymbol, Message: m.String(), Section: m.Entry.Section, Entries: 1}
+}
+
+// Check finds, before anything runs, what the runtime would fail on in the
+// ELF objects given (a linked program, a shared object, fat objects, the
+// members of an archive): every offload entry whose name is not a symbol of
+// each device image of its kind (requires entries name none; images whose
+// symbols cannot be read are skipped, and say why), and the signs of LLVM
+// releases mixed in each object and, for the relocatable objects, across
+// them as the inputs of one link ([entries.Incompatible]). Objects of other
+// formats (raw binaries, bundle files) are skipped. It returns one report
+// per ELF object, in order.
+func Check(objs []*Object) ([]*Report, error) {
+	var reps []*Report
+	var set []entries.Input
+	var inSet []*Report
+	for _, o := range objs {
+		if o.ELF == nil {
+			continue
+		}
+		rep, err := checkObject(o)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+		if o.ELF.Type == elf.ET_REL {
+			set = append(set, entries.Input{Name: o.Name, Origin: rep.Origin})
+			inSet = append(inSet, rep)
+		}
+	}
+	for i, fs := range entries.Incompatible(set) {
+		inSet[i].Findings = append(inSet[i].Findings, fs...)
+	}
+	return reps, nil
+}
+
+func checkObject(o *Object) (*Report, error) {
+	origin, err := o.Origin()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Object: o, Origin: origin}
+	for _, im := range o.Images {
+		ci := CheckedImage{Image: im}
+		if ci.Symbols, ci.Skipped, err = imageSymbols(im); err != nil {
+			if im.Source != SourceBundle {
+				return nil, fmt.Errorf("%v: %w", im, err)
+			}
+			ci.Skipped = fmt.Sprintf("a code object that cannot be read: %v", err)
+		}
+		rep.Images = append(rep.Images, ci)
+	}
+	for _, e := range o.Entries {
+		if e.Kind == offload.OffloadOpenMP && e.Flags&uint32(offload.OMPEntryRequires) != 0 {
+			continue
+		}
+		found := false
+		for i := range rep.Images {
+			im := &rep.Images[i]
+			if im.OffloadKind != e.Kind {
+				continue
+			}
+			found = true
+			if im.Symbols != nil && !im.Symbols[e.Name] {
+				rep.Missing = append(rep.Missing, Missing{Entry: e, Image: im})
+			}
+		}
+		if !found {
+			rep.Missing = append(rep.Missing, Missing{Entry: e})
+		}
+	}
+	for _, m := range rep.Missing {
+		rep.Findings = append(rep.Findings, m.Finding())
+	}
+	rep.Findings = append(rep.Findings, origin.Findings...)
+	return rep, nil
+}
+
+// imageSymbols returns the names an ELF device image defines, or nil and
+// why they are not read.
+func imageSymbols(im *Image) (map[string]bool, string, error) {
+	switch im.Source {
+	case SourceFatbinary:
+		return nil, "a CUDA fatbinary (NVIDIA's format): its symbols are not read", nil
+	case SourceBundle:
+		if im.Bundle.Compressed != nil {
+			return nil, "a compressed offload bundle: its code objects are not decompressed", nil
+		}
+	}
+	img, err := im.Open()
+	if err != nil {
+		return nil, "", err
+	}
+	var magic [4]byte
+	if _, err := img.ReadAt(magic[:], 0); err != nil || !bytes.Equal(magic[:], elfMagic) {
+		return nil, "not an ELF image", nil
+	}
+	return elfSymbols(img)
+}
+
+func elfSymbols(img *io.SectionReader) (map[string]bool, string, error) {
+	f, err := elfobj.Read(img, img.Size())
+	if err != nil {
+		return nil, "", err
+	}
+	syms, err := f.Symbols()
+	if err == nil && len(syms) == 0 {
+		syms, err = f.DynamicSymbols()
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	names := map[string]bool{}
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && s.Name != "" && s.Type() != elf.STT_SECTION && s.Type() != elf.STT_FILE {
+			names[s.Name] = true
+		}
+	}
+	return names, "", nil
+}

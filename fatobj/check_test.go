@@ -1,0 +1,125 @@
+package fatobj
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+)
+
+// clangOpenMP runs clang-19 -fopenmp for x86-64 offloading with args.
+func clangOpenMP(t *testing.T, args ...string) {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", 19)
+	argv := append([]string{"-O0", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-fopenmp-version=52", "-DUSE_ENTER"}, args...)
+	if msg, err := exec.Command(clang, argv...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %q: %v\n%s", clang, argv, err, msg)
+	}
+}
+
+func check(t *testing.T, path string) *Report {
+	t.Helper()
+	f := openFile(t, path, nil)
+	reps, err := Check(f.Objects)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("%s: %d reports, %v", path, len(reps), err)
+	}
+	return reps[0]
+}
+
+// TestCheckFindsMissingDeviceSymbol renames a kernel in the device image of
+// clang-19's fat object: Check names its entry, in the object and in the
+// program linked from it, which LLVM would only find when the program runs;
+// the object and programs linked from it as they are (PIE, not, shared)
+// have every symbol.
+func TestCheckFindsMissingDeviceSymbol(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join("..", "entries", "testdata", "omp_plain.c")
+	main := filepath.Join("..", "entries", "testdata", "main.c")
+	obj := filepath.Join(dir, "plain.o")
+	clangOpenMP(t, "-fPIC", "-c", src, "-o", obj)
+	rep := check(t, obj)
+	if len(rep.Missing) != 0 || len(rep.Findings) != 0 || len(rep.Images) != 1 || rep.Images[0].Symbols == nil {
+		t.Fatalf("the compiler's object: missing %v, findings %v, images %+v", rep.Missing, rep.Findings, rep.Images)
+	}
+	if !testing.Short() {
+		for name, args := range map[string][]string{"pie": {"-pie", obj, main}, "nopie": {"-no-pie", obj, main}, "shared": {"-shared", obj}} {
+			out := filepath.Join(dir, name)
+			clangOpenMP(t, append(args, "-o", out)...)
+			if rep := check(t, out); len(rep.Missing) != 0 || len(rep.Images) == 0 || rep.Images[0].Symbols == nil {
+				t.Errorf("%s: %d images (%+v), missing %v", name, len(rep.Images), rep.Images, rep.Missing)
+			}
+		}
+	}
+	var kernel string
+	for _, e := range rep.Object.Entries {
+		if strings.Contains(e.Name, "_k1_") {
+			kernel = e.Name
+		}
+	}
+	bad := filepath.Join(dir, "bad.o")
+	renameDeviceSymbol(t, obj, bad, kernel, "renamed_kernel")
+	rep = check(t, bad)
+	if len(rep.Missing) != 1 || rep.Missing[0].Entry.Name != kernel || !strings.Contains(rep.Missing[0].String(), kernel) ||
+		len(rep.Findings) != 1 || rep.Findings[0].Kind != "missing-symbol" {
+		t.Fatalf("missing %v, findings %v, want only %s", rep.Missing, rep.Findings, kernel)
+	}
+	if testing.Short() {
+		return
+	}
+	prog := filepath.Join(dir, "bad")
+	clangOpenMP(t, bad, main, "-o", prog)
+	if rep = check(t, prog); len(rep.Missing) != 1 || rep.Missing[0].Entry.Name != kernel {
+		t.Fatalf("linked program: missing %v, want only %s", rep.Missing, kernel)
+	}
+}
+
+// renameDeviceSymbol writes to out the fat object in with symbol old of its
+// device image renamed to name.
+func renameDeviceSymbol(t *testing.T, in, out, old, name string) {
+	t.Helper()
+	f := openFile(t, in, nil)
+	o := f.Objects[0]
+	host, err := o.ELF.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := o.Images[0].Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := elfobj.Read(img, img.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	devObj, err := dev.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := devObj.RenameSymbols(old, name); n != 1 {
+		t.Fatalf("%d device symbols named %s", n, old)
+	}
+	var devBuf bytes.Buffer
+	if _, err := elfobj.Write(&devBuf, devObj); err != nil {
+		t.Fatal(err)
+	}
+	bin, err := offload.MarshalBinary(o.Release, &o.Images[0].Image, devBuf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := host.Section(Section)
+	sec.Reader, sec.Data = nil, bin
+	var buf bytes.Buffer
+	if _, err := elfobj.Write(&buf, host); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

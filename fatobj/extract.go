@@ -1,0 +1,336 @@
+package fatobj
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/offload"
+)
+
+// ExtractOptions choose the images [PlanExtract] takes and how it writes
+// them. The zero value takes every image, each in an OffloadBinary of its
+// own.
+type ExtractOptions struct {
+	// Filter selects images as clang-offload-packager's --image does.
+	Filter Filter
+	// Member, when not "", takes only the archive members of that name, as
+	// llvm-offload-binary's member=NAME; every object is read all the same.
+	Member string
+	// Raw writes the images themselves, named as clang-offload-packager
+	// names them ("<stem>-<triple>-<arch>.<index>.<ext>"); else each image's
+	// OffloadBinary ("...<index>.offload"), a new one for device code that
+	// is in none.
+	Raw bool
+	// Release, when set, names and packages as that release; else each
+	// object's own Release does. Where it reads nested binaries (LLVM main
+	// after 22), a raw image that is itself a binary is not written, its
+	// images are, an empty arch is left out of names and SPIR-V images get
+	// ".spv", as main's llvm-offload-binary does.
+	Release *offload.Release
+}
+
+// Extraction is the plan of the files an extraction writes: every file
+// named, collisions refused, before any is written.
+type Extraction struct {
+	// Files in the order they are written; their index in the names
+	// counts on from one input file to the next.
+	Files []*ExtractedFile
+	// Total is the number of bytes the files take.
+	Total int64
+
+	names map[string]string // file name -> the object it comes from
+}
+
+// ExtractedFile is one file of an extraction.
+type ExtractedFile struct {
+	// Name is the file's name in the output folder: one plain path element.
+	Name string
+	// File is the input the image comes from, Image the image.
+	File  *File
+	Image *Image
+	// Size is how many bytes the file takes.
+	Size int64
+
+	write func(w io.Writer) error
+}
+
+// WriteTo writes the file's contents to w.
+func (f *ExtractedFile) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	err := f.write(cw)
+	return cw.n, err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// PlanExtract names the files that extracting the selected images of files
+// writes: as clang-offload-packager names them, the index counting on from
+// one input to the next so that two inputs never write one name. The
+// triples and arches in names come from the files: a name that is not one
+// plain file name (it holds '/' or NUL, is "." or "..", or is longer than
+// 255 bytes) is an error matching [ErrUnsafeName], and so is a name that two
+// images would be written to.
+func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
+	if opt == nil {
+		opt = &ExtractOptions{}
+	}
+	x := &extractor{opt: opt, Extraction: &Extraction{names: map[string]string{}}}
+	for _, f := range files {
+		x.file = f
+		x.stem = strings.TrimSuffix(filepath.Base(f.Name), filepath.Ext(f.Name))
+		for _, o := range f.Objects {
+			if err := x.object(o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return x.Extraction, nil
+}
+
+// extractor plans an Extraction.
+type extractor struct {
+	*Extraction
+	opt  *ExtractOptions
+	file *File
+	stem string
+	skip bool // the object is not selected by Member
+}
+
+func (x *extractor) release(o *Object) *offload.Release {
+	if x.opt.Release != nil {
+		return x.opt.Release
+	}
+	return o.Release
+}
+
+// object plans the files of o's selected images.
+func (x *extractor) object(o *Object) error {
+	x.skip = x.opt.Member != "" && (o.Member == "" || filepath.Base(o.Member) != x.opt.Member)
+	rel := x.release(o)
+	children := map[*Image][]*Image{}
+	for _, im := range o.Images {
+		if im.Parent != nil {
+			children[im.Parent] = append(children[im.Parent], im)
+		}
+	}
+	for _, im := range o.Images {
+		if im.Source == SourceNested || !x.opt.Filter.Match(rel, &im.Image) {
+			continue
+		}
+		var err error
+		switch im.Source {
+		case SourceBinary:
+			if x.opt.Raw {
+				err = x.imageTree(im, children)
+				break
+			}
+			b := im.Binary
+			err = x.add(im, "offload", b.Reader().Size(), func(w io.Writer) error { return copyAll(w, b.Reader(), b.Reader().Size()) })
+		case SourceBundle, SourceImageSection:
+			err = x.raw(im, rel)
+		case SourceBundled:
+			if x.opt.Raw {
+				name := bundle.DeviceMemberName(filepath.Base(memberName(o.Name)), im.BundleID, im.Arch())
+				err = x.addNamed(im, name)
+				break
+			}
+			err = x.raw(im, rel)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// raw plans an image of device code outside OffloadBinaries: itself, or a
+// new OffloadBinary holding it.
+func (x *extractor) raw(im *Image, rel *offload.Release) error {
+	if x.opt.Raw {
+		return x.add(im, "", im.Size, imageCopier(im))
+	}
+	if rel.BinaryVersion == 0 {
+		rel = offload.Default() // LLVM 13 and 14 have no OffloadBinary
+	}
+	return x.add(im, "offload", im.Size, func(w io.Writer) error {
+		r, err := im.Reader()
+		if err != nil {
+			return err
+		}
+		_, err = offload.WriteBinary(w, rel, &im.Image, r, im.Size)
+		return err
+	})
+}
+
+// imageTree plans a raw image of an OffloadBinary; one that is itself a
+// binary whose images the object holds (a release that reads nested
+// binaries) is not written, its images are, in turn.
+func (x *extractor) imageTree(im *Image, children map[*Image][]*Image) error {
+	if im.NestedErr != nil {
+		return im.NestedErr
+	}
+	if kids, ok := children[im]; ok {
+		for _, k := range kids {
+			if err := x.imageTree(k, children); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return x.add(im, "", im.Size, imageCopier(im))
+}
+
+func imageCopier(im *Image) func(io.Writer) error {
+	return func(w io.Writer) error {
+		r, err := im.Reader()
+		if err != nil {
+			return err
+		}
+		return copyAll(w, r, im.Size)
+	}
+}
+
+// add plans a file for im named as the packager names it, with the
+// extension ext instead of the image kind's if ext is not "".
+func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer) error) error {
+	if x.skip {
+		return nil
+	}
+	if im.at != nil {
+		// The image's bytes must be there before anything is written.
+		if _, err := im.at(); err != nil {
+			return err
+		}
+	}
+	rel := x.release(im.Object)
+	index := len(x.Files)
+	kindExt := rel.ImageKindExtension(im.Kind)
+	var name string
+	if rel.NestedImages {
+		// llvm-offload-binary of main leaves out an empty arch, and names
+		// SPIR-V images.
+		name = x.stem + "-" + im.Triple()
+		if im.Arch() != "" {
+			name += "-" + im.Arch()
+		}
+		name += "." + strconv.Itoa(index) + "." + kindExt
+		if err := atomicfile.CheckName(name); err != nil {
+			return fmt.Errorf("%s: image %d: %w", im.Object.Name, index, ErrUnsafeName)
+		}
+	} else {
+		var err error
+		if name, err = PackagerName(x.stem, &im.Image, index); err != nil {
+			return fmt.Errorf("%s: %w", im.Object.Name, err)
+		}
+	}
+	if ext != "" {
+		name = strings.TrimSuffix(name, kindExt) + ext
+	}
+	if prev, ok := x.names[name]; ok {
+		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was: %w", im.Object.Name, index, name, prev, ErrUnsafeName)
+	}
+	x.plan(im, name, size, write)
+	return nil
+}
+
+// addNamed plans the raw image im under a name made elsewhere; a name
+// already planned gets the file's index before its extension.
+func (x *extractor) addNamed(im *Image, name string) error {
+	if x.skip {
+		return nil
+	}
+	if err := atomicfile.CheckName(name); err != nil {
+		return fmt.Errorf("%s: %w", im.Object.Name, ErrUnsafeName)
+	}
+	if _, taken := x.names[name]; taken {
+		ext := filepath.Ext(name)
+		name = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), len(x.Files), ext)
+		if _, taken := x.names[name]; taken {
+			return fmt.Errorf("%s: %s would be written twice: %w", im.Object.Name, name, ErrUnsafeName)
+		}
+	}
+	x.plan(im, name, im.Size, imageCopier(im))
+	return nil
+}
+
+func (x *extractor) plan(im *Image, name string, size int64, write func(io.Writer) error) {
+	x.names[name] = im.Object.Name
+	x.Files = append(x.Files, &ExtractedFile{Name: name, File: x.file, Image: im, Size: size, write: write})
+	x.Total += size
+}
+
+// Write writes the planned files into dir, made if it does not exist (and
+// removed again if nothing could be written), after checking that its file
+// system has room for them. Each file is written whole or not at all,
+// inside dir whatever its name ([os.Root]), and replaces only a regular
+// file.
+func (x *Extraction) Write(dir string) (err error) {
+	if len(x.Files) == 0 {
+		return nil
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				os.Remove(dir) // only if empty
+			}
+		}()
+	}
+	if free, ok := atomicfile.Available(dir); ok && x.Total > free {
+		return fmt.Errorf("%s: the images take %d bytes, the file system of %s has %d free", x.inputs(), x.Total, dir, free)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range x.Files {
+		if err := atomicfile.WriteIn(root, dir, f.Name, f.write); err != nil {
+			return fmt.Errorf("%s: %w", f.Image.Object.Name, err)
+		}
+	}
+	return nil
+}
+
+// inputs names the input files of x.
+func (x *Extraction) inputs() string {
+	var names []string
+	seen := map[*File]bool{}
+	for _, f := range x.Files {
+		if !seen[f.File] {
+			seen[f.File] = true
+			names = append(names, f.File.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// copyAll copies the size bytes of r to w; fewer is an error.
+func copyAll(w io.Writer, r io.Reader, size int64) error {
+	// Reads of 1 MiB: a decompressing reader works per call, and the
+	// writer's ReadFrom would read 32 KiB at a time.
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, 1<<20))
+	if err == nil && n < size {
+		err = fmt.Errorf("%d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
+	}
+	return err
+}

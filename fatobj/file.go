@@ -1,0 +1,293 @@
+package fatobj
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/offload"
+)
+
+// Format is what a file, or an object in an archive, is.
+type Format uint8
+
+const (
+	// FormatELF: an ELF file: a relocatable object, an executable or a
+	// shared object.
+	FormatELF Format = iota + 1
+	// FormatArchive: a static library (GNU, BSD or COFF layout).
+	FormatArchive
+	// FormatThinArchive: a thin archive, whose members are other files.
+	FormatThinArchive
+	// FormatBinary: OffloadBinaries back to back, as clang-offload-packager
+	// and llvm-offload-binary write them.
+	FormatBinary
+	// FormatBundle: a clang offload bundle file (a HIP fatbin, .hipfb),
+	// compressed or not.
+	FormatBundle
+)
+
+var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle"}
+
+func (f Format) String() string {
+	if int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return "Format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Limits of what one File opens: far beyond what any build makes, they stop
+// archives built to multiply (a thin archive that names itself, or one
+// large archive many times).
+const (
+	// MaxArchiveDepth bounds the nesting of archives in archives.
+	MaxArchiveDepth = 16
+	// MaxMembers bounds the archive members of one file, counting those of
+	// nested archives and of the files of thin archives each time they are
+	// named.
+	MaxMembers = 1 << 18
+)
+
+// File is an opened input and the device code it holds.
+type File struct {
+	// Name is the path the file was opened with, or the name given to
+	// NewFile.
+	Name   string
+	Format Format
+	// Objects are what can hold device code: the file itself, or the
+	// members of an archive in order (those of nested archives in turn, and
+	// the files a thin archive names). Members that are none of the formats
+	// (a text file, say) are left out, as llvm-objdump leaves them out.
+	Objects []*Object
+
+	r       *io.SectionReader
+	archive *ar.Archive // a regular archive's index, for rewriting it
+	files   []*infile.File
+}
+
+// Close closes the files opened for f (the file itself and the members of
+// thin archives). The readers of its objects and images fail afterwards.
+func (f *File) Close() error {
+	var first error
+	for _, in := range f.files {
+		if err := in.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	f.files = nil
+	return first
+}
+
+// Images returns every device image of every object of f, in order.
+func (f *File) Images() []*Image {
+	var out []*Image
+	for _, o := range f.Objects {
+		out = append(out, o.Images...)
+	}
+	return out
+}
+
+// Open opens the file at path, which must be a regular file, and reads the
+// device code of everything it holds (see [File]). The members of a thin
+// archive are opened from the archive's folder. opt chooses the release to
+// read as; nil reads each object as the releases that made it.
+//
+// However many files it opens (members of thin archives), at most 128
+// descriptors are open at a time. Archives nest at most [MaxArchiveDepth]
+// deep and hold at most [MaxMembers] members; a thin archive that names
+// itself is refused. Malformed input gives an error naming the file (or
+// member) and wrapping a [*goffload.FormatError].
+func Open(path string, opt *offload.ReadOptions) (*File, error) {
+	in, err := infile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Name: path, r: in.Section(), files: []*infile.File{in}}
+	o := &opener{f: f, opt: opt, open: true}
+	if err := o.contents(path, filepath.Dir(path), in.Section(), 0, []fs.FileInfo{in.Stat()}, 0, true); err != nil {
+		f.Close()
+		return nil, inFile(path, err)
+	}
+	return f, nil
+}
+
+// NewFile reads the device code of the size bytes of r, named name in its
+// objects' names and in errors, as [Open] reads a file. A thin archive is
+// refused (its members are other files: open it with Open).
+func NewFile(name string, r io.ReaderAt, size int64, opt *offload.ReadOptions) (*File, error) {
+	if err := ferr.CheckInput("fatobj", r, size); err != nil {
+		return nil, err
+	}
+	sr := io.NewSectionReader(r, 0, size)
+	f := &File{Name: name, r: sr}
+	o := &opener{f: f, opt: opt}
+	if err := o.contents(name, "", sr, 0, nil, 0, true); err != nil {
+		return nil, inFile(name, err)
+	}
+	return f, nil
+}
+
+// inFile names path in err, unless err names it already.
+func inFile(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path || strings.HasPrefix(err.Error(), path+": ") || strings.HasPrefix(err.Error(), path+"(") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// opener opens a File's contents.
+type opener struct {
+	f       *File
+	opt     *offload.ReadOptions
+	open    bool // thin members may be opened (Open, not NewFile)
+	members int
+}
+
+var (
+	elfMagic     = []byte("\x7fELF")
+	bundleMagic  = []byte(bundle.Magic[:8])
+	ccobMagic    = []byte(bundle.CompressedMagic)
+	offloadMagic = offload.Magic[:]
+)
+
+// formatOf returns the format the first bytes head announce, or 0.
+func formatOf(head []byte) Format {
+	switch {
+	case bytes.HasPrefix(head, offloadMagic):
+		return FormatBinary
+	case bytes.HasPrefix(head, elfMagic):
+		return FormatELF
+	case bytes.HasPrefix(head, []byte(ar.ThinMagic)):
+		return FormatThinArchive
+	case ar.IsArchive(head):
+		return FormatArchive
+	case bytes.HasPrefix(head, bundleMagic) || bytes.HasPrefix(head, ccobMagic):
+		return FormatBundle
+	}
+	return 0
+}
+
+// contents adds the objects of the bytes of r, named name, from a file in
+// dir; base is where r starts in the file the caller opened (for error
+// offsets), outer the files holding it (to refuse a thin archive that names
+// itself). top is set for the file itself, whose format becomes the File's.
+func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, outer []fs.FileInfo, depth int, top bool) error {
+	head := make([]byte, 8)
+	n, _ := r.ReadAt(head, 0)
+	format := formatOf(head[:n])
+	if top {
+		o.f.Format = format
+	}
+	switch {
+	case r.Size() == 0:
+		return fmt.Errorf("empty file: %w", goffload.ErrInvalid)
+	case format == 0:
+		return fmt.Errorf("not an OffloadBinary, an ELF file, an archive or an offload bundle: %w", goffload.ErrInvalid)
+	case format == FormatArchive || format == FormatThinArchive:
+		return o.archive(name, dir, r, base, outer, depth, top)
+	}
+	obj := &Object{Name: name, Format: format, Offset: base, r: r}
+	if !top {
+		obj.Member = memberName(name)
+	}
+	if err := obj.read(o.opt); err != nil {
+		return err
+	}
+	o.f.Objects = append(o.f.Objects, obj)
+	return nil
+}
+
+// memberName returns the member's own name of an object named
+// "lib.a(k.o)": "k.o".
+func memberName(name string) string {
+	if len(name) > 0 && name[len(name)-1] == ')' {
+		depth := 0
+		for i := len(name) - 1; i >= 0; i-- {
+			switch name[i] {
+			case ')':
+				depth++
+			case '(':
+				if depth--; depth == 0 {
+					return name[i+1 : len(name)-1]
+				}
+			}
+		}
+	}
+	return name
+}
+
+// archive adds the objects of an archive's members, thin members opened
+// from the archive's folder dir, nested archives in turn.
+func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, outer []fs.FileInfo, depth int, top bool) error {
+	if depth >= MaxArchiveDepth {
+		return fmt.Errorf("archives nested more than %d deep: %w", MaxArchiveDepth, goffload.ErrLimit)
+	}
+	a, err := ar.Open(r, r.Size())
+	if err != nil {
+		return ferr.Rebase(err, base)
+	}
+	if top && a.Kind() != ar.Thin {
+		o.f.archive = a
+	}
+	for _, m := range a.Members() {
+		if o.members++; o.members > MaxMembers {
+			return fmt.Errorf("more than %d archive members: %w", MaxMembers, goffload.ErrLimit)
+		}
+		name := fmt.Sprintf("%s(%s)", path, m.Name)
+		mdir, mouter, mbase := dir, outer, base+m.DataOffset
+		var sr *io.SectionReader
+		if m.Thin {
+			if !o.open {
+				return fmt.Errorf("member %q: a thin archive's members are other files: open it by path: %w", m.Name, goffload.ErrUnsupported)
+			}
+			mbase = 0
+			sr, err = a.OpenThin(m, func(_ string) (io.ReaderAt, int64, error) {
+				f, err := infile.Open(m.Path(dir))
+				if err != nil {
+					return nil, 0, err
+				}
+				o.f.files = append(o.f.files, f)
+				for _, a := range outer {
+					if os.SameFile(a, f.Stat()) {
+						return nil, 0, fmt.Errorf("a thin archive that includes itself: %w", goffload.ErrInvalid)
+					}
+				}
+				mdir, mouter = filepath.Dir(m.Path(dir)), append(outer[:len(outer):len(outer)], f.Stat())
+				return f, f.Size(), nil
+			})
+		} else {
+			sr, err = a.Open(m)
+		}
+		if err != nil {
+			return fmt.Errorf("member %q: %w", m.Name, err)
+		}
+		var head [8]byte
+		n, _ := sr.ReadAt(head[:], 0)
+		if formatOf(head[:n]) == 0 {
+			continue // not an object: llvm-objdump lists nothing for it either
+		}
+		if err := o.contents(name, mdir, sr, mbase, mouter, depth+1, false); err != nil {
+			return fmt.Errorf("member %q: %w", m.Name, err)
+		}
+	}
+	return nil
+}
+
+// readELF reads an ELF file's headers, its error offsets rebased to base.
+func readELF(r *io.SectionReader, base int64) (*elfobj.File, error) {
+	f, err := elfobj.Read(r, r.Size())
+	return f, ferr.Rebase(err, base)
+}

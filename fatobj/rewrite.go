@@ -1,0 +1,266 @@
+package fatobj
+
+import (
+	"bufio"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/offload"
+)
+
+// StripResult is what [StripFile] did to one object.
+type StripResult struct {
+	Object *Object
+	Stripped
+}
+
+// StripFile writes to w the object f, or the archive f with each of its
+// relocatable object members, keeping only the device code for the
+// targets ([Strip], each object as its Release). An archive is written in
+// GNU format with the same members, names, headers and symbol index;
+// members without device code, and those that are no relocatable object,
+// are copied as they are. A target that matches no image of f is an error
+// (a typing error there would drop all device code), and then nothing is
+// written to w; so is a thin archive (give the files it names) and a file
+// of another format. It returns what it did to each object with device
+// code.
+func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
+	var out []StripResult
+	matched := make([]bool, len(keep))
+	strip := func(obj *Object) (*elfobj.Object, error) {
+		o, err := obj.ELF.Object()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Name, err)
+		}
+		st, err := Strip(o, obj.Release, keep)
+		if err == ErrNoOffloading {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Name, err)
+		}
+		for i, m := range st.Matched {
+			matched[i] = matched[i] || m
+		}
+		out = append(out, StripResult{Object: obj, Stripped: st})
+		return o, nil
+	}
+	check := func() error {
+		for i, m := range matched {
+			if !m {
+				return fmt.Errorf("%s: target %s matches no device image (nothing written)", f.Name, keep[i])
+			}
+		}
+		return nil
+	}
+	switch f.Format {
+	case FormatArchive:
+		return out, rewriteArchive(w, f, func(_ string, obj *Object) (*elfobj.Object, error) {
+			if obj == nil || obj.ELF == nil || obj.ELF.Type != elf.ET_REL {
+				return nil, nil
+			}
+			return strip(obj)
+		}, check)
+	case FormatELF:
+		obj := f.Objects[0]
+		o, err := strip(obj)
+		if err != nil {
+			return nil, err
+		}
+		if err := check(); err != nil {
+			return nil, err
+		}
+		if o == nil {
+			_, err = io.Copy(w, obj.Open())
+			return out, err
+		}
+		_, err = elfobj.Write(w, o)
+		return out, fromInput(f.Name, err)
+	}
+	return nil, notRewritable(f)
+}
+
+// String returns "kept K, dropped D device binaries".
+func (s Stripped) String() string {
+	return fmt.Sprintf("kept %d, dropped %d device binaries", s.Kept, s.Dropped)
+}
+
+// String returns "TRIPLE" or "TRIPLE:ARCH".
+func (t Target) String() string {
+	if t.Arch == "" {
+		return t.Triple
+	}
+	return t.Triple + ":" + t.Arch
+}
+
+// ConvertResult is what [ConvertFile] did to one object.
+type ConvertResult struct {
+	Object *Object
+	// Name is the object's name, or that of an archive member that is no
+	// ELF object (Object then nil or not ELF, and the member is copied).
+	Name string
+	// From is the release the object was converted from ([MadeBy], or the
+	// one given) and Made the releases that made it (0 when From was
+	// given); From is nil for an object that holds nothing that differs
+	// between releases.
+	From *offload.Release
+	Made offload.ReleaseSet
+	// Conversion is what was changed; nil or unchanged for an object
+	// written as it is.
+	Conversion *Conversion
+}
+
+// ConvertFile writes to w the relocatable object f, or the archive f with
+// each of its object members, converted from the formats of the LLVM
+// release that made it (from, or told from each object by [MadeBy]) into
+// those of release to ([Convert]). An archive is written in GNU format with
+// the same members, names, headers and symbol index; members that are no
+// object, and objects in to's formats already, are copied byte for byte.
+// An executable or shared object is refused (convert the objects it was
+// linked from), as are a thin archive and files of other formats.
+func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResult, error) {
+	var out []ConvertResult
+	conv := func(obj *Object) (*elfobj.Object, error) {
+		if obj.ELF.Type != elf.ET_REL {
+			return nil, fmt.Errorf("%s: a %v file: convert the relocatable objects it was linked from", obj.Name, obj.ELF.Type)
+		}
+		res := ConvertResult{Object: obj, Name: obj.Name, From: from}
+		if from == nil {
+			var err error
+			if res.From, res.Made, err = MadeBy(obj.ELF); err != nil {
+				return nil, fmt.Errorf("%s: %w (give the release it was made by)", obj.Name, err)
+			}
+		}
+		if res.From == nil {
+			out = append(out, res)
+			return nil, nil
+		}
+		o, err := obj.ELF.Object()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Name, err)
+		}
+		if res.Conversion, err = Convert(o, res.From, to); err != nil {
+			return nil, fmt.Errorf("%s: %w", obj.Name, err)
+		}
+		out = append(out, res)
+		if !res.Conversion.Changed() {
+			return nil, nil
+		}
+		return o, nil
+	}
+	switch f.Format {
+	case FormatArchive:
+		err := rewriteArchive(w, f, func(name string, obj *Object) (*elfobj.Object, error) {
+			if obj == nil || obj.ELF == nil {
+				out = append(out, ConvertResult{Object: obj, Name: name})
+				return nil, nil
+			}
+			return conv(obj)
+		}, nil)
+		return out, err
+	case FormatELF:
+		obj := f.Objects[0]
+		o, err := conv(obj)
+		if err != nil {
+			return nil, err
+		}
+		if o == nil {
+			_, err = io.Copy(w, obj.Open())
+			return out, err
+		}
+		_, err = elfobj.Write(w, o)
+		return out, fromInput(f.Name, err)
+	}
+	return nil, notRewritable(f)
+}
+
+func notRewritable(f *File) error {
+	if f.Format == FormatThinArchive {
+		return fmt.Errorf("%s: a thin archive: give the member files themselves: %w", f.Name, goffload.ErrUnsupported)
+	}
+	return fmt.Errorf("%s: %v, not an object or an archive: %w", f.Name, f.Format, goffload.ErrUnsupported)
+}
+
+// fromInput names the input an object was loaded from in an error of
+// writing it that says the object is inconsistent: its fault, not the
+// output's.
+func fromInput(in string, err error) error {
+	if err != nil && in != "" && errors.Is(err, elfobj.ErrInconsistent) {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	return err
+}
+
+// rewriteArchive writes to w a GNU archive with the members, names, headers
+// and symbol index of the archive f, each member replaced by the object
+// member returns for it (nil: the member as it is); member is given the
+// member's object, nil for a member that is none. The rewritten members go
+// one after the other into one scratch file, so that an archive of any
+// number of members takes one descriptor. check, when not nil, runs before
+// anything is written.
+func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) (*elfobj.Object, error), check func() error) error {
+	a := f.archive
+	if a == nil {
+		return notRewritable(f)
+	}
+	syms, err := a.Symbols()
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	bySym := map[int][]string{}
+	for _, s := range syms {
+		bySym[s.Member] = append(bySym[s.Member], s.Name)
+	}
+	byOffset := map[int64]*Object{}
+	for _, o := range f.Objects {
+		byOffset[o.Offset] = o
+	}
+	scratch, err := atomicfile.Scratch()
+	if err != nil {
+		return err
+	}
+	defer scratch.Close()
+	var end int64 // of the scratch file's contents
+	var members []ar.NewMember
+	for i, m := range a.Members() {
+		name := fmt.Sprintf("%s(%s)", f.Name, m.Name)
+		sr, err := a.Open(m)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, R: sr, Size: m.Size, Symbols: bySym[i]}
+		obj := byOffset[m.DataOffset]
+		if obj != nil && obj.Name != name {
+			obj = nil // an object of an archive nested in this member
+		}
+		o, err := member(name, obj)
+		if err != nil {
+			return err
+		}
+		if o != nil {
+			bw := bufio.NewWriterSize(io.NewOffsetWriter(scratch, end), 1<<20)
+			n, err := elfobj.Write(bw, o)
+			if err == nil {
+				err = bw.Flush()
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			nm.R, nm.Size = io.NewSectionReader(scratch, end, n), n
+			end += n
+		}
+		members = append(members, nm)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return ar.WriteGNU(w, members)
+}
