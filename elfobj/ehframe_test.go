@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -64,42 +65,42 @@ func fdeInstructions(t *testing.T, r ehRecord) []byte {
 }
 
 func TestCFIEncodesTheShortestForm(t *testing.T) {
-	x86, _ := elfobj.FrameInfoFor(elf.EM_X86_64)
-	arm, _ := elfobj.FrameInfoFor(elf.EM_AARCH64)
-	ppc, _ := elfobj.FrameInfoFor(elf.EM_PPC64)
+	x86, _ := ehframe.FrameInfoFor(elf.EM_X86_64)
+	arm, _ := ehframe.FrameInfoFor(elf.EM_AARCH64)
+	ppc, _ := ehframe.FrameInfoFor(elf.EM_PPC64)
 	for _, c := range []struct {
 		m    elf.Machine
 		data elf.Data
-		fi   elfobj.FrameInfo
-		op   elfobj.CFIOp
+		fi   ehframe.FrameInfo
+		op   ehframe.CFIOp
 		want []byte
 	}{
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(0), nil},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(1), []byte{0x41}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(63), []byte{0x7f}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(64), []byte{0x02, 0x40}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(255), []byte{0x02, 0xff}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(256), []byte{0x03, 0x00, 0x01}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.AdvanceLoc(0x10000), []byte{0x04, 0x00, 0x00, 0x01, 0x00}},
-		{elf.EM_PPC64, elf.ELFDATA2MSB, ppc, elfobj.AdvanceLoc(4 * 0x102), []byte{0x03, 0x01, 0x02}},
-		{elf.EM_PPC64, elf.ELFDATA2MSB, ppc, elfobj.AdvanceLoc(4 * 0x10203), []byte{0x04, 0x00, 0x01, 0x02, 0x03}},
-		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, elfobj.AdvanceLoc(20), []byte{0x45}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.DefCFA(7, 8), []byte{0x0c, 0x07, 0x08}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.DefCFA(6, 200), []byte{0x0c, 0x06, 0xc8, 0x01}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.DefCFAOffset(16), []byte{0x0e, 0x10}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.DefCFARegister(6), []byte{0x0d, 0x06}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.Offset(16, -8), []byte{0x90, 0x01}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.Offset(3, -1600), []byte{0x83, 0xc8, 0x01}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.Offset(3, 800), []byte{0x11, 0x03, 0x9c, 0x7f}},
-		{elf.EM_AARCH64, elf.ELFDATA2LSB, arm, elfobj.Offset(30, -16), []byte{0x9e, 0x04}},
-		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, elfobj.Offset(65, 16), []byte{0x11, 0x41, 0x7e}},
-		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, elfobj.Offset(65, -16), []byte{0x05, 0x41, 0x02}},
-		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, elfobj.Restore(6), []byte{0xc6}},
-		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, elfobj.Restore(65), []byte{0x06, 0x41}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(0), nil},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(1), []byte{0x41}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(63), []byte{0x7f}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(64), []byte{0x02, 0x40}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(255), []byte{0x02, 0xff}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(256), []byte{0x03, 0x00, 0x01}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.AdvanceLoc(0x10000), []byte{0x04, 0x00, 0x00, 0x01, 0x00}},
+		{elf.EM_PPC64, elf.ELFDATA2MSB, ppc, ehframe.AdvanceLoc(4 * 0x102), []byte{0x03, 0x01, 0x02}},
+		{elf.EM_PPC64, elf.ELFDATA2MSB, ppc, ehframe.AdvanceLoc(4 * 0x10203), []byte{0x04, 0x00, 0x01, 0x02, 0x03}},
+		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, ehframe.AdvanceLoc(20), []byte{0x45}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.DefCFA(7, 8), []byte{0x0c, 0x07, 0x08}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.DefCFA(6, 200), []byte{0x0c, 0x06, 0xc8, 0x01}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.DefCFAOffset(16), []byte{0x0e, 0x10}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.DefCFARegister(6), []byte{0x0d, 0x06}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.Offset(16, -8), []byte{0x90, 0x01}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.Offset(3, -1600), []byte{0x83, 0xc8, 0x01}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.Offset(3, 800), []byte{0x11, 0x03, 0x9c, 0x7f}},
+		{elf.EM_AARCH64, elf.ELFDATA2LSB, arm, ehframe.Offset(30, -16), []byte{0x9e, 0x04}},
+		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, ehframe.Offset(65, 16), []byte{0x11, 0x41, 0x7e}},
+		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, ehframe.Offset(65, -16), []byte{0x05, 0x41, 0x02}},
+		{elf.EM_X86_64, elf.ELFDATA2LSB, x86, ehframe.Restore(6), []byte{0xc6}},
+		{elf.EM_PPC64, elf.ELFDATA2LSB, ppc, ehframe.Restore(65), []byte{0x06, 0x41}},
 	} {
 		t.Run(fmt.Sprintf("%v/%v", c.m, c.op), func(t *testing.T) {
 			fn := &elfobj.Symbol{Name: "f", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Index: elf.SHN_UNDEF}
-			sec, err := elfobj.BuildEHFrame(c.m, c.data, c.fi, []elfobj.FDE{{Symbol: fn, Size: 4, CFI: elfobj.CFI{c.op}}})
+			sec, err := ehframe.Build(c.m, c.data, c.fi, []ehframe.FDE{{Symbol: fn, Size: 4, CFI: ehframe.CFI{c.op}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,53 +119,53 @@ func TestCFIEncodesTheShortestForm(t *testing.T) {
 
 func TestBuildEHFrameRejectsInvalidInput(t *testing.T) {
 	fn := &elfobj.Symbol{Name: "f", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Index: elf.SHN_UNDEF}
-	x86, _ := elfobj.FrameInfoFor(elf.EM_X86_64)
-	ppc, _ := elfobj.FrameInfoFor(elf.EM_PPC64)
-	with := func(fi elfobj.FrameInfo, f func(*elfobj.FrameInfo)) elfobj.FrameInfo { f(&fi); return fi }
+	x86, _ := ehframe.FrameInfoFor(elf.EM_X86_64)
+	ppc, _ := ehframe.FrameInfoFor(elf.EM_PPC64)
+	with := func(fi ehframe.FrameInfo, f func(*ehframe.FrameInfo)) ehframe.FrameInfo { f(&fi); return fi }
 	for _, c := range []struct {
 		name string
 		m    elf.Machine
 		data elf.Data
-		fi   elfobj.FrameInfo
-		fdes []elfobj.FDE
+		fi   ehframe.FrameInfo
+		fdes []ehframe.FDE
 		want error
 	}{
 		{"advance not a multiple of the code alignment", elf.EM_PPC64, elf.ELFDATA2LSB, ppc,
-			[]elfobj.FDE{{Symbol: fn, Size: 8, CFI: elfobj.CFI{elfobj.AdvanceLoc(6)}}}, elfobj.ErrInconsistent},
+			[]ehframe.FDE{{Symbol: fn, Size: 8, CFI: ehframe.CFI{ehframe.AdvanceLoc(6)}}}, elfobj.ErrInconsistent},
 		{"offset not a multiple of the data alignment", elf.EM_X86_64, elf.ELFDATA2LSB, x86,
-			[]elfobj.FDE{{Symbol: fn, Size: 8, CFI: elfobj.CFI{elfobj.Offset(6, -12)}}}, elfobj.ErrInconsistent},
+			[]ehframe.FDE{{Symbol: fn, Size: 8, CFI: ehframe.CFI{ehframe.Offset(6, -12)}}}, elfobj.ErrInconsistent},
 		{"advance beyond 32 bits", elf.EM_X86_64, elf.ELFDATA2LSB, x86,
-			[]elfobj.FDE{{Symbol: fn, Size: 8, CFI: elfobj.CFI{elfobj.AdvanceLoc(1 << 32)}}}, elfobj.ErrInconsistent},
+			[]ehframe.FDE{{Symbol: fn, Size: 8, CFI: ehframe.CFI{ehframe.AdvanceLoc(1 << 32)}}}, elfobj.ErrInconsistent},
 		{"zero-value instruction", elf.EM_X86_64, elf.ELFDATA2LSB, x86,
-			[]elfobj.FDE{{Symbol: fn, Size: 8, CFI: elfobj.CFI{{}}}}, elfobj.ErrInconsistent},
-		{"no symbol", elf.EM_X86_64, elf.ELFDATA2LSB, x86, []elfobj.FDE{{Size: 8}}, elfobj.ErrInconsistent},
-		{"function of 4 GiB", elf.EM_X86_64, elf.ELFDATA2LSB, x86, []elfobj.FDE{{Symbol: fn, Size: 1 << 32}}, elfobj.ErrInconsistent},
+			[]ehframe.FDE{{Symbol: fn, Size: 8, CFI: ehframe.CFI{{}}}}, elfobj.ErrInconsistent},
+		{"no symbol", elf.EM_X86_64, elf.ELFDATA2LSB, x86, []ehframe.FDE{{Size: 8}}, elfobj.ErrInconsistent},
+		{"function of 4 GiB", elf.EM_X86_64, elf.ELFDATA2LSB, x86, []ehframe.FDE{{Symbol: fn, Size: 1 << 32}}, elfobj.ErrInconsistent},
 		{"return address register beyond a byte", elf.EM_X86_64, elf.ELFDATA2LSB,
-			with(x86, func(fi *elfobj.FrameInfo) { fi.RAReg = 256 }), nil, elfobj.ErrInconsistent},
-		{"code alignment 0", elf.EM_X86_64, elf.ELFDATA2LSB, with(x86, func(fi *elfobj.FrameInfo) { fi.CodeAlign = 0 }), nil, elfobj.ErrInconsistent},
-		{"data alignment 0", elf.EM_X86_64, elf.ELFDATA2LSB, with(x86, func(fi *elfobj.FrameInfo) { fi.DataAlign = 0 }), nil, elfobj.ErrInconsistent},
+			with(x86, func(fi *ehframe.FrameInfo) { fi.RAReg = 256 }), nil, elfobj.ErrInconsistent},
+		{"code alignment 0", elf.EM_X86_64, elf.ELFDATA2LSB, with(x86, func(fi *ehframe.FrameInfo) { fi.CodeAlign = 0 }), nil, elfobj.ErrInconsistent},
+		{"data alignment 0", elf.EM_X86_64, elf.ELFDATA2LSB, with(x86, func(fi *ehframe.FrameInfo) { fi.DataAlign = 0 }), nil, elfobj.ErrInconsistent},
 		{"no byte order", elf.EM_X86_64, elf.ELFDATANONE, x86, nil, elfobj.ErrInconsistent},
 		{"machine without a table", elf.EM_386, elf.ELFDATA2LSB, x86, nil, errors.ErrUnsupported},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sec, err := elfobj.BuildEHFrame(c.m, c.data, c.fi, c.fdes)
+			sec, err := ehframe.Build(c.m, c.data, c.fi, c.fdes)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("got %v, %v; want an error wrapping %v", sec, err, c.want)
 			}
 			t.Log(err)
 		})
 	}
-	if _, err := elfobj.FrameInfoFor(elf.EM_386); !errors.Is(err, errors.ErrUnsupported) {
+	if _, err := ehframe.FrameInfoFor(elf.EM_386); !errors.Is(err, errors.ErrUnsupported) {
 		t.Errorf("FrameInfoFor(EM_386): %v, want errors.ErrUnsupported", err)
 	}
 }
 
 // FrameInfoFor must hand out copies: changing one must not change the next.
 func TestFrameInfoForReturnsACopy(t *testing.T) {
-	fi, _ := elfobj.FrameInfoFor(elf.EM_X86_64)
-	fi.Initial[0] = elfobj.DefCFA(6, 16)
-	again, _ := elfobj.FrameInfoFor(elf.EM_X86_64)
-	if again.Initial[0] != elfobj.DefCFA(7, 8) {
+	fi, _ := ehframe.FrameInfoFor(elf.EM_X86_64)
+	fi.Initial[0] = ehframe.DefCFA(6, 16)
+	again, _ := ehframe.FrameInfoFor(elf.EM_X86_64)
+	if again.Initial[0] != ehframe.DefCFA(7, 8) {
 		t.Errorf("FrameInfoFor(EM_X86_64).Initial[0] = %v after a caller changed its copy", again.Initial[0])
 	}
 }
@@ -174,7 +175,7 @@ func TestFrameInfoForReturnsACopy(t *testing.T) {
 type cfiStep struct {
 	skip uint64
 	dir  string
-	op   elfobj.CFIOp
+	op   ehframe.CFIOp
 }
 
 // cfiFunc is a function of the .eh_frame tests.
@@ -183,41 +184,41 @@ type cfiFunc struct {
 	steps []cfiStep
 }
 
-func skip(n uint64) cfiStep                    { return cfiStep{skip: n} }
-func rule(dir string, op elfobj.CFIOp) cfiStep { return cfiStep{dir: dir, op: op} }
+func skip(n uint64) cfiStep                     { return cfiStep{skip: n} }
+func rule(dir string, op ehframe.CFIOp) cfiStep { return cfiStep{dir: dir, op: op} }
 
 // ehFuncs are, per machine, functions whose rules exercise each instruction
 // and each size of advance, in the registers that machine's prologues save.
 var ehFuncs = map[elf.Machine][]cfiFunc{
 	elf.EM_X86_64: {
-		{"f1", []cfiStep{skip(1), rule(".cfi_def_cfa_offset 16", elfobj.DefCFAOffset(16)),
-			rule(".cfi_offset 6, -16", elfobj.Offset(6, -16)), skip(3),
-			rule(".cfi_def_cfa_register 6", elfobj.DefCFARegister(6)), skip(300),
-			rule(".cfi_def_cfa 7, 8", elfobj.DefCFA(7, 8)), rule(".cfi_restore 6", elfobj.Restore(6)), skip(1)}},
+		{"f1", []cfiStep{skip(1), rule(".cfi_def_cfa_offset 16", ehframe.DefCFAOffset(16)),
+			rule(".cfi_offset 6, -16", ehframe.Offset(6, -16)), skip(3),
+			rule(".cfi_def_cfa_register 6", ehframe.DefCFARegister(6)), skip(300),
+			rule(".cfi_def_cfa 7, 8", ehframe.DefCFA(7, 8)), rule(".cfi_restore 6", ehframe.Restore(6)), skip(1)}},
 		{"f2", []cfiStep{skip(2)}},
-		{"f3", []cfiStep{skip(70), rule(".cfi_offset 3, -24", elfobj.Offset(3, -24)), skip(5)}},
+		{"f3", []cfiStep{skip(70), rule(".cfi_offset 3, -24", ehframe.Offset(3, -24)), skip(5)}},
 	},
 	elf.EM_AARCH64: {
-		{"f1", []cfiStep{skip(4), rule(".cfi_def_cfa_offset 16", elfobj.DefCFAOffset(16)),
-			rule(".cfi_offset 30, -8", elfobj.Offset(30, -8)), rule(".cfi_offset 29, -16", elfobj.Offset(29, -16)), skip(4),
-			rule(".cfi_def_cfa 29, 16", elfobj.DefCFA(29, 16)), skip(400),
-			rule(".cfi_def_cfa 31, 0", elfobj.DefCFA(31, 0)), rule(".cfi_restore 30", elfobj.Restore(30)),
-			rule(".cfi_restore 29", elfobj.Restore(29)), skip(4)}},
+		{"f1", []cfiStep{skip(4), rule(".cfi_def_cfa_offset 16", ehframe.DefCFAOffset(16)),
+			rule(".cfi_offset 30, -8", ehframe.Offset(30, -8)), rule(".cfi_offset 29, -16", ehframe.Offset(29, -16)), skip(4),
+			rule(".cfi_def_cfa 29, 16", ehframe.DefCFA(29, 16)), skip(400),
+			rule(".cfi_def_cfa 31, 0", ehframe.DefCFA(31, 0)), rule(".cfi_restore 30", ehframe.Restore(30)),
+			rule(".cfi_restore 29", ehframe.Restore(29)), skip(4)}},
 		{"f2", []cfiStep{skip(8)}},
 	},
 	elf.EM_PPC64: {
-		{"f1", []cfiStep{skip(20), rule(".cfi_def_cfa_offset 32", elfobj.DefCFAOffset(32)),
-			rule(".cfi_offset 65, 16", elfobj.Offset(65, 16)), rule(".cfi_offset 31, -8", elfobj.Offset(31, -8)), skip(1200),
-			rule(".cfi_restore 65", elfobj.Restore(65)), rule(".cfi_def_cfa_offset 0", elfobj.DefCFAOffset(0)), skip(4)}},
+		{"f1", []cfiStep{skip(20), rule(".cfi_def_cfa_offset 32", ehframe.DefCFAOffset(32)),
+			rule(".cfi_offset 65, 16", ehframe.Offset(65, 16)), rule(".cfi_offset 31, -8", ehframe.Offset(31, -8)), skip(1200),
+			rule(".cfi_restore 65", ehframe.Restore(65)), rule(".cfi_def_cfa_offset 0", ehframe.DefCFAOffset(0)), skip(4)}},
 		{"f2", []cfiStep{skip(16)}},
-		{"f3", []cfiStep{skip(8), rule(".cfi_def_cfa_register 31", elfobj.DefCFARegister(31)), skip(8)}},
+		{"f3", []cfiStep{skip(8), rule(".cfi_def_cfa_register 31", ehframe.DefCFARegister(31)), skip(8)}},
 	},
 	elf.EM_RISCV: {
-		{"f1", []cfiStep{skip(4), rule(".cfi_def_cfa_offset 16", elfobj.DefCFAOffset(16)), skip(4),
-			rule(".cfi_offset 1, -8", elfobj.Offset(1, -8)), rule(".cfi_offset 8, -16", elfobj.Offset(8, -16)), skip(4),
-			rule(".cfi_def_cfa 8, 0", elfobj.DefCFA(8, 0)), skip(300),
-			rule(".cfi_def_cfa 2, 16", elfobj.DefCFA(2, 16)), rule(".cfi_restore 1", elfobj.Restore(1)),
-			rule(".cfi_restore 8", elfobj.Restore(8)), rule(".cfi_def_cfa_offset 0", elfobj.DefCFAOffset(0)), skip(4)}},
+		{"f1", []cfiStep{skip(4), rule(".cfi_def_cfa_offset 16", ehframe.DefCFAOffset(16)), skip(4),
+			rule(".cfi_offset 1, -8", ehframe.Offset(1, -8)), rule(".cfi_offset 8, -16", ehframe.Offset(8, -16)), skip(4),
+			rule(".cfi_def_cfa 8, 0", ehframe.DefCFA(8, 0)), skip(300),
+			rule(".cfi_def_cfa 2, 16", ehframe.DefCFA(2, 16)), rule(".cfi_restore 1", ehframe.Restore(1)),
+			rule(".cfi_restore 8", ehframe.Restore(8)), rule(".cfi_def_cfa_offset 0", ehframe.DefCFAOffset(0)), skip(4)}},
 		{"f2", []cfiStep{skip(4)}},
 	},
 }
@@ -248,11 +249,11 @@ func ehObject(t *testing.T, tm testMachine, funcs []cfiFunc) *elfobj.Object {
 	text := &elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addralign: 4}
 	textSym := &elfobj.Symbol{Type: elf.STT_SECTION, Bind: elf.STB_LOCAL, Section: text}
 	o := &elfobj.Object{Data: tm.data, Machine: tm.machine, Flags: tm.flags, Symbols: []*elfobj.Symbol{textSym}}
-	var fdes []elfobj.FDE
+	var fdes []ehframe.FDE
 	var code []byte
 	for _, f := range funcs {
 		start := uint64(len(code))
-		var cfi elfobj.CFI
+		var cfi ehframe.CFI
 		var pending uint64
 		for _, s := range f.steps {
 			if s.dir == "" {
@@ -261,21 +262,21 @@ func ehObject(t *testing.T, tm testMachine, funcs []cfiFunc) *elfobj.Object {
 				continue
 			}
 			if pending > 0 {
-				cfi = append(cfi, elfobj.AdvanceLoc(pending))
+				cfi = append(cfi, ehframe.AdvanceLoc(pending))
 				pending = 0
 			}
 			cfi = append(cfi, s.op)
 		}
 		size := uint64(len(code)) - start
 		o.Symbols = append(o.Symbols, &elfobj.Symbol{Name: f.name, Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Section: text, Value: start, Size: size})
-		fdes = append(fdes, elfobj.FDE{Symbol: textSym, Addend: int64(start), Size: size, CFI: cfi})
+		fdes = append(fdes, ehframe.FDE{Symbol: textSym, Addend: int64(start), Size: size, CFI: cfi})
 	}
 	text.Data = code
-	fi, err := elfobj.FrameInfoFor(tm.machine)
+	fi, err := ehframe.FrameInfoFor(tm.machine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eh, err := elfobj.BuildEHFrame(tm.machine, tm.data, fi, fdes)
+	eh, err := ehframe.Build(tm.machine, tm.data, fi, fdes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -230,12 +231,12 @@ func featureObject(tm testMachine) *elfobj.Object {
 	group.Group = &elfobj.Group{Signature: inlSym, Flags: elfobj.GRP_COMDAT, Members: []*elfobj.Section{inl, inlRela}}
 	addrsig.Addrsig = []*elfobj.Symbol{fooBar, bar, weakData}
 
-	fi, err := elfobj.FrameInfoFor(tm.machine)
+	fi, err := ehframe.FrameInfoFor(tm.machine)
 	if err != nil {
 		panic(err)
 	}
-	eh, err := elfobj.BuildEHFrame(tm.machine, tm.data, fi, []elfobj.FDE{
-		{Symbol: textSym, Size: 32, CFI: elfobj.CFI{elfobj.AdvanceLoc(4), elfobj.DefCFAOffset(16), elfobj.AdvanceLoc(24), elfobj.DefCFAOffset(0)}},
+	eh, err := ehframe.Build(tm.machine, tm.data, fi, []ehframe.FDE{
+		{Symbol: textSym, Size: 32, CFI: ehframe.CFI{ehframe.AdvanceLoc(4), ehframe.DefCFAOffset(16), ehframe.AdvanceLoc(24), ehframe.DefCFAOffset(0)}},
 		{Symbol: textSym, Addend: 32, Size: 16},
 		{Symbol: inlSym, Size: 24},
 	})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -27,7 +28,7 @@ type ctorCode struct {
 	code   []byte
 	relocs []elfobj.Reloc
 	syms   []*elfobj.Symbol // symbols the code needs besides msg and puts
-	cfi    elfobj.CFI       // unwind rules, from the first byte
+	cfi    ehframe.CFI      // unwind rules, from the first byte
 	other  uint8            // st_other bits of ctor above the visibility
 }
 
@@ -55,7 +56,7 @@ func x86Ctor(text *elfobj.Section, msg, puts *elfobj.Symbol) ctorCode {
 			{Offset: 4, Type: elf.R_X86_64_PC32, Symbol: msg, Addend: -4},
 			{Offset: 9, Type: elf.R_X86_64_PLT32, Symbol: puts, Addend: -4},
 		},
-		cfi: elfobj.CFI{elfobj.AdvanceLoc(1), elfobj.DefCFAOffset(16), elfobj.AdvanceLoc(13), elfobj.DefCFAOffset(8)},
+		cfi: ehframe.CFI{ehframe.AdvanceLoc(1), ehframe.DefCFAOffset(16), ehframe.AdvanceLoc(13), ehframe.DefCFAOffset(8)},
 	}
 }
 
@@ -69,8 +70,8 @@ func arm64Ctor(text *elfobj.Section, msg, puts *elfobj.Symbol) ctorCode {
 			{Offset: 12, Type: elf.R_AARCH64_ADD_ABS_LO12_NC, Symbol: msg},
 			{Offset: 16, Type: elf.R_AARCH64_CALL26, Symbol: puts},
 		},
-		cfi: elfobj.CFI{elfobj.AdvanceLoc(4), elfobj.DefCFAOffset(16), elfobj.Offset(30, -8), elfobj.Offset(29, -16),
-			elfobj.AdvanceLoc(20), elfobj.DefCFAOffset(0), elfobj.Restore(30), elfobj.Restore(29)},
+		cfi: ehframe.CFI{ehframe.AdvanceLoc(4), ehframe.DefCFAOffset(16), ehframe.Offset(30, -8), ehframe.Offset(29, -16),
+			ehframe.AdvanceLoc(20), ehframe.DefCFAOffset(0), ehframe.Restore(30), ehframe.Restore(29)},
 	}
 }
 
@@ -99,8 +100,8 @@ func ppc64leCtor(text *elfobj.Section, msg, puts *elfobj.Symbol) ctorCode {
 		},
 		syms:  []*elfobj.Symbol{toc},
 		other: 3 << 5,
-		cfi: elfobj.CFI{elfobj.AdvanceLoc(20), elfobj.DefCFAOffset(32), elfobj.Offset(65, 16),
-			elfobj.AdvanceLoc(20), elfobj.DefCFAOffset(0), elfobj.AdvanceLoc(8), elfobj.Restore(65)},
+		cfi: ehframe.CFI{ehframe.AdvanceLoc(20), ehframe.DefCFAOffset(32), ehframe.Offset(65, 16),
+			ehframe.AdvanceLoc(20), ehframe.DefCFAOffset(0), ehframe.AdvanceLoc(8), ehframe.Restore(65)},
 	}
 }
 
@@ -120,8 +121,8 @@ func riscv64Ctor(text *elfobj.Section, msg, puts *elfobj.Symbol) ctorCode {
 			{Offset: 16, Type: elf.R_RISCV_CALL_PLT, Symbol: puts},
 		},
 		syms: []*elfobj.Symbol{hi},
-		cfi: elfobj.CFI{elfobj.AdvanceLoc(4), elfobj.DefCFAOffset(16), elfobj.AdvanceLoc(4), elfobj.Offset(1, -8),
-			elfobj.AdvanceLoc(24), elfobj.DefCFAOffset(0), elfobj.Restore(1)},
+		cfi: ehframe.CFI{ehframe.AdvanceLoc(4), ehframe.DefCFAOffset(16), ehframe.AdvanceLoc(4), ehframe.Offset(1, -8),
+			ehframe.AdvanceLoc(24), ehframe.DefCFAOffset(0), ehframe.Restore(1)},
 	}
 }
 
@@ -176,11 +177,11 @@ func linkObject(lm linkMachine) *elfobj.Object {
 	data.Relocs = []elfobj.Reloc{{Offset: 0, Type: lm.abs64, Symbol: rodataSym, Addend: dataOff}}
 	initArray.Relocs = []elfobj.Reloc{{Offset: 0, Type: lm.abs64, Symbol: ctor}}
 
-	fi, err := elfobj.FrameInfoFor(lm.machine)
+	fi, err := ehframe.FrameInfoFor(lm.machine)
 	if err != nil {
 		panic(err)
 	}
-	eh, err := elfobj.BuildEHFrame(lm.machine, lm.data, fi, []elfobj.FDE{{Symbol: textSym, Size: uint64(len(c.code)), CFI: c.cfi}})
+	eh, err := ehframe.Build(lm.machine, lm.data, fi, []ehframe.FDE{{Symbol: textSym, Size: uint64(len(c.code)), CFI: c.cfi}})
 	if err != nil {
 		panic(err)
 	}

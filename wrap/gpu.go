@@ -7,6 +7,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -251,15 +252,15 @@ func (g *gpuBuilder) globalsInOrder() {
 }
 
 func (g *gpuBuilder) unwind() error {
-	fi, err := elfobj.FrameInfoFor(g.o.Machine)
+	fi, err := ehframe.FrameInfoFor(g.o.Machine)
 	if err != nil {
 		return err
 	}
-	var fdes []elfobj.FDE
+	var fdes []ehframe.FDE
 	for _, f := range g.code.Funcs {
-		fdes = append(fdes, elfobj.FDE{Symbol: g.sym[g.startup], Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
+		fdes = append(fdes, ehframe.FDE{Symbol: g.sym[g.startup], Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
 	}
-	if g.ehFrame, err = elfobj.BuildEHFrame(g.o.Machine, g.o.Data, fi, fdes); err != nil {
+	if g.ehFrame, err = ehframe.Build(g.o.Machine, g.o.Data, fi, fdes); err != nil {
 		return err
 	}
 	g.o.Sections = append(g.o.Sections, g.ehFrame)

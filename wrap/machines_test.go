@@ -289,7 +289,7 @@ var (
 	// relocations (internal/stubs' documentation: pc_range and each
 	// advance_loc are R_RISCV_ADD32/SUB32 and SET6/SUB6 pairs between
 	// unnamed local symbols at the function's instructions), which
-	// elfobj.BuildEHFrame cannot write; wrap.OpenMP writes the resolved
+	// ehframe.Build cannot write; wrap.OpenMP writes the resolved
 	// values. The code has no R_RISCV_RELAX, so no linker changes those
 	// distances and both unwind the same. riscvWithoutRelaxation removes
 	// the unnamed symbols and the pair relocations from LLVM's view first.

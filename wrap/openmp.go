@@ -9,6 +9,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -583,11 +584,11 @@ func (b *builder) ctors() {
 // unwind describes the two functions in .eh_frame, as LLVM does: against the
 // section symbol of .text.startup, or the `.L0 ` label at each function.
 func (b *builder) unwind() error {
-	fi, err := elfobj.FrameInfoFor(b.o.Machine)
+	fi, err := ehframe.FrameInfoFor(b.o.Machine)
 	if err != nil {
 		return err
 	}
-	var fdes []elfobj.FDE
+	var fdes []ehframe.FDE
 	for i, f := range b.code.Funcs {
 		sym, add := b.symStartup, int64(f.Offset)
 		if sym == nil {
@@ -597,9 +598,9 @@ func (b *builder) unwind() error {
 				add = 0
 			}
 		}
-		fdes = append(fdes, elfobj.FDE{Symbol: sym, Addend: add, Size: f.Size, CFI: f.CFI})
+		fdes = append(fdes, ehframe.FDE{Symbol: sym, Addend: add, Size: f.Size, CFI: f.CFI})
 	}
-	b.ehFrame, err = elfobj.BuildEHFrame(b.o.Machine, b.o.Data, fi, fdes)
+	b.ehFrame, err = ehframe.Build(b.o.Machine, b.o.Data, fi, fdes)
 	if err != nil {
 		return err
 	}

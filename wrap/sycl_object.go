@@ -9,6 +9,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -329,15 +330,15 @@ func (m *syclModule) ctors(startup *elfobj.Section, startupSym *elfobj.Symbol) [
 }
 
 func (m *syclModule) unwind(startupSym *elfobj.Symbol) (*elfobj.Section, error) {
-	fi, err := elfobj.FrameInfoFor(m.o.Machine)
+	fi, err := ehframe.FrameInfoFor(m.o.Machine)
 	if err != nil {
 		return nil, err
 	}
-	var fdes []elfobj.FDE
+	var fdes []ehframe.FDE
 	for _, f := range m.code.Funcs {
-		fdes = append(fdes, elfobj.FDE{Symbol: startupSym, Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
+		fdes = append(fdes, ehframe.FDE{Symbol: startupSym, Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
 	}
-	return elfobj.BuildEHFrame(m.o.Machine, m.o.Data, fi, fdes)
+	return ehframe.Build(m.o.Machine, m.o.Data, fi, fdes)
 }
 
 // symbols writes the symbol table in the order LLVM's assembler meets the

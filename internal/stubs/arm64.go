@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // AArch64: save x30 with a pre-indexed store, address the descriptor (and
@@ -51,7 +51,7 @@ func arm64Prologue(e *emitter, v variant) {
 		e.label(name)
 	}
 	e.word(arm64StrPre(arm64LR, arm64SP, -16)) // str x30, [sp, #-16]!
-	e.rule(elfobj.DefCFAOffset(16), elfobj.Offset(arm64LR, -16))
+	e.rule(ehframe.DefCFAOffset(16), ehframe.Offset(arm64LR, -16))
 }
 
 func arm64Epilogue(e *emitter) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // codegen is what changed between releases in the code that LLVM's code
@@ -133,7 +134,7 @@ type emitter struct {
 	fn    int    // index of the current function in code.Funcs
 	start uint64 // its first byte
 	cfiAt uint64 // where the last CFI rule applies
-	cfi   elfobj.CFI
+	cfi   ehframe.CFI
 }
 
 func (e *emitter) pc() uint64 { return uint64(len(e.text)) }
@@ -160,9 +161,9 @@ func (e *emitter) label(name string) Label {
 }
 
 // rule adds call-frame rules that apply from the current position on.
-func (e *emitter) rule(ops ...elfobj.CFIOp) {
+func (e *emitter) rule(ops ...ehframe.CFIOp) {
 	if d := e.pc() - e.cfiAt; d > 0 {
-		e.cfi = append(e.cfi, elfobj.AdvanceLoc(d))
+		e.cfi = append(e.cfi, ehframe.AdvanceLoc(d))
 	}
 	e.cfi = append(e.cfi, ops...)
 	e.cfiAt = e.pc()

@@ -73,7 +73,7 @@
 //	          FDE; 15 and 16 write unnamed local symbols instead and describe
 //	          pc_range and every advance with R_RISCV_ADD32/SUB32 and
 //	          SET6/SUB6 pairs in .rela.eh_frame (not expressible with
-//	          elfobj.BuildEHFrame; those unnamed symbols are not in Labels).
+//	          ehframe.Build; those unnamed symbols are not in Labels).
 //	          Arch attribute rv64i2p0 up to 16, rv64i2p1 after.
 //
 // # The llc-19 object around the code (for the object builder)

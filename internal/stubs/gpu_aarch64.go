@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 
 	"github.com/goffload/goffload/offload"
 )
@@ -174,9 +174,9 @@ func arm64Branch(op uint32, bits, shift uint) gpuForm {
 // registers, the one nearest the CFA first: regs are register and offset
 // from the CFA in turn.
 func (w *arm64Writer) frame(size uint64, regs ...int64) {
-	ops := elfobj.CFI{elfobj.DefCFAOffset(size)}
+	ops := ehframe.CFI{ehframe.DefCFAOffset(size)}
 	for i := 0; i < len(regs); i += 2 {
-		ops = append(ops, elfobj.Offset(uint64(regs[i]), regs[i+1]))
+		ops = append(ops, ehframe.Offset(uint64(regs[i]), regs[i+1]))
 	}
 	w.a.rule(ops...)
 }

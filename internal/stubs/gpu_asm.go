@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // gpuAsm lays out the three functions of a CUDA or HIP wrapper. Unlike the
@@ -37,7 +38,7 @@ type gpuItem struct {
 	label   string // a position that instructions refer to
 	mapping string // a mapping symbol written to .symtab
 	align   uint64 // padding to this alignment (a loop header)
-	rules   elfobj.CFI
+	rules   ehframe.CFI
 	begin   string // a function starts here, after padding to gpuAsm.align; also a label
 	end     bool   // the current function ends here
 }
@@ -64,7 +65,7 @@ func (a *gpuAsm) mappingSymbol(name string) { a.items = append(a.items, gpuItem{
 
 func (a *gpuAsm) alignTo(n uint64) { a.items = append(a.items, gpuItem{align: n}) }
 
-func (a *gpuAsm) rule(ops ...elfobj.CFIOp) { a.items = append(a.items, gpuItem{rules: ops}) }
+func (a *gpuAsm) rule(ops ...ehframe.CFIOp) { a.items = append(a.items, gpuItem{rules: ops}) }
 
 func (a *gpuAsm) begin(name string) { a.items = append(a.items, gpuItem{begin: name}) }
 
@@ -135,7 +136,7 @@ func (a *gpuAsm) write(form []int, pos []uint64, labels map[string]uint64) *GPUC
 	c := &GPUCode{Align: a.align}
 	var text []byte
 	var start, cfiAt uint64
-	var cfi elfobj.CFI
+	var cfi ehframe.CFI
 	for i, it := range a.items {
 		if pad := int(pos[i]) - len(text); pad > 0 {
 			text = append(text, a.pad(pad)...)
@@ -149,7 +150,7 @@ func (a *gpuAsm) write(form []int, pos []uint64, labels map[string]uint64) *GPUC
 			f.Size, f.CFI = pos[i]-start, cfi
 		case it.rules != nil:
 			if d := pos[i] - cfiAt; d > 0 {
-				cfi = append(cfi, elfobj.AdvanceLoc(d))
+				cfi = append(cfi, ehframe.AdvanceLoc(d))
 			}
 			cfi, cfiAt = append(cfi, it.rules...), pos[i]
 		case it.mapping != "":

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 
 	"github.com/goffload/goffload/offload"
@@ -335,7 +335,7 @@ func TestGPUErrors(t *testing.T) {
 	}
 }
 
-func elfobjFrameInfo(m elf.Machine) (elfobj.FrameInfo, error) { return elfobj.FrameInfoFor(m) }
+func elfobjFrameInfo(m elf.Machine) (ehframe.FrameInfo, error) { return ehframe.FrameInfoFor(m) }
 
 // TestGPUReleasesShareCode checks the table of releases: the releases of
 // one wrapper module form give the same code.
@@ -371,7 +371,7 @@ func TestGPUCodeIsFresh(t *testing.T) {
 		want := gpuCode(t, m.machine, o)
 		a.Text[0] ^= 0xff
 		a.Relocs[0].Addend++
-		a.Funcs[2].CFI[0] = elfobj.Restore(1)
+		a.Funcs[2].CFI[0] = ehframe.Restore(1)
 		a.Symbols[Atexit] = "exit"
 		a.ViaSection[BinaryHandle] = ".data"
 		if a.JumpTable != nil {

@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 
 	"github.com/goffload/goffload/offload"
 )
@@ -91,7 +91,7 @@ func (x *x86Writer) begin(name string) {
 // sp records that the last instruction moved rsp by -delta.
 func (x *x86Writer) sp(delta int64) {
 	x.cfa = uint64(int64(x.cfa) + delta)
-	x.a.rule(elfobj.DefCFAOffset(x.cfa))
+	x.a.rule(ehframe.DefCFAOffset(x.cfa))
 }
 
 // cfaAt starts a block that is entered with CFA offset cfa: LLVM restates
@@ -99,16 +99,16 @@ func (x *x86Writer) sp(delta int64) {
 func (x *x86Writer) cfaAt(cfa uint64) {
 	if cfa != x.cfa {
 		x.cfa = cfa
-		x.a.rule(elfobj.DefCFAOffset(cfa))
+		x.a.rule(ehframe.DefCFAOffset(cfa))
 	}
 }
 
 // saved records the prologue's register saves, at offsets -16, -24, ...
 // from the CFA for regs in push order.
 func (x *x86Writer) saved(regs ...x86Reg) {
-	ops := make(elfobj.CFI, len(regs))
+	ops := make(ehframe.CFI, len(regs))
 	for i, r := range regs {
-		ops[len(regs)-1-i] = elfobj.Offset(r.dwarf(), -16-8*int64(i))
+		ops[len(regs)-1-i] = ehframe.Offset(r.dwarf(), -16-8*int64(i))
 	}
 	x.a.rule(ops...)
 }
@@ -288,7 +288,7 @@ func (x *x86Writer) fatbinReg(kind GPUKind) {
 	keep := kind == CUDA
 	if keep {
 		x.pushq(x86RBX)
-		x.a.rule(elfobj.Offset(x86RBX.dwarf(), -16))
+		x.a.rule(ehframe.Offset(x86RBX.dwarf(), -16))
 	} else {
 		x.pushq(x86RAX)
 	}

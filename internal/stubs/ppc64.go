@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // ppc64le (ELFv2): each function starts with the global entry point that
@@ -97,7 +97,7 @@ func ppc64Prologue(e *emitter, v variant) {
 		e.word(ppc64DS(ppc64OpStd, 1, 1, -frame, 1))   // stdu 1, -32(1)
 		e.word(ppc64DS(ppc64OpStd, 0, 1, frame+16, 0)) // std 0, 48(1)
 	}
-	e.rule(elfobj.DefCFAOffset(uint64(frame)), elfobj.Offset(65, 16)) // LR (DWARF 65) at CFA+16
+	e.rule(ehframe.DefCFAOffset(uint64(frame)), ehframe.Offset(65, 16)) // LR (DWARF 65) at CFA+16
 }
 
 // ppc64Descriptor puts the descriptor's address in r3. With merged globals

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // riscv64 with empty features (rv64i, lp64: no compressed instructions, no
@@ -75,19 +75,19 @@ func riscvPrologue(e *emitter, v variant) {
 		}
 	}
 	e.word(riscvI(0x13, 0, riscvSP, riscvSP, -16)) // addi sp, sp, -16
-	e.rule(elfobj.DefCFAOffset(16))
+	e.rule(ehframe.DefCFAOffset(16))
 	e.word(riscvS(0x23, 3, riscvSP, riscvRA, 8)) // sd ra, 8(sp)
-	e.rule(elfobj.Offset(riscvRA, -8))
+	e.rule(ehframe.Offset(riscvRA, -8))
 }
 
 func riscvEpilogue(e *emitter, v variant) {
 	e.word(riscvI(0x03, 3, riscvRA, riscvSP, 8)) // ld ra, 8(sp)
 	if v.riscvEpilogueCFI {
-		e.rule(elfobj.Restore(riscvRA))
+		e.rule(ehframe.Restore(riscvRA))
 	}
 	e.word(riscvI(0x13, 0, riscvSP, riscvSP, 16)) // addi sp, sp, 16
 	if v.riscvEpilogueCFI {
-		e.rule(elfobj.DefCFAOffset(0))
+		e.rule(ehframe.DefCFAOffset(0))
 	}
 	e.word(riscvI(0x67, 0, 0, riscvRA, 0)) // ret (jalr zero, 0(ra))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // Target is what a relocation of the stub code refers to.
@@ -87,7 +88,7 @@ type Func struct {
 	Other uint8
 	// CFI is the function's call-frame instructions from its first byte
 	// on, for its FDE in .eh_frame (whose pc_range is Size).
-	CFI elfobj.CFI
+	CFI ehframe.CFI
 }
 
 // Label is a named local symbol that LLVM writes to .symtab in

@@ -17,6 +17,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -398,7 +399,7 @@ func checkShape(t *testing.T, name string, m elf.Machine, c *Code, atexit bool) 
 	if diff := cmp.Diff(want, calls); diff != "" {
 		t.Errorf("%s: calls (-want +got):\n%s", name, diff)
 	}
-	fi, err := elfobj.FrameInfoFor(m)
+	fi, err := ehframe.FrameInfoFor(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +462,7 @@ func TestCodeIsFresh(t *testing.T) {
 		want := openMP(t, m.machine, Options{Atexit: true})
 		a.Text[0] ^= 0xff
 		a.Relocs[0].Addend++
-		a.Funcs[0].CFI[0] = elfobj.Restore(1)
+		a.Funcs[0].CFI[0] = ehframe.Restore(1)
 		if len(a.Attributes) > 0 {
 			a.Attributes[0] = 0
 		}
@@ -485,7 +486,7 @@ func TestRISCVAttributes(t *testing.T) {
 }
 
 // cfiEqual compares call-frame instructions, whose fields are unexported.
-var cfiEqual = cmp.Comparer(func(a, b elfobj.CFIOp) bool { return a == b })
+var cfiEqual = cmp.Comparer(func(a, b ehframe.CFIOp) bool { return a == b })
 
 func openMP(t *testing.T, m elf.Machine, o Options) *Code {
 	t.Helper()
@@ -868,15 +869,15 @@ func relocations(t *testing.T, f *elf.File, name string) []rela {
 
 // buildEHFrame builds the .eh_frame of c with elfobj, each FDE against the
 // section symbol of a .text.startup section it returns with it.
-func buildEHFrame(m elf.Machine, fi elfobj.FrameInfo, c *Code) (*elfobj.Object, error) {
+func buildEHFrame(m elf.Machine, fi ehframe.FrameInfo, c *Code) (*elfobj.Object, error) {
 	text := &elfobj.Section{Name: ".text.startup", Type: elf.SHT_PROGBITS,
 		Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addralign: c.Align, Data: c.Text}
 	sym := &elfobj.Symbol{Type: elf.STT_SECTION, Bind: elf.STB_LOCAL, Section: text}
-	var fdes []elfobj.FDE
+	var fdes []ehframe.FDE
 	for _, f := range c.Funcs {
-		fdes = append(fdes, elfobj.FDE{Symbol: sym, Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
+		fdes = append(fdes, ehframe.FDE{Symbol: sym, Addend: int64(f.Offset), Size: f.Size, CFI: f.CFI})
 	}
-	eh, err := elfobj.BuildEHFrame(m, elf.ELFDATA2LSB, fi, fdes)
+	eh, err := ehframe.Build(m, elf.ELFDATA2LSB, fi, fdes)
 	if err != nil {
 		return nil, err
 	}
@@ -888,7 +889,7 @@ func buildEHFrame(m elf.Machine, fi elfobj.FrameInfo, c *Code) (*elfobj.Object, 
 // from c's CFI, byte for byte.
 func compareEHFrameBytes(t *testing.T, f *elf.File, m elf.Machine, c *Code) {
 	t.Helper()
-	fi, err := elfobj.FrameInfoFor(m)
+	fi, err := ehframe.FrameInfoFor(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -912,7 +913,7 @@ func compareEHFrameBytes(t *testing.T, f *elf.File, m elf.Machine, c *Code) {
 // relocations) it also compares the bytes.
 func compareEHFrame(t *testing.T, dwarfdump, llcObj string, m elf.Machine, c *Code) {
 	t.Helper()
-	fi, err := elfobj.FrameInfoFor(m)
+	fi, err := ehframe.FrameInfoFor(m)
 	if err != nil {
 		t.Fatal(err)
 	}

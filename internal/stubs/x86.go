@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ehframe"
 )
 
 // x86-64: `push %rax` aligns the stack to 16 for the calls; the descriptor
@@ -37,12 +37,12 @@ var x86 = arch{
 
 func x86Prologue(e *emitter) {
 	e.bytes(0x50) // push %rax
-	e.rule(elfobj.DefCFAOffset(16))
+	e.rule(ehframe.DefCFAOffset(16))
 }
 
 func x86Epilogue(e *emitter) {
 	e.bytes(0x58) // pop %rax
-	e.rule(elfobj.DefCFAOffset(8))
+	e.rule(ehframe.DefCFAOffset(8))
 	e.bytes(0xc3) // ret
 }
 

@@ -1,11 +1,16 @@
-package elfobj
+// Package ehframe builds the .eh_frame section of a relocatable object: the
+// unwind rules of the functions the registration code defines (one CIE,
+// an FDE per function), encoded as LLVM's assembler encodes them.
+package ehframe
 
 import (
 	"debug/elf"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
+
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/elfobj"
 )
 
 // Call-frame instruction opcodes (DWARF 5 §6.4.2, Figure 7.30). The three with
@@ -32,7 +37,7 @@ const (
 )
 
 // CFIOp is one call-frame instruction, as an assembler's `.cfi_*` directive
-// states it: offsets and advances in bytes. [BuildEHFrame] encodes it with the
+// states it: offsets and advances in bytes. [Build] encodes it with the
 // factors of a [FrameInfo] and the object's byte order, choosing the shortest
 // DWARF form as LLVM's assembler does.
 type CFIOp struct {
@@ -116,7 +121,7 @@ var frameInfos = map[elf.Machine]FrameInfo{
 }
 
 // ehRelocs are the 32-bit PC-relative relocations of pc_begin.
-var ehRelocs = map[elf.Machine]RelocType{
+var ehRelocs = map[elf.Machine]elfobj.RelocType{
 	elf.EM_X86_64:  elf.R_X86_64_PC32,
 	elf.EM_AARCH64: elf.R_AARCH64_PREL32,
 	elf.EM_PPC64:   elf.R_PPC64_REL32,
@@ -128,7 +133,7 @@ var ehRelocs = map[elf.Machine]RelocType{
 func FrameInfoFor(m elf.Machine) (FrameInfo, error) {
 	fi, ok := frameInfos[m]
 	if !ok {
-		return FrameInfo{}, fmt.Errorf("eh_frame for %v: %w", m, errors.ErrUnsupported)
+		return FrameInfo{}, fmt.Errorf("eh_frame for %v: %w", m, goffload.ErrUnsupported)
 	}
 	fi.Initial = append(CFI(nil), fi.Initial...)
 	return fi, nil
@@ -139,13 +144,13 @@ type FDE struct {
 	// Symbol plus Addend is the function's first byte, the target of the
 	// pc_begin relocation: the function's own symbol with Addend 0, or, as
 	// LLVM does, the symbol of its section with the function's offset.
-	Symbol *Symbol
+	Symbol *elfobj.Symbol
 	Addend int64
 	Size   uint64 // bytes of code covered (pc_range); less than 4 GiB
 	CFI    CFI    // rules from the function's first byte on
 }
 
-// BuildEHFrame returns an `.eh_frame` section as LLVM writes it in a
+// Build returns an `.eh_frame` section as LLVM writes it in a
 // relocatable object for machine m with byte order data: one CIE (version 1,
 // augmentation "zR", FDE pointers DW_EH_PE_pcrel|DW_EH_PE_sdata4) made of fi,
 // then one FDE per element of fdes whose pc_begin is a 32-bit PC-relative
@@ -155,11 +160,11 @@ type FDE struct {
 // __FRAME_END__). The section has type SHT_X86_64_UNWIND on x86-64 and
 // SHT_PROGBITS elsewhere, flag SHF_ALLOC and alignment 8. Errors for invalid
 // values wrap [ErrInconsistent]; an unknown machine gives
-// errors.ErrUnsupported.
-func BuildEHFrame(m elf.Machine, data elf.Data, fi FrameInfo, fdes []FDE) (*Section, error) {
+// goffload.ErrUnsupported.
+func Build(m elf.Machine, data elf.Data, fi FrameInfo, fdes []FDE) (*elfobj.Section, error) {
 	rel, ok := ehRelocs[m]
 	if !ok {
-		return nil, fmt.Errorf("eh_frame for %v: %w", m, errors.ErrUnsupported)
+		return nil, fmt.Errorf("eh_frame for %v: %w", m, goffload.ErrUnsupported)
 	}
 	e := ehWriter{fi: fi}
 	switch data {
@@ -173,7 +178,7 @@ func BuildEHFrame(m elf.Machine, data elf.Data, fi FrameInfo, fdes []FDE) (*Sect
 	if err := e.cie(len(fdes) == 0); err != nil {
 		return nil, fmt.Errorf("eh_frame CIE: %w", err)
 	}
-	var relocs []Reloc
+	var relocs []elfobj.Reloc
 	for i, f := range fdes {
 		if f.Symbol == nil {
 			return nil, fmt.Errorf("eh_frame FDE %d: %w", i, inconsistent("no symbol for pc_begin"))
@@ -182,13 +187,13 @@ func BuildEHFrame(m elf.Machine, data elf.Data, fi FrameInfo, fdes []FDE) (*Sect
 		if err != nil {
 			return nil, fmt.Errorf("eh_frame FDE %d (%q%+d): %w", i, f.Symbol.Name, f.Addend, err)
 		}
-		relocs = append(relocs, Reloc{Offset: pcBegin, Type: rel, Symbol: f.Symbol, Addend: f.Addend})
+		relocs = append(relocs, elfobj.Reloc{Offset: pcBegin, Type: rel, Symbol: f.Symbol, Addend: f.Addend})
 	}
 	typ := elf.SHT_PROGBITS
 	if m == elf.EM_X86_64 {
-		typ = SHT_X86_64_UNWIND
+		typ = elfobj.SHT_X86_64_UNWIND
 	}
-	return &Section{Name: ".eh_frame", Type: typ, Flags: elf.SHF_ALLOC, Addralign: 8, Data: e.b, Relocs: relocs}, nil
+	return &elfobj.Section{Name: ".eh_frame", Type: typ, Flags: elf.SHF_ALLOC, Addralign: 8, Data: e.b, Relocs: relocs}, nil
 }
 
 // ehWriter appends the records of one .eh_frame.
@@ -333,4 +338,16 @@ func appendSLEB(b []byte, v int64) []byte {
 		}
 		b = append(b, c|0x80)
 	}
+}
+
+// byteOrder is what the writer needs of a binary.ByteOrder.
+type byteOrder interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+// inconsistent is an error of what the caller asks for: it matches
+// elfobj.ErrInconsistent.
+func inconsistent(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", elfobj.ErrInconsistent, fmt.Sprintf(format, args...))
 }
