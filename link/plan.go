@@ -23,6 +23,7 @@ import (
 	"github.com/goffload/goffload/internal/bitcode"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap"
 )
 
 // ErrMismatch is the error of inputs that the chosen release cannot link
@@ -155,7 +156,7 @@ type planner struct {
 func Plan(o *Options) (*Link, error) {
 	opt := *o
 	if opt.HostTriple == "" {
-		opt.HostTriple = "x86_64-unknown-linux-gnu"
+		opt.HostTriple = wrap.DefaultTriple
 	}
 	if opt.OptLevel == "" {
 		opt.OptLevel = "O2"

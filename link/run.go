@@ -146,7 +146,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 					if arch == "generic" {
 						arch = "" // clang-linker-wrapper 22 writes "" for a generic image
 					}
-					b, err := wrap.FromImage(p.rel, offload.LinkedImage(k, t.triple, arch), f, f.Size())
+					b, err := wrap.FromImage(p.rel, offload.LinkedImage(k, t.triple, arch), f.Section())
 					if err != nil {
 						return err
 					}
@@ -263,7 +263,7 @@ func (p *planner) gpuWrap(k offload.OffloadKind, wopt wrap.Options, fb string) (
 				return err
 			}
 			defer f.Close()
-			o, err := wrap.GPU(wopt, k, wrap.Fatbin{R: f, Size: f.Size()})
+			o, err := wrap.GPU(wopt, k, io.NewSectionReader(f, 0, f.Size()))
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ const (
 )
 
 // checkFatbin checks fb as the runtime of kind would read it.
-func checkFatbin(kind offload.OffloadKind, fb Fatbin) error {
+func checkFatbin(kind offload.OffloadKind, fb fatbin) error {
 	if fb.Size < 0 || (fb.R == nil && fb.Size > 0) {
 		return fmt.Errorf("wrap: fatbin of %d bytes from %T", fb.Size, fb.R)
 	}
@@ -74,7 +74,7 @@ func checkCUDA(head []byte, size int64) error {
 // offload bundle with device code (an entry other than the host's that is
 // not empty), or a compressed bundle whose stream decompresses completely,
 // within the size its header declares, into such a bundle.
-func checkHIP(head []byte, fb Fatbin) error {
+func checkHIP(head []byte, fb fatbin) error {
 	var entries []bundle.Entry
 	switch {
 	case bytes.HasPrefix(head, []byte(bundle.Magic)):
@@ -112,7 +112,7 @@ func notFatbin(what string, err error) error {
 // checkCompressed decompresses the compressed bundle fb to nowhere, which
 // the header's UncompressedSize bounds, and returns the entries of the bundle
 // it holds, each of whose data must have been decompressed.
-func checkCompressed(fb Fatbin) ([]bundle.Entry, error) {
+func checkCompressed(fb fatbin) ([]bundle.Entry, error) {
 	c, err := bundle.ReadCompressed(fb.R, fb.Size)
 	if err != nil {
 		return nil, err

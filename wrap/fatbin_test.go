@@ -5,6 +5,7 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,7 +106,7 @@ func TestGPURefusesWhatTheRuntimeWouldNotRead(t *testing.T) {
 		{"hip/compressed-ends-early", hip, endsEarly, "its entries at 167"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := GPU(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"}, c.kind, Fatbin{bytes.NewReader(c.data), int64(len(c.data))})
+			_, err := GPU(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(c.data), 0, int64(len(c.data))))
 			if c.says == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -123,12 +124,12 @@ func TestGPURefusesWhatTheRuntimeWouldNotRead(t *testing.T) {
 }
 
 // TestGPURefusesReadersThatLie: a fatbin whose reader holds fewer bytes than
-// its Size, or none, is an error.
+// its size, or none, is an error.
 func TestGPURefusesReadersThatLie(t *testing.T) {
 	fb := tooltest.CUDAFatbinary()
-	for _, f := range []Fatbin{{bytes.NewReader(fb[:10]), int64(len(fb))}, {nil, 20}, {bytes.NewReader(fb), -1}} {
+	for _, f := range []*io.SectionReader{io.NewSectionReader(bytes.NewReader(fb[:10]), 0, int64(len(fb))), nil} {
 		if _, err := GPU(Options{Triple: "x86_64-unknown-linux-gnu"}, offload.OffloadCUDA, f); err == nil {
-			t.Errorf("%T of %d bytes: accepted", f.R, f.Size)
+			t.Errorf("%v: accepted", f)
 		}
 	}
 }

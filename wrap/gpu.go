@@ -12,10 +12,8 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// Fatbin is the device code of a CUDA or HIP wrapper: a CUDA fatbinary, or
-// for HIP a clang offload bundle of AMDGPU images; the Size bytes of R from
-// offset 0, read each time the object is written.
-type Fatbin struct {
+// fatbin is the device code of a CUDA or HIP wrapper.
+type fatbin struct {
 	R    io.ReaderAt
 	Size int64
 }
@@ -47,7 +45,11 @@ var gpuNames = map[offload.OffloadKind]struct {
 // than the host's that is not empty), or a compressed bundle whose stream
 // decompresses completely, within its header's UncompressedSize, into one.
 // (Checking a compressed bundle decompresses it once, to nowhere.)
-func GPU(opt Options, kind offload.OffloadKind, fb Fatbin) (*elfobj.Object, error) {
+func GPU(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*elfobj.Object, error) {
+	var fb fatbin
+	if data != nil {
+		fb = fatbin{R: data, Size: data.Size()}
+	}
 	r := opt.Release
 	if r == nil {
 		r = offload.Default()
@@ -62,7 +64,7 @@ func GPU(opt Options, kind offload.OffloadKind, fb Fatbin) (*elfobj.Object, erro
 	if err := checkFatbin(kind, fb); err != nil {
 		return nil, err
 	}
-	o, err := elfobj.ForTriple(opt.Triple)
+	o, err := elfobj.ForTriple(opt.triple())
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ type gpuBuilder struct {
 	mapping                                                             bool
 }
 
-func (g *gpuBuilder) build(fb Fatbin) (*elfobj.Object, error) {
+func (g *gpuBuilder) build(fb fatbin) (*elfobj.Object, error) {
 	o := g.o
 	g.sym = map[*elfobj.Section]*elfobj.Symbol{}
 	g.undef = map[stubs.Target]*elfobj.Symbol{}
@@ -154,7 +156,7 @@ func (g *gpuBuilder) section(sec *elfobj.Section) {
 
 // symbols makes the local symbols in LLVM's order (see package
 // internal/stubs).
-func (g *gpuBuilder) symbols(fb Fatbin) {
+func (g *gpuBuilder) symbols(fb fatbin) {
 	g.local("offload.wrapper.module", elf.STT_FILE, nil, 0, 0).Index = elf.SHN_ABS
 	g.section(g.startup)
 	for _, f := range g.code.Funcs {

@@ -3,6 +3,7 @@ package wrap
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, c.kind, Fatbin{bytes.NewReader(fb), int64(len(fb))})
+				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,7 +86,7 @@ func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, kinds[name], Fatbin{bytes.NewReader(fb), int64(len(fb))})
+				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, kinds[name], io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -118,7 +119,7 @@ func TestGPUMatchesLLC(t *testing.T) {
 						t.Fatalf("%v\n%s", err, msg)
 					}
 					data, _ := os.ReadFile(obj)
-					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, Fatbin{strings.NewReader(c.image), int64(len(c.image))})
+					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -14,18 +14,17 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// Binary is one OffloadBinary to embed in a registration object: the Size
-// bytes of R from offset 0, read each time the object is written (it is never
-// held in memory). For LLVM 13 and 14, whose clang-offload-wrapper embeds
-// device images as they are, it is a raw device image instead (see
-// [RawImage]).
+// Binary is one OffloadBinary to embed in a registration object: the bytes
+// of Data, read each time the object is written (it is never held in
+// memory; nil is an empty image). For LLVM 13 and 14, whose
+// clang-offload-wrapper embeds device images as they are, it is a raw device
+// image instead (see [RawImage]).
 type Binary struct {
-	R    io.ReaderAt
-	Size int64
+	Data *io.SectionReader
 	// ImageOffset and ImageSize are the binary's first image, where a
 	// __tgt_device_image points.
 	ImageOffset, ImageSize uint64
-	// Raw says that R holds a device image itself, not an OffloadBinary:
+	// Raw says that Data holds a device image itself, not an OffloadBinary:
 	// what a release whose Wrapper is offload.WrapperOffloadWrapper embeds.
 	Raw bool
 }
@@ -33,15 +32,18 @@ type Binary struct {
 // check refuses a Binary that the object could not point into: the
 // __tgt_device_image's bounds must lie inside the binary embedded.
 func (b *Binary) check() error {
-	switch {
-	case b.Size < 0:
-		return fmt.Errorf("negative size %d", b.Size)
-	case b.R == nil && b.Size > 0:
-		return fmt.Errorf("%d bytes and no reader", b.Size)
-	case b.ImageOffset > uint64(b.Size) || b.ImageSize > uint64(b.Size)-b.ImageOffset:
-		return fmt.Errorf("image at %#x of %d bytes in a binary of %d: %w", b.ImageOffset, b.ImageSize, b.Size, offload.ErrImageRange)
+	if size := uint64(b.size()); b.ImageOffset > size || b.ImageSize > size-b.ImageOffset {
+		return fmt.Errorf("image at %#x of %d bytes in a binary of %d: %w", b.ImageOffset, b.ImageSize, size, offload.ErrImageRange)
 	}
 	return nil
+}
+
+// size is the number of bytes of the binary.
+func (b *Binary) size() int64 {
+	if b.Data == nil {
+		return 0
+	}
+	return b.Data.Size()
 }
 
 // FromBinary returns the OffloadBinary of the size bytes of r for embedding;
@@ -62,46 +64,86 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 		return Binary{}, fmt.Errorf("wrap: %d bytes after the binary of %d bytes", size-int64(b.Size), b.Size)
 	}
 	im := b.Images[0]
-	bin := Binary{R: r, Size: size, ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}
+	bin := Binary{Data: io.NewSectionReader(r, 0, size), ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}
 	if err := bin.check(); err != nil {
 		return Binary{}, fmt.Errorf("wrap: %w", err)
 	}
 	return bin, nil
 }
 
-// RawImage returns the linked device image of size bytes of r (a device ELF
-// shared object, as the driver's device link makes it) as
-// clang-offload-wrapper of LLVM 13 and 14 embeds it: as it is, with no
-// OffloadBinary around it.
-func RawImage(r io.ReaderAt, size int64) Binary {
-	return Binary{R: r, Size: size, ImageSize: uint64(max(size, 0)), Raw: true}
+// ReadBinaries returns the OffloadBinaries of data (one, or several back to
+// back, as clang-offload-packager writes them) ready to embed, read as
+// release rel's tools read them (nil: each as the release that made it). A
+// compressed binary is embedded inflated, as the runtime reads it, so that
+// its __tgt_device_image points at its image. Data that holds no binary is
+// an error matching goffload.ErrInvalid.
+func ReadBinaries(data *io.SectionReader, rel *offload.Release) ([]Binary, error) {
+	if data == nil {
+		return nil, fmt.Errorf("wrap: no data: %w", fs.ErrInvalid)
+	}
+	var opt *offload.ReadOptions
+	if rel != nil {
+		opt = &offload.ReadOptions{Release: rel}
+	}
+	all, err := offload.ReadAll(data, data.Size(), opt)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
+	}
+	var bins []Binary
+	for _, b := range all {
+		in := b.Inflated()
+		bin, err := FromBinary(in, in.Size())
+		if err != nil {
+			return nil, fmt.Errorf("binary at %#x: %w", b.Offset, err)
+		}
+		bins = append(bins, bin)
+	}
+	return bins, nil
+}
+
+// RawImage returns the linked device image of data (a device ELF shared
+// object, as the driver's device link makes it) as clang-offload-wrapper of
+// LLVM 13 and 14 embeds it: as it is, with no OffloadBinary around it.
+func RawImage(data *io.SectionReader) Binary {
+	b := Binary{Data: data, Raw: true}
+	b.ImageSize = uint64(b.size())
+	return b
 }
 
 // FromImage returns the binary that clang-linker-wrapper makes of a linked
-// device image (the size bytes of data) with metadata im (see
-// offload.LinkedImage). The image is read from data each time the object is
-// written. For a release whose wrapper embeds raw images (LLVM 13 and 14)
-// it is RawImage(data, size), and im is not used.
-func FromImage(r *offload.Release, im offload.Image, data io.ReaderAt, size int64) (Binary, error) {
+// device image data with metadata im (see offload.LinkedImage). The image is
+// read from data each time the object is written. For a release whose
+// wrapper embeds raw images (LLVM 13 and 14) it is RawImage(data), and im is
+// not used.
+func FromImage(r *offload.Release, im offload.Image, data *io.SectionReader) (Binary, error) {
 	if r.Wrapper == offload.WrapperOffloadWrapper {
-		bin := RawImage(data, size)
+		bin := RawImage(data)
 		if err := bin.check(); err != nil {
 			return Binary{}, fmt.Errorf("wrap: %w", err)
 		}
 		return bin, nil
 	}
-	rd, l, err := offload.BinaryReader(r, &im, data, size)
+	rd, l, err := offload.BinaryReader(r, &im, data, data.Size())
 	if err != nil {
 		return Binary{}, fmt.Errorf("wrap: %w", err)
 	}
-	return Binary{R: rd, Size: int64(l.Size), ImageOffset: l.ImageOffset, ImageSize: l.ImageSize}, nil
+	return Binary{Data: rd, ImageOffset: l.ImageOffset, ImageSize: l.ImageSize}, nil
 }
 
-// Options choose the registration object.
+// DefaultTriple is the host of a registration object whose Options name
+// none.
+const DefaultTriple = "x86_64-unknown-linux-gnu"
+
+// Options choose the registration object. The zero value makes LLVM 22's
+// (offload.DefaultRelease) for an x86-64 Linux host.
 type Options struct {
 	// Release is the LLVM release whose wrapper to make (nil: offload.Default()).
 	Release *offload.Release
-	// Triple is the host: x86_64, aarch64, powerpc64le or riscv64 Linux.
+	// Triple is the host: x86_64, aarch64, powerpc64le or riscv64 Linux
+	// ("": DefaultTriple).
 	Triple string
 	// Suffix is appended to the names of the wrapper's symbols, as LLVM's
 	// wrapOpenMPBinaries does for embedders other than clang-linker-wrapper.
@@ -109,6 +151,14 @@ type Options struct {
 	// Relocatable puts the images in .llvm.offloading.relocatable, for a
 	// relocatable link (LLVM 19 and later).
 	Relocatable bool
+}
+
+// triple returns the host triple, DefaultTriple when none is given.
+func (o Options) triple() string {
+	if o.Triple == "" {
+		return DefaultTriple
+	}
+	return o.Triple
 }
 
 // names of the wrapper's globals (spec §3.1).
@@ -179,7 +229,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if legacy && opt.Suffix != "" {
 		return nil, fmt.Errorf("wrap: symbol suffix in %v (clang-offload-wrapper has none): %w", r, goffload.ErrUnsupported)
 	}
-	o, err := elfobj.ForTriple(opt.Triple)
+	o, err := elfobj.ForTriple(opt.triple())
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +261,10 @@ func checkForm(r *offload.Release, bin Binary) error {
 		return fmt.Errorf("an OffloadBinary, where %v embeds raw device images (see RawImage): %w", r, fs.ErrInvalid)
 	}
 	var head [4]byte
-	if bin.R == nil { // an empty image (check allows no reader for it)
+	if bin.Data == nil { // an empty image
 		return nil
 	}
-	if n, _ := bin.R.ReadAt(head[:], 0); n == len(head) && head == offload.Magic {
+	if n, _ := bin.Data.ReadAt(head[:], 0); n == len(head) && head == offload.Magic {
 		return fmt.Errorf("an OffloadBinary (magic %x), where %v embeds the device image itself: extract it first: %w", head, r, fs.ErrInvalid)
 	}
 	return nil
@@ -299,10 +349,10 @@ func (b *builder) layout(bins []Binary) {
 	var off uint64
 	for _, bin := range bins {
 		if b.legacy {
-			off = alignUp(off, constantAlign(b.o.Machine, uint64(bin.Size)))
+			off = alignUp(off, constantAlign(b.o.Machine, uint64(bin.size())))
 		}
 		b.imageOffs = append(b.imageOffs, off)
-		off += uint64(bin.Size)
+		off += uint64(bin.size())
 	}
 	if b.r.WrapperStatic {
 		b.tablesOff = alignUp(off, 16) // [N x __tgt_device_image] is more than 16 bytes
@@ -342,12 +392,12 @@ func (b *builder) sections(bins []Binary) {
 	b.imagesData = &concat.ReaderAt{}
 	for i, bin := range bins {
 		b.imagesData.AddZeros(int64(b.imageOffs[i]) - b.imagesData.Size())
-		b.imagesData.Add(bin.R, 0, bin.Size)
+		b.imagesData.Add(bin.Data, 0, bin.size())
 	}
 	if b.legacy {
 		name, typ, align = ".rodata", elf.SHT_PROGBITS, 1
 		for _, bin := range bins {
-			align = max(align, constantAlign(b.o.Machine, uint64(bin.Size)))
+			align = max(align, constantAlign(b.o.Machine, uint64(bin.size())))
 		}
 		if b.r.WrapperStatic {
 			align = 16 // the tables' alignment
@@ -451,7 +501,7 @@ func (b *builder) symbols(bins []Binary) {
 		if i > 0 {
 			name += fmt.Sprintf(".%d", i)
 		}
-		b.imageSyms = append(b.imageSyms, b.local(name, elf.STT_OBJECT, b.images, b.imageOffs[i], uint64(bin.Size)))
+		b.imageSyms = append(b.imageSyms, b.local(name, elf.STT_OBJECT, b.images, b.imageOffs[i], uint64(bin.size())))
 		if i == 0 {
 			b.symImages = b.section(b.images)
 			b.mapData(b.images)
@@ -658,7 +708,7 @@ func (b *builder) bounds(off uint64, bin Binary) (start, end uint64) {
 		case offload.BoundBinaryStart:
 			return off
 		case offload.BoundBinaryEnd:
-			return off + uint64(bin.Size)
+			return off + uint64(bin.size())
 		case offload.BoundImageStart:
 			return off + bin.ImageOffset
 		}

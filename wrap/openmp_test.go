@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,7 +122,7 @@ func TestOpenMPStreamsImages(t *testing.T) {
 	}
 	const size = 2<<30 + 5
 	r := release(t, 19)
-	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), zeros{}, size)
+	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(zeros{}, 0, size))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,17 +160,16 @@ const goffloadSuffix = "_b8aac0956dda9424"
 // outside it, or whose size is negative, is refused with its index.
 func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
 	data := bytes.Repeat([]byte{1}, 64)
-	good := Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 56}
+	good := Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 56}
 	for _, c := range []struct {
 		name string
 		bad  Binary
 		is   error
 	}{
-		{"image offset past the end", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 72, ImageSize: 0}, offload.ErrImageRange},
-		{"image end past the end", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 57}, offload.ErrImageRange},
-		{"image size wraps", Binary{R: bytes.NewReader(data), Size: 64, ImageOffset: 8, ImageSize: 1<<64 - 4}, offload.ErrImageRange},
-		{"negative size", Binary{R: bytes.NewReader(data), Size: -8}, nil},
-		{"no reader", Binary{Size: 64, ImageOffset: 8, ImageSize: 8}, nil},
+		{"image offset past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 72, ImageSize: 0}, offload.ErrImageRange},
+		{"image end past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 57}, offload.ErrImageRange},
+		{"image size wraps", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 1<<64 - 4}, offload.ErrImageRange},
+		{"no bytes", Binary{ImageOffset: 8, ImageSize: 8}, offload.ErrImageRange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := OpenMP(Options{Release: release(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good, c.bad})
@@ -186,13 +186,13 @@ func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
 // TestWrapRefusesHostsWithoutELF: a Windows or Apple host gets
 // goffload.ErrUnsupported, not an ELF object it cannot link.
 func TestWrapRefusesHostsWithoutELF(t *testing.T) {
-	bin := Binary{R: bytes.NewReader(make([]byte, 64)), Size: 64, ImageOffset: 8, ImageSize: 56}
+	bin := Binary{Data: io.NewSectionReader(bytes.NewReader(make([]byte, 64)), 0, 64), ImageOffset: 8, ImageSize: 56}
 	fb := tooltest.CUDAFatbinary()
 	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-apple-macosx", "arm64-apple-darwin23.1.0", "aarch64-pc-windows-msvc"} {
 		if o, err := OpenMP(Options{Release: release(t, 19), Triple: triple}, []Binary{bin}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
 			t.Errorf("OpenMP for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
-		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, Fatbin{bytes.NewReader(fb), int64(len(fb))}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
+		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb)))); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
 			t.Errorf("GPU for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
 	}
@@ -236,11 +236,11 @@ func TestFromBinaryInflates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make([]byte, b.Size)
-	if _, err := b.R.ReadAt(got, 0); err != nil {
+	got := make([]byte, b.Data.Size())
+	if _, err := b.Data.ReadAt(got, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, plain) || !bytes.Equal(got[b.ImageOffset:b.ImageOffset+b.ImageSize], image) {
-		t.Errorf("embedded %d bytes (%d compressed), image at %d+%d; want the %d-byte uncompressed binary", b.Size, buf.Len(), b.ImageOffset, b.ImageSize, len(plain))
+		t.Errorf("embedded %d bytes (%d compressed), image at %d+%d; want the %d-byte uncompressed binary", b.Data.Size(), buf.Len(), b.ImageOffset, b.ImageSize, len(plain))
 	}
 }

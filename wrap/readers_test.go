@@ -52,7 +52,7 @@ func TestOpenMPWritesAgainAndAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	imf, imsize := openFile(t, filepath.Join("..", "offload", "testdata", "llvm", "img2.bin"))
-	made, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), imf, imsize)
+	made, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(imf, 0, imsize))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func TestOpenMPWritesAgainAndAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := readObject(t, tooltest.SameBytes(t, writeTo(o)))
-	if got := embeddedBinary(t, f); int64(len(got)) != bsize+made.Size {
-		t.Errorf("embedded %d bytes, want %d", len(got), bsize+made.Size)
+	if got := embeddedBinary(t, f); int64(len(got)) != bsize+made.Data.Size() {
+		t.Errorf("embedded %d bytes, want %d", len(got), bsize+made.Data.Size())
 	}
 }
 
@@ -85,11 +85,11 @@ func TestGPUWritesAgainAndAtOnce(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		kind offload.OffloadKind
-		fb   Fatbin
+		fb   *io.SectionReader
 	}{
-		{"cuda", offload.OffloadCUDA, Fatbin{cuda, cudaSize}},
-		{"hip", offload.OffloadHIP, Fatbin{hip, hipSize}},
-		{"hip-made", offload.OffloadHIP, Fatbin{made, made.Size()}},
+		{"cuda", offload.OffloadCUDA, io.NewSectionReader(cuda, 0, cudaSize)},
+		{"hip", offload.OffloadHIP, io.NewSectionReader(hip, 0, hipSize)},
+		{"hip-made", offload.OffloadHIP, io.NewSectionReader(made, 0, made.Size())},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := GPU(Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, c.kind, c.fb)

@@ -16,12 +16,11 @@ import (
 )
 
 // SYCLImage is one SYCL device image as LLVM's wrapSYCLBinaries takes it
-// from an OffloadBinary (spec §3.4): the raw image, the Size bytes of R from
-// offset 0 (read each time the object is written, never held in memory),
-// with the binary's image kind and its "triple" and "symbols" strings.
+// from an OffloadBinary (spec §3.4): the raw image Data (read each time the
+// object is written, never held in memory; nil is an empty image), with the
+// binary's image kind and its "triple" and "symbols" strings.
 type SYCLImage struct {
-	R    io.ReaderAt
-	Size int64
+	Data *io.SectionReader
 	// Kind is the binary's image kind; the __sycl.tgt_device_image holds
 	// its low byte (Format), as LLVM's does.
 	Kind offload.ImageKind
@@ -39,12 +38,6 @@ type SYCLImage struct {
 
 // check refuses an image the object cannot hold as LLVM writes it.
 func (im *SYCLImage) check() error {
-	switch {
-	case im.Size < 0:
-		return fmt.Errorf("negative size %d", im.Size)
-	case im.R == nil && im.Size > 0:
-		return fmt.Errorf("%d bytes and no reader", im.Size)
-	}
 	// LLVM's strings are C strings: a NUL inside one would end it early for
 	// the runtime and change the section LLVM puts it in.
 	for _, s := range []struct{ what, v string }{
@@ -106,7 +99,7 @@ func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 				return nil, fmt.Errorf("wrap: %w", err)
 			}
 			symbols, _ := im.Lookup("symbols")
-			out = append(out, SYCLImage{R: rd, Size: rd.Size(), Kind: im.Kind, Triple: im.Triple(), Symbols: symbols})
+			out = append(out, SYCLImage{Data: rd, Kind: im.Kind, Triple: im.Triple(), Symbols: symbols})
 		}
 	}
 	return out, nil
@@ -182,7 +175,7 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 			return nil, fmt.Errorf("wrap: SYCL image %d: %w", i, err)
 		}
 	}
-	o, err := syclHost(opt.Triple)
+	o, err := syclHost(opt.triple())
 	if err != nil {
 		return nil, err
 	}

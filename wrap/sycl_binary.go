@@ -72,7 +72,7 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 	if err := checkSYCLBinary(rel, r, size); err != nil {
 		return nil, err
 	}
-	o, err := syclHost(opt.Triple)
+	o, err := syclHost(opt.triple())
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package wrap
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"io"
@@ -141,14 +142,18 @@ func (m *syclModule) describe(images []SYCLImage) error {
 		target := m.cstring(syclTag+"target."+id, im.Triple)
 		compile := m.cstring(syclTag+"opts.compile."+id, im.CompileOptions)
 		link := m.cstring(syclTag+"opts.link."+id, im.LinkOptions)
-		flags, entsize, err := syclClass(im.R, im.Size)
+		raw := im.Data
+		if raw == nil {
+			raw = io.NewSectionReader(bytes.NewReader(nil), 0, 0)
+		}
+		flags, entsize, err := syclClass(raw, raw.Size())
 		if err != nil {
 			return fmt.Errorf("wrap: SYCL image %d: %w", i, err)
 		}
-		size := uint64(im.Size)
+		size := uint64(raw.Size())
 		data := m.add(&syclGlobal{name: m.name(syclTag + id + ".data"),
 			key:  syclSectionKey{".llvm.offloading", elfobj.SHT_LLVM_OFFLOADING, flags, entsize},
-			size: size, align: constantAlign(m.o.Machine, size), r: im.R})
+			size: size, align: constantAlign(m.o.Machine, size), r: raw})
 		names := im.Names()
 		arr := make([]byte, 0, entrySize*uint64(len(names)))
 		var arrPtrs []syclPtr

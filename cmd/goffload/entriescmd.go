@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap"
 )
 
 // specEntry is one entry of an entries spec file.
@@ -31,7 +32,7 @@ func runEntries(args []string, _ io.Writer) error {
 	var llvm, spec, triple, out string
 	fs := newFlags("entries", &llvm)
 	fs.StringVar(&spec, "spec", "", "the entries as a JSON list of {kind, name, symbol, size, flags, data, aux}")
-	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
+	fs.StringVar(&triple, "triple", wrap.DefaultTriple, "the host `triple`")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	if err := parseFlags(fs, args); err != nil {
 		return err

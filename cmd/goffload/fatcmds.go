@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/wrap"
 )
 
 // runEmbed makes a fat object, as clang -fembed-offload-object does.
@@ -18,7 +19,7 @@ func runEmbed(args []string, _ io.Writer) error {
 	fs := newFlags("embed", &llvm)
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	fs.StringVar(&into, "into", "", "add the binaries to the host object `HOST.o` (else make a new object)")
-	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple` of a new object")
+	fs.StringVar(&triple, "triple", wrap.DefaultTriple, "the host `triple` of a new object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

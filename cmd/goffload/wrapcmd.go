@@ -26,7 +26,7 @@ func runWrap(args []string, _ io.Writer) error {
 	var images stringList
 	fs := newFlags("wrap", &llvm)
 	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda, hip or sycl (22: images in a descriptor; 23: the whole binary, one file)")
-	fs.StringVar(&triple, "triple", "x86_64-unknown-linux-gnu", "the host `triple`")
+	fs.StringVar(&triple, "triple", wrap.DefaultTriple, "the host `triple`")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
 	fs.BoolVar(&relocatable, "r", false, "for a relocatable link: the images in .llvm.offloading.relocatable (openmp, LLVM 19+)")
@@ -100,23 +100,11 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 		defer f.Close()
 		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
 		// or not) in main after 22.
-		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
+		all, err := wrap.ReadBinaries(f.Section(), opt.Release)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		if len(all) == 0 {
-			return fmt.Errorf("%s: holds no offload binary: %w", path, goffload.ErrInvalid)
-		}
-		for _, b := range all {
-			// The binary as the runtime reads it: a compressed one inflated,
-			// so that ImageStart and ImageEnd point at its image.
-			in := b.Inflated()
-			bin, err := wrap.FromBinary(in, in.Size())
-			if err != nil {
-				return fmt.Errorf("%s: binary at %#x: %w", path, b.Offset, err)
-			}
-			bins = append(bins, bin)
-		}
+		bins = append(bins, all...)
 	}
 	return writeWrapper(out, opt, bins)
 }
@@ -196,7 +184,7 @@ func wrapRawImages(out string, opt wrap.Options, paths []string) error {
 		case n == len(head) && head == offload.Magic:
 			return fmt.Errorf("%s: an offload binary, where %v wraps the device image itself (extract --raw writes it): %w", path, opt.Release, goffload.ErrInvalid)
 		}
-		bins = append(bins, wrap.RawImage(f, f.Size()))
+		bins = append(bins, wrap.RawImage(f.Section()))
 	}
 	return writeWrapper(out, opt, bins)
 }
@@ -208,7 +196,7 @@ func wrapCUDA(out string, opt wrap.Options, path string) error {
 		return err
 	}
 	defer f.Close()
-	return writeGPU(out, opt, offload.OffloadCUDA, path, wrap.Fatbin{R: f, Size: f.Size()})
+	return writeGPU(out, opt, offload.OffloadCUDA, path, f.Section())
 }
 
 // hipCompression returns the options with which release rel's
@@ -263,7 +251,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.
 			}
 			if comp == nil {
 				// Copied into the object as is, compressed or not.
-				return writeGPU(out, opt, offload.OffloadHIP, path, wrap.Fatbin{R: f, Size: f.Size()})
+				return writeGPU(out, opt, offload.OffloadHIP, path, f.Section())
 			}
 			if _, err := bundle.Read(f, f.Size()); err != nil {
 				if errors.Is(err, bundle.ErrCompressed) {
@@ -319,7 +307,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.
 	if comp != nil {
 		return writeCompressedGPU(out, opt, "", fb, fb.Size(), comp)
 	}
-	return writeGPU(out, opt, offload.OffloadHIP, "", wrap.Fatbin{R: fb, Size: fb.Size()})
+	return writeGPU(out, opt, offload.OffloadHIP, "", fb)
 }
 
 // writeCompressedGPU wraps the HIP fatbin in the size bytes of fb
@@ -338,7 +326,7 @@ func writeCompressedGPU(out string, opt wrap.Options, src string, fb io.ReaderAt
 	if err != nil {
 		return err
 	}
-	return writeGPU(out, opt, offload.OffloadHIP, src, wrap.Fatbin{R: f, Size: n})
+	return writeGPU(out, opt, offload.OffloadHIP, src, io.NewSectionReader(f, 0, n))
 }
 
 // amdgpuCodeObject checks that r starts as an AMDGPU code object does: a
@@ -365,7 +353,7 @@ func isBundle(r io.ReaderAt) bool {
 
 // writeGPU wraps fb, which wrap.GPU checks as the runtime would read it
 // (naming the file src, if any, when it is no fatbin).
-func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, src string, fb wrap.Fatbin) error {
+func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, src string, fb *io.SectionReader) error {
 	o, err := wrap.GPU(opt, kind, fb)
 	if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
 		return fmt.Errorf("%s: %w", src, err)

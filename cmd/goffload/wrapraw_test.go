@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,7 +38,7 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 		}
 		var bins []wrap.Binary
 		for _, img := range images {
-			bins = append(bins, wrap.RawImage(bytes.NewReader(img), int64(len(img))))
+			bins = append(bins, wrap.RawImage(io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))))
 		}
 		o, err := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, bins)
 		if err != nil {
