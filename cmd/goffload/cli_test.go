@@ -154,3 +154,15 @@ func TestExtractArchiveOfBinariesMatchesOffloadBinary(t *testing.T) {
 		t.Errorf("list: exit %d %s\n%s", code, stderr, stdout)
 	}
 }
+
+// TestVersion: `goffload version` and `--version` print the module's version
+// and the releases of the table.
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		stdout, stderr, code := cli(t, arg)
+		if code != 0 || !strings.HasPrefix(stdout, "goffload ") || !strings.Contains(stdout, "module github.com/goffload/goffload") ||
+			!strings.Contains(stdout, "LLVM releases: LLVM 13-23 (default 22") {
+			t.Errorf("%s: exit %d %q %s", arg, code, stdout, stderr)
+		}
+	}
+}

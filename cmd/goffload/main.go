@@ -51,8 +51,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
@@ -75,6 +77,7 @@ var commands = []command{
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
 	{"wrap", "[--kind openmp|cuda|hip|sycl] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
 	{"link", "[--llvm N] [--clang C] [--host-linker CC] [--libdir D] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]", "link an offloading program with cc or c++, as clang's driver and clang-linker-wrapper do", runLink},
+	{"version", "", "print the module version and the LLVM releases goffload speaks (also --version)", runVersion},
 	{"linker-wrapper", "[--plan] CLANG-LINKER-WRAPPER-ARGS...", "be clang-linker-wrapper (also when run under that name, as clang -B DIR runs DIR/clang-linker-wrapper)", runLinkerWrapper},
 }
 
@@ -94,6 +97,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	for _, c := range commands {
 		if c.name != args[0] {
@@ -211,3 +217,21 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runVersion prints the module's version and the releases of the table:
+// "goffload v1.2.3 (module github.com/goffload/goffload); LLVM 13-23 (23:
+// main after 22, inferred; default 22)".
+func runVersion(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("version takes no argument")
+	}
+	var inferred []string
+	for _, r := range offload.Releases() {
+		if r.Inferred {
+			inferred = append(inferred, strconv.Itoa(r.Major))
+		}
+	}
+	_, err := fmt.Fprintf(stdout, "goffload %s (module %s)\nLLVM releases: %v (default %d; inferred from LLVM's sources, not measured: %s)\n",
+		goffload.Version(), goffload.Path, offload.AllReleases(), offload.DefaultRelease, strings.Join(inferred, ", "))
+	return err
+}
