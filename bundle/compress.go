@@ -16,6 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -357,6 +358,55 @@ func (r *hashingReader) Read(p []byte) (int, error) {
 // compress (17).
 func (r *Release) CompressDefaults() CompressOptions {
 	return CompressOptions{Version: r.CompressedVersion, Method: MethodZstd}
+}
+
+// CompressOptions returns what release r's clang-linker-wrapper --compress
+// [--compression-level=LEVEL] has its clang-offload-bundler write: the
+// release's compressed bundle version, with method (MethodZstd, or
+// MethodZlib as a bundler built without zstd writes) at level (0: the
+// method's default). A release whose bundler does not compress (before
+// 18) gives an error matching goffload.ErrUnsupported; a level the method
+// does not take, one matching [ErrCompressOptions].
+func (r *Release) CompressOptions(method Method, level int) (CompressOptions, error) {
+	if r.CompressedVersion == 0 {
+		return CompressOptions{}, fmt.Errorf("offload bundle: the clang-offload-bundler of LLVM %d does not compress (LLVM 18 and later do): %w", r.Major, goffload.ErrUnsupported)
+	}
+	o := r.CompressDefaults()
+	o.Method, o.Level = method, level
+	if err := o.Check(); err != nil {
+		return CompressOptions{}, err
+	}
+	return o, nil
+}
+
+// ParseMethod returns the method named "zstd" or "zlib".
+func ParseMethod(name string) (Method, error) {
+	for m, n := range methodNames {
+		if n == name {
+			return Method(m), nil
+		}
+	}
+	return 0, fmt.Errorf("offload bundle: compression format %q (want zstd or zlib): %w", name, ErrCompressOptions)
+}
+
+// Compress returns the bundle b compressed with opt, as clang-offload-bundler
+// -compress writes it: the compressed bundle is written to a scratch file
+// that has no name (it is freed with the reader), never held in memory.
+func Compress(b *io.SectionReader, opt CompressOptions) (*io.SectionReader, error) {
+	f, err := atomicfile.Scratch()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := WriteCompressed(f, b, b.Size(), opt); err != nil {
+		f.Close()
+		return nil, err
+	}
+	n, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return io.NewSectionReader(f, 0, n), nil
 }
 
 // WriteCompressedHIPFatbin writes the HIP fatbin of images compressed with

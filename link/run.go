@@ -180,17 +180,15 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		if opt.Compress {
 			// The wrapper passes -compress and -compression-level on;
 			// the bundler's defaults do the rest.
-			c := br.CompressDefaults()
-			if c.Version == 0 {
-				return "", fmt.Errorf("--compress: the clang-offload-bundler of %v does not compress (LLVM 18 and later do)", p.rel)
-			}
+			level := 0
 			args = append(args, "-compress")
 			if opt.CompressionLevel != nil {
-				c.Level = *opt.CompressionLevel
-				args = append(args, fmt.Sprintf("-compression-level=%d", c.Level))
+				level = *opt.CompressionLevel
+				args = append(args, fmt.Sprintf("-compression-level=%d", level))
 			}
-			if err := c.Check(); err != nil {
-				return "", err
+			c, err := br.CompressOptions(bundle.MethodZstd, level)
+			if err != nil {
+				return "", fmt.Errorf("--compress: %w", err)
 			}
 			comp = &c
 		}
