@@ -1,27 +1,48 @@
-// Package fatobj handles fat objects: host objects that carry device code as
-// OffloadBinaries in a `.llvm.offloading` section, the way `clang
-// -fembed-offload-object` makes them (spec §1.1). It embeds binaries into an
-// object (a new one, or one that any compiler made), selects binaries by
-// target as clang-offload-packager does, and drops the binaries of targets
-// from an object, which LLVM has no tool for (spec §6, §8).
+// Package fatobj is the way into the files a user holds: fat objects (host
+// objects that carry device code, the way `clang -fembed-offload-object`
+// makes them), executables and shared objects, static libraries, raw
+// OffloadBinaries and offload bundle files. It reads any of them into one
+// inventory of device code and offload entries, and does what the command
+// line does with them: extract, embed, strip, convert between LLVM
+// releases and check.
 //
-// It also finds the device code that the old offloading driver left in
-// objects ([LegacyImages]: the device entries of a bundled object, OpenMP up
-// to LLVM 14 and HIP -fgpu-rdc through 22, and clang 14's image sections),
-// and [Strip] drops it as it drops binaries.
+// [Open] (a path) and [NewFile] (an io.ReaderAt) read a [File]: its
+// [Object]s (the file itself, or each member of an archive, nested and thin
+// archives included), each with its [Image]s (every device image, wherever
+// the toolchain put it: see [Source]), its offload entries, and the
+// containers they are in ([Binary], [Bundle], [BundledSection]). Without
+// options each object is read as the LLVM releases that made it
+// ([Object.Made], [Object.Release]); with offload.ReadOptions.Release, as
+// that release's tools read it, strictly.
 //
-// [Convert] rewrites an object made by one LLVM release into the formats of
-// another (entries, requires, constructors, kinds, bundles; see its
-// documentation), so that archives built by several toolchains link with
-// one; [MadeBy] tells which releases made an object.
+//	f, err := fatobj.Open("libk.a", nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer f.Close()
+//	for _, im := range f.Images() {
+//		fmt.Println(im.Object.Name, im.OffloadKind, im.Triple(), im.Arch())
+//	}
 //
-// Objects are the editable [elfobj.Object]s of package elfobj; binaries
-// are streamed from their readers when the object is written.
+// The verbs: [PlanExtract] and [Extraction.Write] write images out as
+// clang-offload-packager names them; [Embed] adds binaries to any host
+// object; [Strip] and [StripFile] keep only some targets' device code (LLVM
+// has no tool for it); [Convert] and [ConvertFile] rewrite objects made by
+// one release into another's formats ([MadeBy] tells which releases made an
+// object); [Check] finds what the runtime would fail on (entries without
+// their device symbol, releases mixed). The formats are described in the
+// repository's docs/ folder.
 //
 // # Security
 //
-// Binaries are read with package offload's checked reader; a section that is
-// not a well-formed sequence of binaries gives an error, never a panic.
+// Every file is read as untrusted: sizes and offsets are checked before use,
+// malformed input gives a *goffload.FormatError (with its offset in the file
+// opened), never a panic. Archives nest at most [MaxArchiveDepth] deep and
+// hold at most [MaxMembers] members; binaries nest at most [MaxNesting]
+// deep; a thin archive that names itself is refused; at most 128 files are
+// open at once however many a thin archive names. Names of extracted files
+// come from the data: each must be one plain file name, and is written inside
+// the output folder ([os.Root]), whole or not at all.
 package fatobj
 
 import (
