@@ -111,6 +111,18 @@ func Embed(o *elfobj.Object, binaries ...*io.SectionReader) error {
 	return nil
 }
 
+// NewHostObject returns an empty host object for triple to embed binaries
+// into, as clang makes one: with an empty .note.GNU-stack, so that linkers
+// do not take it to need an executable stack.
+func NewHostObject(triple string) (*elfobj.Object, error) {
+	o, err := elfobj.ForTriple(triple)
+	if err != nil {
+		return nil, err
+	}
+	o.AddSection(&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1}, false)
+	return o, nil
+}
+
 // Filter selects images as clang-offload-packager's --image does: every
 // key given must equal the image's string of that key (a key given with
 // an empty value selects images whose string is empty or missing); an

@@ -260,6 +260,11 @@ type Image struct {
 	at   func() (*io.SectionReader, error)
 }
 
+// KindName returns the name of the image's kind as the release it was read
+// as names it (llvm-objdump's: "elf", "llvm ir", "spir-v" from LLVM main
+// after 22, ...).
+func (im *Image) KindName() string { return im.Object.Release.ImageKindName(im.Kind) }
+
 // Reader returns a reader of the image's bytes. A code object of a
 // compressed bundle is decompressed as it is read, in bounded memory.
 func (im *Image) Reader() (io.Reader, error) {
@@ -280,13 +285,13 @@ func (im *Image) Open() (*io.SectionReader, error) {
 	return im.at()
 }
 
-// String names the image for messages: "k.o: openmp image [1] for
-// x86_64-unknown-linux-gnu (arch generic)".
+// String names the image for messages: `k.o: openmp image [1] for
+// x86_64-unknown-linux-gnu (arch "generic")`.
 func (im *Image) String() string {
 	where := im.Source.String()
 	switch im.Source {
 	case SourceBinary, SourceNested:
-		where = "image " + im.Number()
+		where = "image [" + im.Number() + "]"
 	case SourceBundle, SourceBundled:
 		where = "bundle entry " + im.BundleID
 	case SourceImageSection, SourceFatbinary, SourceRegistered:

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
 	"flag"
 	"fmt"
@@ -44,10 +43,9 @@ func runEmbed(args []string, _ io.Writer) error {
 			return fmt.Errorf("%s: %w", into, err)
 		}
 	} else {
-		if o, err = elfobj.ForTriple(triple); err != nil {
+		if o, err = fatobj.NewHostObject(triple); err != nil {
 			return err
 		}
-		o.AddSection(&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1}, false)
 	}
 	for _, path := range fs.Args() {
 		f, err := openSized(path)

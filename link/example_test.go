@@ -1,0 +1,31 @@
+package link_test
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/goffload/goffload/link"
+	"github.com/goffload/goffload/offload"
+)
+
+// Plan the link of a fat object made by clang-22 as clang-linker-wrapper 22
+// runs it, without running it: the steps are data a build system can run as
+// actions of its own.
+func ExamplePlan() {
+	r, _ := offload.LookupRelease(22)
+	obj := filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
+	l, err := link.Plan(&link.Options{Release: r, Driver: true, DryRun: true, DeviceClang: "clang-22", TempDir: "tmp",
+		LinkerArgs: []string{"-o", "prog", obj, "-lm"}})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	for _, s := range l.Steps {
+		fmt.Println(s.Kind, s.Target, s.Tool, s.Outputs)
+	}
+	// Output:
+	// extract x86_64-unknown-linux-gnu:generic goffload [tmp/openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.o]
+	// device-link x86_64-unknown-linux-gnu:generic clang-22 [tmp/prog.x86_64..img]
+	// wrap openmp goffload [tmp/prog.openmp.image.wrapper.o]
+	// host-link  cc [prog]
+}
