@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
@@ -108,17 +109,17 @@ func ReadCompressed(r io.ReaderAt, size int64) (*Compressed, error) {
 		return nil, err
 	}
 	if n < int64(minCompressed) || string(hdr[:4]) != CompressedMagic {
-		return nil, formatErr(0, "magic", 0, ErrNotBundle)
+		return nil, fieldErr(0, "magic", string(hdr[:min(n, int64(minCompressed))]), ErrNotBundle)
 	}
 	c := &Compressed{r: r, size: size}
 	c.Version = le.Uint16(hdr[4:])
 	c.Method = Method(le.Uint16(hdr[6:]))
 	hs := HeaderSize(c.Version)
 	if hs == 0 {
-		return nil, formatErr(4, "compressed bundle version", uint64(c.Version), goffload.ErrUnsupported)
+		return nil, formatErr(4, "compressed header version", uint64(c.Version), goffload.ErrUnsupported)
 	}
 	if n < int64(hs) {
-		return nil, formatErr(n, "compressed bundle header", uint64(hs), goffload.ErrTruncated)
+		return nil, fieldErr(n, fmt.Sprintf("version %d compressed header cut to %d of %d bytes", c.Version, n, hs), nil, goffload.ErrTruncated)
 	}
 	switch c.Version {
 	case 1:
@@ -202,7 +203,7 @@ func (d *decompressor) Read(p []byte) (int, error) {
 	}
 	n, err := d.dec.Read(p)
 	if uint64(n) > d.left {
-		d.err = formatErr(d.c.uncompressedSizeOffset(), "UncompressedSize (the data inflates to more: too large)", d.c.UncompressedSize, goffload.ErrInvalid)
+		d.err = formatErr(d.c.uncompressedSizeOffset(), "data too large for UncompressedSize", d.c.UncompressedSize, goffload.ErrLimit)
 		return 0, d.err
 	}
 	d.left -= uint64(n)
@@ -217,9 +218,11 @@ func (d *decompressor) Read(p []byte) (int, error) {
 
 func (d *decompressor) zlibErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return formatErr(d.zsrc.off, "zlib stream", 0, goffload.ErrTruncated)
+		return fieldErr(d.zsrc.off, "zlib stream cut short", nil, goffload.ErrTruncated)
 	}
-	return formatErr(d.zsrc.off, "zlib stream", 0, fmt.Errorf("%w: %v", ErrCorrupt, err))
+	// The zlib package's messages start with its name, which Field says.
+	why := strings.TrimPrefix(err.Error(), "zlib: ")
+	return fieldErr(d.zsrc.off, "zlib stream", nil, fmt.Errorf("%w: %s", ErrCorrupt, why))
 }
 
 // countingReader counts the bytes read through it, for error offsets.

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,27 +12,57 @@ import (
 // Entries reads the header of the bundle that c holds, decompressing only
 // the bytes the header takes: listing a bundle that declares terabytes costs
 // what its header does. Each entry is checked, as [Read] checks it, against
-// the header's UncompressedSize; errors are [*goffload.FormatError]s whose offsets
-// are in the decompressed bundle, or errors of the decompression (offsets in
-// the input).
+// the header's UncompressedSize. Errors of the decompression are
+// [*goffload.FormatError]s with their offset in the input; those of the
+// decompressed bundle are FormatErrors whose Field says where in the
+// decompressed bytes ("decompressed byte 0x56: entry 1 offset") and whose
+// Offset is -1, as no byte of the input holds them.
 func (c *Compressed) Entries() ([]Entry, error) {
-	br := bufio.NewReaderSize(c.Open(), 4096)
+	src := &errRecorder{r: c.Open()}
+	br := bufio.NewReaderSize(src, 4096)
 	var head [headerSize]byte
-	if _, err := io.ReadFull(br, head[:]); err != nil {
-		return nil, decompressedErr(readErr(0, err))
+	if n, err := io.ReadFull(br, head[:]); err != nil {
+		return nil, decompressedErr(src, readErr(0, fmt.Sprintf("header cut to %d of %d bytes", n, headerSize), err))
 	}
 	if string(head[:len(Magic)]) != Magic {
-		return nil, decompressedErr(formatErr(0, "magic", 0, ErrNotBundle))
+		return nil, decompressedErr(src, fieldErr(0, "magic", string(head[:len(Magic)]), ErrNotBundle))
 	}
 	entries, err := readEntries(br, le.Uint64(head[len(Magic):]), c.UncompressedSize)
 	if err != nil {
-		return nil, decompressedErr(err)
+		return nil, decompressedErr(src, err)
 	}
 	return entries, nil
 }
 
-// decompressedErr says that err is about the decompressed bundle.
-func decompressedErr(err error) error { return fmt.Errorf("decompressed bundle: %w", err) }
+// errRecorder keeps the error, other than io.EOF, that its reader returned.
+type errRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errRecorder) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// decompressedErr returns err, the error of reading the decompressed bundle
+// from src: the decompression's own error as it is, or a FormatError about
+// the decompressed bytes, whose offset it moves to the Field.
+func decompressedErr(src *errRecorder, err error) error {
+	var fe *goffload.FormatError
+	if src.err != nil || !errors.As(err, &fe) {
+		return err
+	}
+	where := "decompressed data"
+	if fe.Offset >= 0 {
+		where = fmt.Sprintf("decompressed byte %#x", fe.Offset)
+	}
+	fe.Field, fe.Offset = where+": "+fe.Field, -1
+	return err
+}
 
 // OpenEntry returns a reader of the data of e, an entry [Compressed.Entries]
 // returned. It decompresses the stream from its start and discards the
@@ -87,7 +118,7 @@ func (r *entryReader) Read(p []byte) (int, error) {
 // end, or the decompression's own error.
 func (r *entryReader) fail(off uint64, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return decompressedErr(formatErr(int64(off), fmt.Sprintf("entry %q data", r.e.ID), r.e.Offset+r.e.Size, goffload.ErrTruncated))
+		return fieldErr(-1, fmt.Sprintf("decompressed data ends at byte %#x, before entry %q ends at %#x", off, r.e.ID, r.e.Offset+r.e.Size), nil, goffload.ErrTruncated)
 	}
 	return err
 }

@@ -102,11 +102,11 @@ func Read(r io.ReaderAt, size int64) (*Bundle, error) {
 	}
 	switch {
 	case n >= int64(minCompressed) && string(head[:len(CompressedMagic)]) == CompressedMagic:
-		return nil, formatErr(0, "magic", uint64(le.Uint32(head[:])), ErrCompressed)
+		return nil, fieldErr(0, "magic", CompressedMagic, ErrCompressed)
 	case n < int64(len(Magic)) || string(head[:len(Magic)]) != Magic:
-		return nil, formatErr(0, "magic", 0, ErrNotBundle)
+		return nil, fieldErr(0, "magic", string(head[:min(n, int64(len(Magic)))]), ErrNotBundle)
 	case n < int64(headerSize):
-		return nil, formatErr(int64(len(Magic)), "entry count", 0, goffload.ErrTruncated)
+		return nil, fieldErr(int64(len(Magic)), fmt.Sprintf("entry count cut to %d of %d bytes", n-int64(len(Magic)), countSize), nil, goffload.ErrTruncated)
 	}
 	count := le.Uint64(head[len(Magic):])
 	br := bufio.NewReader(io.NewSectionReader(r, int64(headerSize), size-int64(headerSize)))
@@ -127,11 +127,11 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 	// the loop ends after at most end/24 turns whatever count says.
 	for i := uint64(0); i < count; i++ {
 		if end-pos < entryFixedSize {
-			return nil, formatErr(int64(pos), fmt.Sprintf("entry %d of %d", i, count), end-pos, goffload.ErrTruncated)
+			return nil, fieldErr(int64(pos), fmt.Sprintf("entry %d header cut to %d of %d bytes (count %d)", i, end-pos, entryFixedSize, count), nil, goffload.ErrTruncated)
 		}
 		var fixed [entryFixedSize]byte
 		if _, err := io.ReadFull(br, fixed[:]); err != nil {
-			return nil, readErr(pos, err)
+			return nil, readErr(pos, fmt.Sprintf("entry %d header cut short", i), err)
 		}
 		e := Entry{Offset: le.Uint64(fixed[0:]), Size: le.Uint64(fixed[8:])}
 		idLen := le.Uint64(fixed[16:])
@@ -141,7 +141,7 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 		// The ID grows with what the reader returns, not with idLen.
 		var id bytes.Buffer
 		if _, err := io.CopyN(&id, br, int64(idLen)); err != nil {
-			return nil, readErr(pos+entryFixedSize, err)
+			return nil, readErr(pos+entryFixedSize, fmt.Sprintf("entry %d ID cut short", i), err)
 		}
 		e.ID = id.String()
 		if e.Offset == 0 {
@@ -159,16 +159,29 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 	return entries, nil
 }
 
-// readErr turns a short read at off into an goffload.ErrTruncated goffload.FormatError and keeps
+// fieldErr is formatErr for any value, or none (nil).
+func fieldErr(off int64, field string, val any, err error) error {
+	return ferr.New("offload bundle", off, field, val, err)
+}
+
+// readErr turns a short read at off into a goffload.FormatError matching
+// goffload.ErrTruncated whose Field is field, keeps a FormatError (of the
+// decompression under a compressed bundle's reader) as it is, and prefixes
 // other read errors.
-func readErr(off uint64, err error) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(int64(off), "read", 0, goffload.ErrTruncated)
+func readErr(off uint64, field string, err error) error {
+	var fe *goffload.FormatError
+	switch {
+	case errors.As(err, &fe):
+		return err
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fieldErr(int64(off), field, nil, goffload.ErrTruncated)
 	}
 	return fmt.Errorf("offload bundle: reading at byte %#x: %w", off, err)
 }
 
 // readFull reads len(p) bytes at off; io.EOF with a full read is no error.
+// A reader that ends before size, which the caller said it holds, is an
+// goffload.ErrTruncated FormatError at the byte where it ended.
 func readFull(r io.ReaderAt, p []byte, off int64) error {
 	n, err := r.ReadAt(p, off)
 	if n == len(p) {
@@ -177,7 +190,7 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 	if err == nil {
 		err = io.ErrUnexpectedEOF
 	}
-	return readErr(uint64(off)+uint64(n), err)
+	return readErr(uint64(off)+uint64(n), "input shorter than its size", err)
 }
 
 // ValidID reports whether clang-offload-bundler 20 and later accept id when

@@ -76,7 +76,9 @@ func LookupRelease(major int) (*Release, error) {
 			return &b, nil
 		}
 	}
-	return nil, fmt.Errorf("offload bundle: LLVM %d: %w (the table has 17 to 22)", major, goffload.ErrUnknownRelease)
+	rows := Releases()
+	return nil, fmt.Errorf("offload bundle: major version %d: %w (HIP fatbin rows are %d to %d)",
+		major, goffload.ErrUnknownRelease, rows[0].Major, rows[len(rows)-1].Major)
 }
 
 // DeviceID returns the ID of the device entry for an AMDGPU target ID such as

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 
 	"github.com/goffload/goffload"
 )
@@ -16,13 +20,13 @@ import (
 // when the Object is written, so the File's reader must stay open until then.
 func (f *File) Object() (*Object, error) {
 	if f.Type != elf.ET_REL {
-		return nil, fmt.Errorf("%w: %v is not a relocatable object", goffload.ErrInvalid, f.Type)
+		return nil, elfErr(ehdrType, goffload.ErrUnsupported, "type %v (only ET_REL is loaded)", f.Type)
 	}
 	o := &Object{Data: f.Data, Machine: f.Machine, OSABI: f.OSABI, ABIVersion: f.ABIVersion, Flags: f.flags()}
 	secs := make([]*Section, len(f.Sections)) // by file index; [0] stays nil
 	for i, fs := range f.Sections[1:] {
 		if fs.Type == elf.SHT_SYMTAB_SHNDX {
-			return nil, formatErr(-1, "section %q: extended symbol section indices are not supported", fs.Name)
+			return nil, elfErr(f.headerField(fs.Index, shdrType), goffload.ErrUnsupported, "section %q: extended symbol section indices (SHT_SYMTAB_SHNDX)", fs.Name)
 		}
 		s := &Section{Name: fs.Name, Type: fs.Type, Flags: fs.Flags, Addr: fs.Addr, Addralign: fs.Addralign,
 			Entsize: fs.Entsize, Info: fs.Info}
@@ -40,9 +44,13 @@ func (f *File) Object() (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
+	var symtabOff int64
+	if tabs := f.SectionsByType(elf.SHT_SYMTAB); len(tabs) > 0 {
+		symtabOff = int64(tabs[0].Offset)
+	}
 	symbols := make([]*Symbol, len(syms)) // by table index; [0] stays nil
 	for i, fs := range syms[min(1, len(syms)):] {
-		s, err := loadSymbol(fs, secs)
+		s, err := loadSymbol(fs, symtabOff+int64(fs.Index)*symSize, secs)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +59,15 @@ func (f *File) Object() (*Object, error) {
 	}
 	for i, fs := range f.Sections[1:] {
 		if err := f.loadLinks(fs, secs[i+1], secs, symbols); err != nil {
-			return nil, fmt.Errorf("section %d %q: %w", i+1, fs.Name, err)
+			// Name the section in the Field, unless it names it already.
+			var fe *goffload.FormatError
+			if !errors.As(err, &fe) || fe.Format != "elf" {
+				return nil, fmt.Errorf("elf: section %d %q: %w", i+1, fs.Name, err)
+			}
+			if !strings.Contains(fe.Field, strconv.Quote(fs.Name)) {
+				fe.Field = fmt.Sprintf("section %d %q: %s", i+1, fs.Name, fe.Field)
+			}
+			return nil, err
 		}
 	}
 	return o, nil
@@ -66,18 +82,22 @@ func (f *File) flags() uint32 {
 	return f.order.Uint32(b[:])
 }
 
-func loadSymbol(fs FileSymbol, secs []*Section) (*Symbol, error) {
+// symShndx is the offset of st_shndx in an Elf64_Sym.
+const symShndx = 6
+
+// loadSymbol loads the symbol fs, whose entry is at byte at of the file.
+func loadSymbol(fs FileSymbol, at int64, secs []*Section) (*Symbol, error) {
 	s := &Symbol{Name: fs.Name, Type: fs.Type(), Bind: fs.Bind(), Visibility: elf.SymVis(fs.Other & 3),
 		Other: fs.Other &^ 3, Value: fs.Value, Size: fs.Size}
 	switch idx := fs.Section; {
 	case idx == elf.SHN_UNDEF || idx == elf.SHN_ABS || idx == elf.SHN_COMMON:
 		s.Index = idx
 	case idx == elf.SHN_XINDEX:
-		return nil, formatErr(-1, "symbol %d %q: extended section index is not supported", fs.Index, fs.Name)
+		return nil, elfErr(at+symShndx, goffload.ErrUnsupported, "symbol %d %q: extended section index (SHN_XINDEX)", fs.Index, fs.Name)
 	case int(idx) < len(secs):
 		s.Section = secs[idx]
 	default:
-		return nil, formatErr(-1, "symbol %d %q: section index %d of %d", fs.Index, fs.Name, idx, len(secs))
+		return nil, formatErr(at+symShndx, "symbol %d %q: section index %d of %d", fs.Index, fs.Name, idx, len(secs))
 	}
 	return s, nil
 }
@@ -87,16 +107,17 @@ func loadSymbol(fs FileSymbol, secs []*Section) (*Symbol, error) {
 func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*Symbol) error {
 	link := func() (*Section, error) {
 		if fs.Link == 0 || int(fs.Link) >= len(secs) {
-			return nil, formatErr(-1, "link %d of %d sections", fs.Link, len(secs))
+			return nil, formatErr(f.headerField(fs.Index, shdrLink), "link %d of %d sections", fs.Link, len(secs))
 		}
 		return secs[fs.Link], nil
 	}
-	sym := func(i uint64) (*Symbol, error) {
+	// sym returns symbol i, read at byte at of the file (-1: unknown).
+	sym := func(i uint64, at int64) (*Symbol, error) {
 		if i == 0 {
 			return nil, nil
 		}
 		if i >= uint64(len(syms)) {
-			return nil, formatErr(-1, "symbol %d of %d", i, len(syms))
+			return nil, formatErr(at, "symbol %d of %d", i, len(syms))
 		}
 		return syms[i], nil
 	}
@@ -108,15 +129,19 @@ func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*S
 		return err
 	case elf.SHT_REL, elf.SHT_RELA:
 		if int(fs.Info) == 0 || int(fs.Info) >= len(secs) {
-			return formatErr(-1, "applies to section %d of %d", fs.Info, len(secs))
+			return formatErr(f.headerField(fs.Index, shdrInfo), "applies to section %d of %d", fs.Info, len(secs))
 		}
 		s.Target, s.Reader, s.Size = secs[fs.Info], nil, 0
 		rels, err := f.Relocations(fs)
 		if err != nil {
 			return err
 		}
-		for _, r := range rels {
-			rs, err := sym(uint64(r.SymIndex))
+		ent := int64(relSize)
+		if fs.Type == elf.SHT_RELA {
+			ent = relaSize
+		}
+		for i, r := range rels {
+			rs, err := sym(uint64(r.SymIndex), int64(fs.Offset)+int64(i)*ent+8) // r_info
 			if err != nil {
 				return err
 			}
@@ -132,7 +157,7 @@ func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*S
 			return formatErr(int64(fs.Offset), "group of %d bytes", len(data))
 		}
 		g := &Group{Flags: f.order.Uint32(data)}
-		if g.Signature, err = sym(uint64(fs.Info)); err != nil {
+		if g.Signature, err = sym(uint64(fs.Info), f.headerField(fs.Index, shdrInfo)); err != nil {
 			return err
 		}
 		for i := 4; i < len(data); i += 4 {
@@ -151,11 +176,15 @@ func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*S
 		}
 		rd := bytes.NewReader(data)
 		for rd.Len() > 0 {
+			at := int64(fs.Offset) + int64(len(data)-rd.Len())
 			i, err := binary.ReadUvarint(rd)
-			if err != nil {
-				return formatErr(int64(fs.Offset), "address-significance table: %v", err)
+			switch {
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				return elfErr(at, goffload.ErrTruncated, "address-significance table: symbol index cut short")
+			case err != nil:
+				return formatErr(at, "address-significance table: symbol index overflows 64 bits")
 			}
-			as, err := sym(i)
+			as, err := sym(i, at)
 			if err != nil {
 				return err
 			}

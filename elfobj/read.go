@@ -4,16 +4,56 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
+// formatErr is a FormatError matching only goffload.ErrInvalid.
 func formatErr(off int64, format string, args ...any) error {
-	return &goffload.FormatError{Format: "elf", Offset: off, Field: fmt.Sprintf(format, args...), Err: goffload.ErrInvalid}
+	return elfErr(off, goffload.ErrInvalid, format, args...)
 }
+
+// elfErr is a FormatError matching err (goffload.ErrTruncated,
+// goffload.ErrUnsupported) besides goffload.ErrInvalid.
+func elfErr(off int64, err error, format string, args ...any) error {
+	return ferr.New("elf", off, fmt.Sprintf(format, args...), nil, err)
+}
+
+// shortRead is the error of a reader that ends at byte off, before the size
+// its caller gave, or its own error.
+func shortRead(off int64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return elfErr(off, goffload.ErrTruncated, "input shorter than its size")
+	}
+	return fmt.Errorf("elf: reading at byte %#x: %w", off, err)
+}
+
+// readAtFull reads len(p) bytes at off of r; io.EOF with a full read is no
+// error.
+func readAtFull(r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	return shortRead(off+int64(n), err)
+}
+
+// Offsets of ELF64 header and section header fields.
+const (
+	ehdrType   = 16 // e_type
+	ehdrShoff  = 40 // e_shoff
+	shdrType   = 4  // sh_type
+	shdrOffset = 24 // sh_offset
+	shdrLink   = 40 // sh_link
+	shdrInfo   = 44 // sh_info
+)
 
 // File is an ELF64 file (ET_REL, ET_EXEC or ET_DYN) read from an io.ReaderAt.
 // Section contents are read only when asked for.
@@ -29,6 +69,7 @@ type File struct {
 	r     io.ReaderAt
 	size  int64
 	order binary.ByteOrder
+	shoff int64 // e_shoff, for error offsets
 	// symtabs caches decoded symbol tables by section index: relocation
 	// sections share one, and decoding it for each would be quadratic.
 	symtabs map[int][]FileSymbol
@@ -57,10 +98,20 @@ func (s *FileSection) Data() ([]byte, error) {
 		return nil, nil
 	}
 	b := make([]byte, s.FileSize) // checked against the file size when read
-	if _, err := io.ReadFull(s.Open(), b); err != nil {
-		return nil, fmt.Errorf("section %q: %w", s.Name, err)
+	if n, err := io.ReadFull(s.Open(), b); err != nil {
+		at := int64(s.Offset) + int64(n)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, elfErr(at, goffload.ErrTruncated, "section %q: input shorter than its size", s.Name)
+		}
+		return nil, fmt.Errorf("elf: section %q: reading at byte %#x: %w", s.Name, at, err)
 	}
 	return b, nil
+}
+
+// headerField returns the file offset of the field at off of section i's
+// header.
+func (f *File) headerField(i int, off int64) int64 {
+	return f.shoff + int64(i)*shdrSize + off
 }
 
 // FileSymbol is one entry of a symbol table with its true index (0 is the
@@ -93,13 +144,18 @@ type FileReloc struct {
 
 // Read reads the ELF headers of the size bytes of r. Every size is checked
 // against the input before anything is allocated for it, and a panic of
-// debug/elf on malformed input becomes an error matching [goffload.ErrInvalid]. A nil r
-// or a negative size is an argument error matching fs.ErrInvalid.
+// debug/elf on malformed input becomes an error matching [goffload.ErrInvalid].
+// Malformed input gives a [*goffload.FormatError] (Format "elf", the offset
+// in r): a header, table or section past the end of the input matches
+// [goffload.ErrTruncated], an ELF32 file or an extended section numbering
+// [goffload.ErrUnsupported]. A nil r or a negative size is an argument error
+// matching fs.ErrInvalid.
 func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err := ferr.CheckInput("elf", r, size); err != nil {
 		return nil, err
 	}
-	if err := checkHeader(r, size); err != nil {
+	shoff, err := checkHeader(r, size)
+	if err != nil {
 		return nil, err
 	}
 	ef, err := newFile(r, size)
@@ -107,13 +163,13 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 		return nil, err
 	}
 	if ef.Class != elf.ELFCLASS64 {
-		return nil, formatErr(4, "class %v: only ELF64 is read", ef.Class)
+		return nil, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", ef.Class)
 	}
-	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, symtabs: map[int][]FileSymbol{}}
+	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
 		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
-			return nil, formatErr(-1, "section %d %q: %d bytes at %#x past the end of the file (%d bytes)", i, s.Name, s.FileSize, s.Offset, size)
+			return nil, elfErr(f.headerField(i, shdrOffset), goffload.ErrTruncated, "section %d %q: %d bytes at %#x past the end of the file (%d bytes)", i, s.Name, s.FileSize, s.Offset, size)
 		}
 		f.Sections[i] = &FileSection{SectionHeader: s.SectionHeader, Index: i, f: f}
 	}
@@ -137,27 +193,54 @@ func newFile(r io.ReaderAt, size int64) (ef *elf.File, err error) {
 	}()
 	ef, err = elf.NewFile(io.NewSectionReader(r, 0, size))
 	if err != nil {
-		return nil, formatErr(-1, "%v", err) // debug/elf's message says where
+		return nil, debugELFErr(err)
 	}
 	return ef, nil
 }
 
+// debugELFErr turns an error of debug/elf into a FormatError, taking the
+// offset from the message of an *elf.FormatError, which keeps it unexported.
+func debugELFErr(err error) error {
+	const at = " in record at byte "
+	// The Format says "elf": not again in the message.
+	msg := strings.Replace(strings.TrimPrefix(err.Error(), "elf: "), "invalid ELF ", "invalid ", 1)
+	off := int64(-1)
+	var de *elf.FormatError
+	if i := strings.LastIndex(msg, at); errors.As(err, &de) && i >= 0 {
+		if v, perr := strconv.ParseInt(msg[i+len(at):], 0, 64); perr == nil && v >= 0 {
+			msg, off = msg[:i], v
+		}
+	}
+	sentinel := goffload.ErrInvalid
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		sentinel = goffload.ErrTruncated
+	}
+	return elfErr(off, sentinel, "%s", msg)
+}
+
 // checkHeader checks the ELF64 header's table sizes against the input before
 // debug/elf allocates anything for them: the program and section header
-// tables must have the ELF64 entry sizes and lie inside the input.
-func checkHeader(r io.ReaderAt, size int64) error {
+// tables must have the ELF64 entry sizes and lie inside the input. It
+// returns e_shoff.
+func checkHeader(r io.ReaderAt, size int64) (shoff int64, err error) {
 	var h [64]byte
-	if size < int64(len(h)) {
-		return formatErr(0, "file of %d bytes is shorter than an ELF64 header", size)
+	n := min(size, int64(len(h)))
+	if err := readAtFull(r, h[:n], 0); err != nil {
+		return 0, err
 	}
-	if _, err := r.ReadAt(h[:], 0); err != nil {
-		return err
+	const magic = "\x7fELF"
+	if string(h[:min(n, 4)]) != magic[:min(n, 4)] {
+		return 0, formatErr(0, "bad magic %q", h[:min(n, 4)])
 	}
-	if string(h[:4]) != "\x7fELF" {
-		return formatErr(0, "bad magic %q", h[:4])
+	if n < int64(len(h)) {
+		return 0, elfErr(0, goffload.ErrTruncated, "ELF64 header cut to %d of %d bytes", n, len(h))
 	}
-	if elf.Class(h[4]) != elf.ELFCLASS64 {
-		return formatErr(4, "class %v: only ELF64 is read", elf.Class(h[4]))
+	switch elf.Class(h[4]) {
+	case elf.ELFCLASS64:
+	case elf.ELFCLASS32:
+		return 0, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", elf.Class(h[4]))
+	default:
+		return 0, formatErr(4, "class %v", elf.Class(h[4]))
 	}
 	var order binary.ByteOrder
 	switch elf.Data(h[5]) {
@@ -166,44 +249,44 @@ func checkHeader(r io.ReaderAt, size int64) error {
 	case elf.ELFDATA2MSB:
 		order = binary.BigEndian
 	default:
-		return formatErr(5, "byte order %v", elf.Data(h[5]))
+		return 0, formatErr(5, "byte order %v", elf.Data(h[5]))
 	}
 	tables := []struct {
 		what          string
 		off           uint64
 		entsize, want uint64
 		num           uint64
-		at            int64
+		at, entsizeAt int64 // of the table's offset and entry size fields
 	}{
-		{"program header", order.Uint64(h[32:]), uint64(order.Uint16(h[54:])), 56, uint64(order.Uint16(h[56:])), 32},
-		{"section header", order.Uint64(h[40:]), uint64(order.Uint16(h[58:])), shdrSize, uint64(order.Uint16(h[60:])), 40},
+		{"program header", order.Uint64(h[32:]), uint64(order.Uint16(h[54:])), 56, uint64(order.Uint16(h[56:])), 32, 54},
+		{"section header", order.Uint64(h[40:]), uint64(order.Uint16(h[58:])), shdrSize, uint64(order.Uint16(h[60:])), 40, 58},
 	}
 	for i, t := range tables {
 		if i == 1 && t.num == 0 && t.off != 0 {
 			// e_shnum 0: the count is in section 0's sh_size.
 			var b [8]byte
 			if t.off > uint64(size) || uint64(size)-t.off < shdrSize {
-				return formatErr(t.at, "section header table at %#x past the end of the file", t.off)
+				return 0, elfErr(t.at, goffload.ErrTruncated, "section header table at %#x past the end of the file", t.off)
 			}
-			if _, err := r.ReadAt(b[:], int64(t.off)+32); err != nil {
-				return err
+			if err := readAtFull(r, b[:], int64(t.off)+32); err != nil {
+				return 0, err
 			}
 			t.num = order.Uint64(b[:])
 			if t.num > uint64(size)/shdrSize {
-				return formatErr(int64(t.off)+32, "%d section headers in a file of %d bytes", t.num, size)
+				return 0, elfErr(int64(t.off)+32, goffload.ErrTruncated, "%d section headers in a file of %d bytes", t.num, size)
 			}
 		}
 		if t.num == 0 {
 			continue
 		}
 		if t.entsize != t.want {
-			return formatErr(t.at, "%s entry size %d, want %d", t.what, t.entsize, t.want)
+			return 0, formatErr(t.entsizeAt, "%s entry size %d, want %d", t.what, t.entsize, t.want)
 		}
 		if t.off > uint64(size) || t.num*t.entsize > uint64(size)-t.off {
-			return formatErr(t.at, "%s table of %d entries at %#x past the end of the file (%d bytes)", t.what, t.num, t.off, size)
+			return 0, elfErr(t.at, goffload.ErrTruncated, "%s table of %d entries at %#x past the end of the file (%d bytes)", t.what, t.num, t.off, size)
 		}
 	}
-	return nil
+	return int64(order.Uint64(h[ehdrShoff:])), nil
 }
 
 // shstrndx reads e_shstrndx, which debug/elf does not keep.
@@ -212,12 +295,12 @@ func shstrndx(r io.ReaderAt, size int64, f *File) (int, error) {
 	if size < 64 {
 		return 0, formatErr(0, "file of %d bytes is shorter than its ELF header", size)
 	}
-	if _, err := r.ReadAt(b[:], 62); err != nil {
+	if err := readAtFull(r, b[:], 62); err != nil {
 		return 0, err
 	}
 	n := int(f.order.Uint16(b[:]))
 	if n == int(elf.SHN_XINDEX) {
-		return 0, formatErr(62, "extended section-name index (SHN_XINDEX) is not supported")
+		return 0, elfErr(62, goffload.ErrUnsupported, "extended section-name index (SHN_XINDEX)")
 	}
 	if n >= len(f.Sections) {
 		return 0, formatErr(62, "section-name table index %d of %d sections", n, len(f.Sections))
@@ -248,8 +331,13 @@ func (f *File) SectionsByType(t elf.SectionType) []*FileSection {
 
 // section returns section i, checked.
 func (f *File) section(i uint32, what string) (*FileSection, error) {
+	return f.sectionAt(i, -1, what)
+}
+
+// sectionAt returns section i, read at byte at of the file, checked.
+func (f *File) sectionAt(i uint32, at int64, what string) (*FileSection, error) {
 	if i == 0 || int(i) >= len(f.Sections) {
-		return nil, formatErr(-1, "%s: section index %d of %d", what, i, len(f.Sections))
+		return nil, formatErr(at, "%s: section index %d of %d", what, i, len(f.Sections))
 	}
 	return f.Sections[i], nil
 }
@@ -284,7 +372,7 @@ func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
 	if tab.FileSize%symSize != 0 {
 		return nil, formatErr(int64(tab.Offset), "symbol table %q: size %d is not a multiple of %d", tab.Name, tab.FileSize, symSize)
 	}
-	strs, err := f.section(tab.Link, "symbol table "+tab.Name)
+	strs, err := f.sectionAt(tab.Link, f.headerField(tab.Index, shdrLink), "symbol table "+tab.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -337,14 +425,14 @@ func (f *File) Relocations(rs *FileSection) ([]FileReloc, error) {
 	case elf.SHT_REL:
 		ent = relSize
 	default:
-		return nil, fmt.Errorf("section %q of type %v holds no relocations", rs.Name, rs.Type)
+		return nil, fmt.Errorf("elf: section %q of type %v holds no relocations: %w", rs.Name, rs.Type, fs.ErrInvalid)
 	}
 	if rs.FileSize%ent != 0 {
 		return nil, formatErr(int64(rs.Offset), "relocation section %q: size %d is not a multiple of %d", rs.Name, rs.FileSize, ent)
 	}
 	var syms []FileSymbol
 	if rs.Link != 0 {
-		tab, err := f.section(rs.Link, "relocation section "+rs.Name)
+		tab, err := f.sectionAt(rs.Link, f.headerField(rs.Index, shdrLink), "relocation section "+rs.Name)
 		if err != nil {
 			return nil, err
 		}

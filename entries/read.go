@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -33,6 +35,11 @@ type FileEntry struct {
 // object, say, or an EM_NONE object carrying only .llvm.offloading); a machine
 // other than x86-64, AArch64, ppc64 and riscv64 is an error only when there
 // are entries to decode.
+//
+// Malformed entries give a [*goffload.FormatError] of Format "offload
+// entries" naming the section, its offset in the ELF file f reads (an entries
+// section cut short matches [goffload.ErrTruncated], a machine Read does not
+// know [goffload.ErrUnsupported]); errors of the ELF file itself are elfobj's.
 func Read(f *elfobj.File, r *offload.Release) ([]FileEntry, error) {
 	var rs *resolver
 	var out []FileEntry
@@ -49,7 +56,7 @@ func Read(f *elfobj.File, r *offload.Release) ([]FileEntry, error) {
 		}
 		ents, err := rs.section(s, layout, r)
 		if err != nil {
-			return out, fmt.Errorf("entries: section %q: %w", s.Name, err)
+			return out, err
 		}
 		out = append(out, ents...)
 	}
@@ -70,7 +77,8 @@ type resolver struct {
 func newResolver(f *elfobj.File) (*resolver, error) {
 	mc, err := machineOf(f.Machine)
 	if err != nil {
-		return nil, err
+		return nil, ferr.New(entriesFormat, eMachineOffset,
+			fmt.Sprintf("machine %v (not x86-64, AArch64, ppc64 or riscv64)", f.Machine), nil, goffload.ErrUnsupported)
 	}
 	rs := &resolver{f: f, mc: mc, order: binary.LittleEndian, data: map[int][]byte{}}
 	if f.Data == elf.ELFDATA2MSB {
@@ -128,21 +136,33 @@ func (rs *resolver) sectionData(i int) ([]byte, error) {
 	return d, err
 }
 
-// section reads the entries of s.
+// entriesFormat is the Format of the errors about entries.
+const entriesFormat = "offload entries"
+
+// eMachineOffset is the offset of e_machine in an ELF header.
+const eMachineOffset = 18
+
+// section reads the entries of s. Its errors name s: a FormatError of the
+// entries in its Field, with its offset in the file; others in a prefix.
 func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *offload.Release) ([]FileEntry, error) {
 	data, err := rs.sectionData(s.Index)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)
 	}
 	raws, err := layout.DecodeAll(rs.order, data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", goffload.ErrInvalid, err)
+		var fe *goffload.FormatError
+		if errors.As(err, &fe) {
+			fe.Field = fmt.Sprintf("section %q %s", s.Name, fe.Field)
+			return nil, ferr.Rebase(fe, int64(s.Offset))
+		}
+		return nil, err
 	}
 	kind, _ := offload.EntrySectionKind(s.Name)
 	var relocs map[uint64]elfobj.FileReloc
 	if rs.f.Type == elf.ET_REL {
 		if relocs, err = rs.relocsOf(s); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)
 		}
 	}
 	size := uint64(layout.Size())
@@ -152,9 +172,16 @@ func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r
 		e := FileEntry{Entry: offload.EntryFromRaw(r, layout, kind, raw), Section: s.Name, Layout: layout, Index: i, Raw: raw}
 		var name location
 		e.Address, _ = rs.pointer(s, relocs, base+uint64(layout.AddrOffset()), raw.Addr)
-		_, name = rs.pointer(s, relocs, base+uint64(layout.NameOffset()), raw.Name)
+		nameOff := base + uint64(layout.NameOffset())
+		_, name = rs.pointer(s, relocs, nameOff, raw.Name)
 		if e.Name, err = rs.cString(name); err != nil {
-			return nil, fmt.Errorf("entry %d: name: %w", i, err)
+			var fe *goffload.FormatError
+			if errors.As(err, &fe) && fe.Format == entriesFormat {
+				fe.Field = fmt.Sprintf("section %q entry %d %s", s.Name, i, fe.Field)
+				fe.Offset = int64(s.Offset + nameOff)
+				return nil, fe
+			}
+			return nil, fmt.Errorf("%s: section %q entry %d name: %w", entriesFormat, s.Name, i, err)
 		}
 		if auxOff, ok := layout.AuxOffset(); ok {
 			e.Aux, _ = rs.pointer(s, relocs, base+uint64(auxOff), raw.Aux)
@@ -230,7 +257,8 @@ func (rs *resolver) pointer(s *elfobj.FileSection, relocs map[uint64]elfobj.File
 	return offload.SymbolRef{Addend: int64(addr)}, location{addr: addr, linked: true}
 }
 
-// cString reads the NUL-terminated string at loc.
+// cString reads the NUL-terminated string at loc. Its FormatErrors say what
+// is wrong with the name pointer; the caller names the entry and its place.
 func (rs *resolver) cString(loc location) (string, error) {
 	sec, off := loc.section, loc.offset
 	if loc.linked {
@@ -243,18 +271,22 @@ func (rs *resolver) cString(loc location) (string, error) {
 		}
 	}
 	if sec == 0 {
-		return "", fmt.Errorf("%w: the name pointer points nowhere", goffload.ErrInvalid)
+		if loc.linked {
+			return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name pointer %#x points into no section", loc.addr), nil, nil)
+		}
+		return "", ferr.New(entriesFormat, -1, "name pointer points to no section", nil, nil)
 	}
 	data, err := rs.sectionData(sec)
 	if err != nil {
 		return "", err
 	}
+	target := rs.f.Sections[sec].Name
 	if off >= uint64(len(data)) {
-		return "", fmt.Errorf("%w: name at %#x past the end of section %q", goffload.ErrInvalid, off, rs.f.Sections[sec].Name)
+		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name pointer %s+%#x past the end of its %d bytes", target, off, len(data)), nil, nil)
 	}
 	end := bytes.IndexByte(data[off:], 0)
 	if end < 0 {
-		return "", fmt.Errorf("%w: name at %#x of section %q is not NUL-terminated", goffload.ErrInvalid, off, rs.f.Sections[sec].Name)
+		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name at %s+%#x not NUL-terminated", target, off), nil, nil)
 	}
 	return string(data[off : off+uint64(end)]), nil
 }

@@ -193,9 +193,9 @@ func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, out
 	}
 	switch {
 	case r.Size() == 0:
-		return fmt.Errorf("empty file: %w", goffload.ErrInvalid)
+		return ferr.New("input", 0, "size (an empty file)", nil, goffload.ErrInvalid)
 	case format == 0:
-		return fmt.Errorf("not an OffloadBinary, an ELF file, an archive or an offload bundle: %w", goffload.ErrInvalid)
+		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF file, an archive or an offload bundle)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
 	case format == FormatArchive || format == FormatThinArchive:
 		return o.archive(name, dir, r, base, outer, depth, top)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -126,7 +127,7 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	} else {
 		z, err := zlib.NewReader(stream)
 		if err != nil {
-			return nil, errAt(base, HeaderSizeV3, "zlib stream", 0, fmt.Errorf("%w: %v", goffload.ErrInvalid, err))
+			return nil, ferr.New("offload binary", base+HeaderSizeV3, "zlib stream ("+err.Error()+")", nil, goffload.ErrInvalid)
 		}
 		defer z.Close()
 		dec = z

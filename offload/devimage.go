@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // This file holds the structs the wrapper's registration code hands to the
@@ -54,10 +55,11 @@ func (d DeviceImage) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 }
 
 // DecodeDeviceImage reads a `__tgt_device_image` from the start of b. A b
-// shorter than DeviceImageSize gives an error wrapping goffload.ErrTruncated.
+// shorter than DeviceImageSize gives a [*goffload.FormatError] matching
+// goffload.ErrTruncated, its offset 0 (the struct's, in b).
 func DecodeDeviceImage(order binary.ByteOrder, b []byte) (DeviceImage, error) {
 	if len(b) < DeviceImageSize {
-		return DeviceImage{}, fmt.Errorf("__tgt_device_image: %d bytes, need %d: %w", len(b), DeviceImageSize, goffload.ErrTruncated)
+		return DeviceImage{}, cutShort("__tgt_device_image", 0, "struct", len(b), DeviceImageSize)
 	}
 	return DeviceImage{
 		ImageStart:   order.Uint64(b[DeviceImageStartOffset:]),
@@ -69,15 +71,19 @@ func DecodeDeviceImage(order binary.ByteOrder, b []byte) (DeviceImage, error) {
 
 // DecodeDeviceImages reads the array of n images that a descriptor's
 // DeviceImages points to, from the start of b. It checks n against len(b)
-// before allocating: a negative n, or one needing more bytes than b holds, is
-// an error.
+// before allocating: a negative n (the descriptor's NumDeviceImages, whose
+// offset b does not hold) is a [*goffload.FormatError] matching
+// goffload.ErrInvalid at offset -1, and one needing more bytes than b holds
+// a FormatError matching goffload.ErrTruncated at the offset in b of the
+// first image cut short.
 func DecodeDeviceImages(order binary.ByteOrder, b []byte, n int) ([]DeviceImage, error) {
+	const format = "__tgt_device_image array"
 	if n < 0 {
-		return nil, fmt.Errorf("__tgt_device_image array: count %d: %w", n, goffload.ErrInvalid)
+		return nil, ferr.New(format, -1, "negative count", n, nil)
 	}
-	if n > len(b)/DeviceImageSize {
-		return nil, fmt.Errorf("__tgt_device_image array: %d images need %d bytes, have %d: %w",
-			n, uint64(n)*DeviceImageSize, len(b), goffload.ErrTruncated)
+	if have := len(b) / DeviceImageSize; n > have {
+		return nil, cutShort(format, have*DeviceImageSize, fmt.Sprintf("image %d (count %d)", have, n),
+			len(b)-have*DeviceImageSize, DeviceImageSize)
 	}
 	out := make([]DeviceImage, n)
 	for i := range out {
@@ -109,10 +115,11 @@ func (d BinDesc) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 }
 
 // DecodeBinDesc reads a `__tgt_bin_desc` from the start of b; the padding is
-// ignored. A b shorter than BinDescSize gives an error wrapping goffload.ErrTruncated.
+// ignored. A b shorter than BinDescSize gives a [*goffload.FormatError]
+// matching goffload.ErrTruncated, its offset 0 (the struct's, in b).
 func DecodeBinDesc(order binary.ByteOrder, b []byte) (BinDesc, error) {
 	if len(b) < BinDescSize {
-		return BinDesc{}, fmt.Errorf("__tgt_bin_desc: %d bytes, need %d: %w", len(b), BinDescSize, goffload.ErrTruncated)
+		return BinDesc{}, cutShort("__tgt_bin_desc", 0, "struct", len(b), BinDescSize)
 	}
 	return BinDesc{
 		NumDeviceImages:  int32(order.Uint32(b[BinDescNumDeviceImagesOffset:])),
@@ -174,22 +181,29 @@ func (t IndirectTable) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 }
 
 // DecodeIndirectTable reads a table of len(b)/IndirectPairSize pairs. A length
-// that is not a multiple of IndirectPairSize gives an error wrapping
-// goffload.ErrTruncated, and pairs not sorted by Host an error wrapping goffload.ErrInvalid: the
-// device's binary search would miss entries.
+// that is not a multiple of IndirectPairSize gives a [*goffload.FormatError]
+// matching goffload.ErrTruncated at the partial pair, and pairs not sorted by
+// Host one matching goffload.ErrInvalid at the first pair out of order: the
+// device's binary search would miss entries. Offsets are in b.
 func DecodeIndirectTable(order binary.ByteOrder, b []byte) (IndirectTable, error) {
-	if len(b)%IndirectPairSize != 0 {
-		return nil, fmt.Errorf("indirect call table: %d bytes at byte %#x, a pair needs %d: %w",
-			len(b)%IndirectPairSize, len(b)-len(b)%IndirectPairSize, IndirectPairSize, goffload.ErrTruncated)
+	const format = "indirect call table"
+	if rest := len(b) % IndirectPairSize; rest != 0 {
+		return nil, cutShort(format, len(b)-rest, fmt.Sprintf("pair %d", len(b)/IndirectPairSize), rest, IndirectPairSize)
 	}
 	t := make(IndirectTable, len(b)/IndirectPairSize)
 	for i := range t {
 		p := b[i*IndirectPairSize:]
 		t[i] = IndirectPair{Host: order.Uint64(p), Device: order.Uint64(p[8:])}
 		if i > 0 && t[i].Host < t[i-1].Host {
-			return nil, fmt.Errorf("indirect call table: host address %#x at byte %#x is below the one before: %w",
-				t[i].Host, i*IndirectPairSize, goffload.ErrInvalid)
+			return nil, ferr.New(format, int64(i*IndirectPairSize),
+				fmt.Sprintf("pair %d host address %#x below pair %d's %#x", i, t[i].Host, i-1, t[i-1].Host), nil, nil)
 		}
 	}
 	return t, nil
+}
+
+// cutShort is the error of a struct of format (what, at offset off of the
+// bytes given) of which only n of its size bytes are there.
+func cutShort(format string, off int, what string, n, size int) error {
+	return ferr.New(format, int64(off), fmt.Sprintf("%s cut to %d of %d bytes", what, n, size), nil, goffload.ErrTruncated)
 }

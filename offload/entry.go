@@ -3,10 +3,12 @@ package offload
 import (
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // This file holds the offload entry, `__tgt_offload_entry` and its successor
@@ -190,17 +192,19 @@ func (l EntryLayout) check(e RawEntry) error {
 }
 
 // Decode reads one entry of layout l from the start of b; bytes after the
-// entry are ignored. A b shorter than l.Size() gives an error wrapping
-// goffload.ErrTruncated. Decode does not check the values: a v1 entry whose Reserved is
-// not 0 or whose Version is not 1 decodes as it is.
+// entry are ignored. A b shorter than l.Size() gives a [*goffload.FormatError]
+// matching goffload.ErrTruncated, its offset 0 (the entry's, in b). Decode
+// does not check the values: a v1 entry whose Reserved is not 0 or whose
+// Version is not 1 decodes as it is. An unknown layout is an argument error
+// matching fs.ErrInvalid.
 func (l EntryLayout) Decode(order binary.ByteOrder, b []byte) (RawEntry, error) {
 	f, ok := l.format()
 	if !ok {
-		return RawEntry{}, fmt.Errorf("offload entry: layout %v: %w", l, goffload.ErrInvalid)
+		return RawEntry{}, unknownLayout(l)
 	}
 	if len(b) < f.size {
-		return RawEntry{}, fmt.Errorf("offload entry: %d bytes, a %v entry needs %d: %w",
-			len(b), l, f.size, goffload.ErrTruncated)
+		return RawEntry{}, ferr.New(entriesFormat, 0,
+			fmt.Sprintf("%v entry cut to %d of %d bytes", l, len(b), f.size), nil, goffload.ErrTruncated)
 	}
 	var v [numEntryFields]uint64
 	for i, fd := range f.fields {
@@ -210,16 +214,18 @@ func (l EntryLayout) Decode(order binary.ByteOrder, b []byte) (RawEntry, error) 
 }
 
 // DecodeAll reads the entries of an entries section (spec §2.2), which holds
-// them back to back. A size that is not a multiple of l.Size() gives an error
-// wrapping goffload.ErrTruncated that names the offset of the partial entry.
+// them back to back. A size that is not a multiple of l.Size() gives a
+// [*goffload.FormatError] matching goffload.ErrTruncated whose offset is that
+// of the partial entry in b. An unknown layout is an argument error matching
+// fs.ErrInvalid.
 func (l EntryLayout) DecodeAll(order binary.ByteOrder, b []byte) ([]RawEntry, error) {
 	size := l.Size()
 	if size == 0 {
-		return nil, fmt.Errorf("offload entries: layout %v: %w", l, goffload.ErrInvalid)
+		return nil, unknownLayout(l)
 	}
-	if len(b)%size != 0 {
-		return nil, fmt.Errorf("offload entries: %d bytes at byte %#x, a %v entry needs %d: %w",
-			len(b)%size, len(b)-len(b)%size, l, size, goffload.ErrTruncated)
+	if rest := len(b) % size; rest != 0 {
+		return nil, ferr.New(entriesFormat, int64(len(b)-rest),
+			fmt.Sprintf("entry %d cut to %d of %d bytes", len(b)/size, rest, size), nil, goffload.ErrTruncated)
 	}
 	out := make([]RawEntry, 0, len(b)/size)
 	for off := 0; off < len(b); off += size {
@@ -230,6 +236,16 @@ func (l EntryLayout) DecodeAll(order binary.ByteOrder, b []byte) ([]RawEntry, er
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// entriesFormat is the Format of the errors about entries and their
+// sections.
+const entriesFormat = "offload entries"
+
+// unknownLayout is the error of a layout that is not EntryLegacy or EntryV1:
+// the caller's, not the input's.
+func unknownLayout(l EntryLayout) error {
+	return fmt.Errorf("offload entries: unknown layout %v: %w", l, fs.ErrInvalid)
 }
 
 // putUintN writes v as width (2, 4 or 8) bytes in byte order order.

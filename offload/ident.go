@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // This file holds `ident_t`, the source location the host code passes to the
@@ -112,10 +112,11 @@ func (id Ident) AppendEncode(dst []byte, order binary.ByteOrder) []byte {
 
 // DecodeIdent reads an `ident_t` from the start of b. PSource is left empty:
 // the string is elsewhere, at the returned psource pointer. A b shorter than
-// IdentSize gives an error wrapping goffload.ErrTruncated.
+// IdentSize gives a [*goffload.FormatError] matching goffload.ErrTruncated, its
+// offset 0 (the struct's, in b).
 func DecodeIdent(order binary.ByteOrder, b []byte) (id Ident, psource uint64, err error) {
 	if len(b) < IdentSize {
-		return Ident{}, 0, fmt.Errorf("ident_t: %d bytes, need %d: %w", len(b), IdentSize, goffload.ErrTruncated)
+		return Ident{}, 0, cutShort("ident_t", 0, "struct", len(b), IdentSize)
 	}
 	id = Ident{
 		Reserved1: order.Uint32(b[0:]),
@@ -146,38 +147,40 @@ func (s SourceLocation) Format() string {
 
 // ParseSourceLocation parses a psource string ";file;function;line;column;;"
 // (spec §4). Line and column must be unsigned decimal numbers; file and
-// function may be empty but cannot hold ';'.
+// function may be empty but cannot hold ';'. A string of another form is a
+// [*goffload.FormatError] of Format "source location" (its offset -1: the
+// string is not where it was read from).
 func ParseSourceLocation(s string) (SourceLocation, error) {
+	bad := func(format string, args ...any) error {
+		return ferr.New("source location", -1, fmt.Sprintf("%q ", s)+fmt.Sprintf(format, args...), nil, nil)
+	}
 	inner, ok := strings.CutPrefix(s, ";")
 	if ok {
 		inner, ok = strings.CutSuffix(inner, ";;")
 	}
 	if !ok {
-		return SourceLocation{}, fmt.Errorf("source location %q: not of the form ;file;function;line;column;;: %w", s, goffload.ErrInvalid)
+		return SourceLocation{}, bad("is not of the form ;file;function;line;column;;")
 	}
 	f := strings.Split(inner, ";")
 	if len(f) != 4 {
-		return SourceLocation{}, fmt.Errorf("source location %q: %d fields, want 4: %w", s, len(f), goffload.ErrInvalid)
+		return SourceLocation{}, bad("has %d fields, want 4", len(f))
 	}
-	line, err := parseDecimal(f[2])
-	if err != nil {
-		return SourceLocation{}, fmt.Errorf("source location %q: line: %w", s, err)
+	line, ok := parseDecimal(f[2])
+	if !ok {
+		return SourceLocation{}, bad("line %q is not a decimal int", f[2])
 	}
-	col, err := parseDecimal(f[3])
-	if err != nil {
-		return SourceLocation{}, fmt.Errorf("source location %q: column: %w", s, err)
+	col, ok := parseDecimal(f[3])
+	if !ok {
+		return SourceLocation{}, bad("column %q is not a decimal int", f[3])
 	}
 	return SourceLocation{File: f[0], Function: f[1], Line: line, Column: col}, nil
 }
 
 // parseDecimal accepts only digits, no sign, within int.
-func parseDecimal(s string) (int, error) {
+func parseDecimal(s string) (int, bool) {
 	if s == "" || strings.Trim(s, "0123456789") != "" {
-		return 0, fmt.Errorf("%q is not a decimal number: %w", s, goffload.ErrInvalid)
+		return 0, false
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("%q: %w", s, goffload.ErrInvalid)
-	}
-	return n, nil
+	return n, err == nil
 }

@@ -187,14 +187,14 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 	}
 	var hdr [HeaderSizeV3]byte
 	if err := readFull(r, hdr[:HeaderSize], base); err != nil {
-		return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
+		return nil, truncated(base, "header", err)
 	}
 	version := le.Uint32(hdr[4:])
 	if version < VersionCompressed && bufSize < HeaderSize+ImageEntrySize {
 		return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 	}
 	if !bytes.Equal(hdr[:4], Magic[:]) {
-		return nil, errAt(base, 0, "magic", uint64(be32(hdr[:4])), goffload.ErrInvalid)
+		return nil, ferr.New("offload binary", base, "magic", append([]byte(nil), hdr[:4]...), goffload.ErrInvalid)
 	}
 	b := &Binary{Offset: base, Version: version, Size: le.Uint64(hdr[8:]), ra: r, data: r, base: base}
 	if b.Version == 0 || b.Version > opt.maxVersion() {
@@ -206,7 +206,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 			return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 		}
 		if err := readFull(r, hdr[HeaderSize:], base+HeaderSize); err != nil {
-			return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
+			return nil, truncated(base+HeaderSize, "header", err)
 		}
 		b.InflatedSize = le.Uint64(hdr[32:])
 		if b.Size > buf || b.Size < HeaderSizeV3 {
@@ -242,7 +242,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 	}
 	ents := make([]byte, count*ImageEntrySize) // bounded by Size, itself bounded by the input
 	if err := readFull(r, ents, base+int64(entOff)); err != nil {
-		return nil, fmt.Errorf("offload binary at %#x: entries: %w", base, err)
+		return nil, truncated(base+int64(entOff), "entries", err)
 	}
 	checksStrings := opt.checksStrings(b.Version)
 	b.Images = make([]BinaryImage, count)
@@ -283,6 +283,16 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 	return b, nil
 }
 
+// truncated is the error of a read at off of field that found fewer bytes
+// than the input's size promised: a FormatError matching ErrTruncated, or
+// the reader's own error when it failed otherwise.
+func truncated(off int64, field string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return ferr.New("offload binary", off, field+" (the input ends before its size says)", nil, goffload.ErrTruncated)
+	}
+	return fmt.Errorf("offload binary at %#x: %s: %w", off, field, err)
+}
+
 // readFull reads len(p) bytes at off; io.EOF with a full read is no error.
 func readFull(r io.ReaderAt, p []byte, off int64) error {
 	n, err := r.ReadAt(p, off)
@@ -293,10 +303,6 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
-}
-
-func be32(b []byte) uint32 {
-	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
 
 // readStrings decodes the string map of im. LLVM reads it without any bounds

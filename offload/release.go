@@ -748,7 +748,7 @@ func LookupRelease(major int) (*Release, error) {
 			return row(i), nil
 		}
 	}
-	return nil, fmt.Errorf("LLVM release %d: %w (known: %d to %d)", major, goffload.ErrUnknownRelease,
+	return nil, fmt.Errorf("release %d: %w (known: %d to %d)", major, goffload.ErrUnknownRelease,
 		releases[0].Major, releases[len(releases)-1].Major)
 }
 

@@ -418,9 +418,9 @@ func lmCases(t *testing.T) []lmCase {
 				bad := lmSet(deadbeef(23)(t), 16, 999999999) // Inputs/malformed.yaml
 				return lmELF(t, elf.ET_EXEC, lmOffloading(append(lmBinary(t, 3, lmBinaryYAML...), bad...), 8))
 			}},
-		// A section past the end of the file: elfobj's ErrFormat, "past the
-		// end of the file".
-		{test: "tools/llvm-objdump/Offloading/content-failure.test", refused: goffload.ErrInvalid, says: []string{"past the end of the file"},
+		// A section past the end of the file: an elf FormatError matching
+		// ErrTruncated, "past the end of the file".
+		{test: "tools/llvm-objdump/Offloading/content-failure.test", refused: goffload.ErrTruncated, says: []string{"past the end of the file"},
 			input: func(t *testing.T) []byte {
 				b := lmELF(t, elf.ET_EXEC, &elfobj.Section{Name: ".llvm.offloading", Type: elf.SHT_PROGBITS, Flags: elfobj.SHF_EXCLUDE, Addralign: 8, Data: []byte{0}})
 				f, err := elf.NewFile(bytes.NewReader(b))

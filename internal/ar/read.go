@@ -36,13 +36,15 @@ func readAt(r io.ReaderAt, off, n int64) ([]byte, error) {
 }
 
 // readFull fills p from off; io.ReaderAt may return io.EOF with a full read.
+// A reader that ends before the size its caller gave is an
+// goffload.ErrTruncated FormatError at the byte where it ended.
 func readFull(r io.ReaderAt, p []byte, off int64) error {
 	n, err := r.ReadAt(p, off)
 	if n == len(p) {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(off, goffload.ErrTruncated, "read of %d bytes got %d", len(p), n)
+		return formatErr(off+int64(n), goffload.ErrTruncated, "input shorter than its size")
 	}
 	return fmt.Errorf("ar: reading %d bytes at byte %#x: %w", len(p), off, err)
 }

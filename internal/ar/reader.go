@@ -57,12 +57,17 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 	if err := ferr.CheckInput("ar", r, size); err != nil {
 		return nil, err
 	}
-	if size < int64(len(Magic)) {
-		return nil, formatErr(0, goffload.ErrTruncated, "%d bytes, shorter than the archive magic", size)
-	}
 	var head [len(Magic)]byte
-	if err := readFull(r, head[:], 0); err != nil {
+	n := min(size, int64(len(head)))
+	if err := readFull(r, head[:n], 0); err != nil {
 		return nil, err
+	}
+	if n < int64(len(head)) {
+		got := string(head[:n])
+		if strings.HasPrefix(Magic, got) || strings.HasPrefix(ThinMagic, got) || strings.HasPrefix(bigMagic, got) {
+			return nil, formatErr(0, goffload.ErrTruncated, "magic cut to %d of %d bytes", n, len(Magic))
+		}
+		return nil, formatErr(0, goffload.ErrInvalid, "bad magic %q", got)
 	}
 	a := &Archive{r: r, size: size}
 	switch string(head[:]) {

@@ -48,7 +48,7 @@ func openNested(m Member, r io.ReaderAt, size int64) (*io.SectionReader, error) 
 		return nil, fmt.Errorf("ar: thin member %q: %w", m.Name, err)
 	}
 	if inner.kind == Thin {
-		return nil, fmt.Errorf("ar: thin member %q refers into a thin archive: %w", m.Name, goffload.ErrInvalid)
+		return nil, formatErr(m.Offset, goffload.ErrInvalid, "member %q refers into a thin archive", m.Name)
 	}
 	i, ok := inner.member(m.NestedOffset)
 	if !ok {

@@ -64,7 +64,22 @@ func IsBitcode(b []byte) bool {
 const wrapperMagic = 0x0B17C0DE
 
 func formatErr(off int64, what string, val any) error {
-	return &goffload.FormatError{Format: "bitcode", Offset: off, Field: what, Value: val, Err: goffload.ErrInvalid}
+	return ferr.New("bitcode", off, what, val, goffload.ErrInvalid)
+}
+
+// truncErr is formatErr for what lies past the end of the input: it matches
+// goffload.ErrTruncated too.
+func truncErr(off int64, what string, val any) error {
+	return ferr.New("bitcode", off, what, val, goffload.ErrTruncated)
+}
+
+// shortRead is the error of a reader that ends at byte off, before the size
+// its caller gave, or its own error.
+func shortRead(off int64, err error) error {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return truncErr(off, "input shorter than its size", nil)
+	}
+	return fmt.Errorf("bitcode: reading at byte %#x: %w", off, err)
 }
 
 // Symbols returns the symbols of the IR symbol table of the bitcode file
@@ -79,6 +94,7 @@ func Symbols(r io.ReaderAt, size int64) ([]Symbol, error) {
 	}
 	br := &bitReader{r: r, base: base, bits: uint64(end-base) * 8}
 	var symtab, strtab []byte
+	var symtabAt int64 // where symtab is in the file
 	for br.left() >= 32 {
 		id, err := br.fixed(2)
 		if err != nil {
@@ -95,8 +111,8 @@ func Symbols(r io.ReaderAt, size int64) ([]Symbol, error) {
 			return nil, err
 		}
 		bodyEnd := br.pos + words*32
-		if bodyEnd > br.bits {
-			return nil, formatErr(br.byteOff(), fmt.Sprintf("block %d length", blockID), words)
+		if words > br.left()/32 {
+			return nil, truncErr(br.byteOff()-4, fmt.Sprintf("block %d length past the end", blockID), words)
 		}
 		if blockID == blockSymtab || blockID == blockStrtab {
 			blob, err := br.blobRecord(width, bodyEnd)
@@ -104,7 +120,7 @@ func Symbols(r io.ReaderAt, size int64) ([]Symbol, error) {
 				return nil, err
 			}
 			if blockID == blockSymtab {
-				symtab = blob
+				symtab, symtabAt = blob, br.blobAt
 			} else {
 				strtab = blob
 			}
@@ -114,49 +130,60 @@ func Symbols(r io.ReaderAt, size int64) ([]Symbol, error) {
 	if symtab == nil {
 		return nil, ErrNoSymtab
 	}
-	return readSymtab(symtab, strtab)
+	return readSymtab(symtab, strtab, symtabAt)
 }
 
 // stream returns where the bitstream starts and ends: after the magic, or
 // inside a bitcode wrapper.
 func stream(r io.ReaderAt, size int64) (start, end int64, err error) {
 	var h [20]byte
-	n, _ := r.ReadAt(h[:min(size, 20)], 0)
+	n, err := r.ReadAt(h[:min(size, 20)], 0)
+	if int64(n) < min(size, 20) {
+		return 0, 0, shortRead(int64(n), err)
+	}
 	switch {
 	case n >= 4 && string(h[:4]) == "BC\xc0\xde":
 		return 4, size, nil
 	case n == 20 && binary.LittleEndian.Uint32(h[:]) == wrapperMagic:
 		off, sz := int64(binary.LittleEndian.Uint32(h[8:])), int64(binary.LittleEndian.Uint32(h[12:]))
-		if off < 20 || off > size || sz > size-off || sz < 4 {
+		switch {
+		case off < 20 || sz < 4:
 			return 0, 0, formatErr(8, "wrapper offset and size", [2]int64{off, sz})
+		case off > size || sz > size-off:
+			return 0, 0, truncErr(8, "wrapper offset and size past the end", [2]int64{off, sz})
 		}
 		var m [4]byte
-		if _, err := r.ReadAt(m[:], off); err != nil || string(m[:]) != "BC\xc0\xde" {
+		if k, err := r.ReadAt(m[:], off); k < len(m) {
+			return 0, 0, shortRead(off+int64(k), err)
+		}
+		if string(m[:]) != "BC\xc0\xde" {
 			return 0, 0, formatErr(off, "wrapped magic", m[:])
 		}
 		return off + 4, off + sz, nil
+	case n < 4 && string(h[:n]) == "BC\xc0\xde"[:n]:
+		return 0, 0, truncErr(0, fmt.Sprintf("magic cut to %d of 4 bytes", n), nil)
 	}
 	return 0, 0, formatErr(0, "magic", h[:min(n, 4)])
 }
 
-// readSymtab reads the symbols of an irsymtab storage::Header and its
-// string table.
-func readSymtab(symtab, strtab []byte) ([]Symbol, error) {
+// readSymtab reads the symbols of an irsymtab storage::Header, which is at
+// byte at of the file, and its string table.
+func readSymtab(symtab, strtab []byte, at int64) ([]Symbol, error) {
 	le := binary.LittleEndian
 	if len(symtab) < 36 {
-		return nil, formatErr(-1, "symbol table header", len(symtab))
+		return nil, truncErr(at, fmt.Sprintf("symbol table header cut to %d of 36 bytes", len(symtab)), nil)
 	}
 	off, count := uint64(le.Uint32(symtab[28:])), uint64(le.Uint32(symtab[32:]))
 	const symSize = 24 // Name, IRName (Str each), ComdatIndex, Flags
 	if off > uint64(len(symtab)) || count > (uint64(len(symtab))-off)/symSize {
-		return nil, formatErr(-1, "symbol range", [2]uint64{off, count})
+		return nil, truncErr(at+28, "symbol range (offset, count) past the table", [2]uint64{off, count})
 	}
 	syms := make([]Symbol, count)
 	for i := range syms {
 		s := symtab[off+uint64(i)*symSize:]
 		noff, nlen := uint64(le.Uint32(s)), uint64(le.Uint32(s[4:]))
 		if noff > uint64(len(strtab)) || nlen > uint64(len(strtab))-noff {
-			return nil, formatErr(-1, fmt.Sprintf("symbol %d name", i), [2]uint64{noff, nlen})
+			return nil, truncErr(at+int64(off)+int64(i)*symSize, fmt.Sprintf("symbol %d name (offset, size) past the string table", i), [2]uint64{noff, nlen})
 		}
 		syms[i] = Symbol{Name: string(strtab[noff : noff+nlen]), Flags: le.Uint32(s[20:])}
 	}

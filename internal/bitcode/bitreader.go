@@ -17,6 +17,9 @@ type bitReader struct {
 	buf    [4096]byte
 	bufOff int64 // stream byte offset of buf[0], -1 before the first read
 	bufLen int
+
+	blobAt   int64 // file offset of the blob blobRecord returned
+	recordAt int64 // file offset of the blob abbreviatedRecord returned
 }
 
 func (b *bitReader) left() uint64 { return b.bits - b.pos }
@@ -28,10 +31,7 @@ func (b *bitReader) byteAt(i int64) (byte, error) {
 	if b.bufLen == 0 || i < b.bufOff || i >= b.bufOff+int64(b.bufLen) {
 		n, err := b.r.ReadAt(b.buf[:min(int64(len(b.buf)), int64(b.bits/8)-i)], b.base+i)
 		if n == 0 {
-			if err == nil || err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return 0, err
+			return 0, shortRead(b.base+i, err)
 		}
 		b.bufOff, b.bufLen = i, n
 	}
@@ -41,7 +41,7 @@ func (b *bitReader) byteAt(i int64) (byte, error) {
 // fixed reads an n-bit field (n <= 64).
 func (b *bitReader) fixed(n uint) (uint64, error) {
 	if uint64(n) > b.left() {
-		return 0, formatErr(b.byteOff(), fmt.Sprintf("%d-bit field past the end", n), nil)
+		return 0, truncErr(b.byteOff(), fmt.Sprintf("%d-bit field past the end", n), nil)
 	}
 	var v uint64
 	for i := uint(0); i < n; {
@@ -80,7 +80,7 @@ func (b *bitReader) vbr(n uint) (uint64, error) {
 func (b *bitReader) align32() error {
 	p := (b.pos + 31) &^ 31
 	if p > b.bits {
-		return formatErr(b.byteOff(), "alignment past the end", nil)
+		return truncErr(b.byteOff(), "alignment past the end", nil)
 	}
 	b.pos = p
 	return nil
@@ -157,7 +157,7 @@ func (b *bitReader) blobRecord(width uint, end uint64) ([]byte, error) {
 				return nil, err
 			}
 			if words*32 > end-b.pos {
-				return nil, formatErr(b.byteOff(), "nested block length", words)
+				return nil, truncErr(b.byteOff()-4, "nested block length past the end", words)
 			}
 			b.pos += words * 32
 		case 2: // DEFINE_ABBREV
@@ -191,7 +191,7 @@ func (b *bitReader) blobRecord(width uint, end uint64) ([]byte, error) {
 				return nil, err
 			}
 			if code == recordBlob && data != nil {
-				blob = data
+				blob, b.blobAt = data, b.recordAt
 			}
 		}
 	}
@@ -279,14 +279,12 @@ func (b *bitReader) abbreviatedRecord(ops []abbrevOp) (code uint64, blob []byte,
 				return 0, nil, err
 			}
 			if n > b.left()/8 {
-				return 0, nil, formatErr(b.byteOff(), "blob length", n)
+				return 0, nil, truncErr(b.byteOff(), "blob length past the end", n)
 			}
 			blob = make([]byte, n)
-			if got, err := b.r.ReadAt(blob, b.base+int64(b.pos/8)); got < len(blob) {
-				if err == nil || err == io.EOF {
-					err = io.ErrUnexpectedEOF
-				}
-				return 0, nil, err
+			b.recordAt = b.base + int64(b.pos/8)
+			if got, err := b.r.ReadAt(blob, b.recordAt); got < len(blob) {
+				return 0, nil, shortRead(b.recordAt+int64(got), err)
 			}
 			b.pos += n * 8
 			if err := b.align32(); err != nil {
