@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/bitcode"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -85,7 +86,7 @@ func UnbundleArchive(r io.ReaderAt, size int64, target string, opt ArchiveOption
 	if rel == nil {
 		rel = offload.Default()
 	}
-	want, err := ParseTarget(target, rel.BundleIDs)
+	want, err := ParseTarget(target, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func (d *DeviceArchive) member(name string, sr *io.SectionReader, want ID, rel *
 			}
 			byID[e.ID] = i
 		}
-		for _, id := range offload.OrderStringMap.Order(ids) {
+		for _, id := range facts.OrderStringMap.Order(ids) {
 			e := b.Entries[byID[id]]
 			entries = append(entries, found{id, io.NewSectionReader(data, int64(e.Offset), int64(e.Size)), int64(e.Size)})
 		}
@@ -158,7 +159,7 @@ func (d *DeviceArchive) member(name string, sr *io.SectionReader, want ID, rel *
 		return nil
 	}
 	for _, e := range entries {
-		have, err := ParseID(e.id, rel.BundleIDs)
+		have, err := ParseID(e.id, rel)
 		if err != nil {
 			return err
 		}

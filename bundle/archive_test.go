@@ -163,7 +163,7 @@ func TestCompatibleAgreesWithBundler(t *testing.T) {
 			// the ID, so the output's members say which IDs matched.
 			var members []ar.NewMember
 			for i, id := range haves {
-				if _, err := ParseID(id, rel.BundleIDs); err != nil {
+				if _, err := ParseID(id, rel); err != nil {
 					continue // refused by this release: tested below
 				}
 				data := objectWithSection(t, SectionPrefix+id, []byte(fmt.Sprintf("code %d", i)))
@@ -176,7 +176,7 @@ func TestCompatibleAgreesWithBundler(t *testing.T) {
 			}
 			os.WriteFile(lib, buf.Bytes(), 0o644)
 			for _, want := range wants {
-				if _, err := ParseID(want, rel.BundleIDs); err != nil {
+				if _, err := ParseID(want, rel); err != nil {
 					continue
 				}
 				for _, hipOpenMP := range []bool{false, true} {

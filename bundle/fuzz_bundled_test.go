@@ -10,7 +10,16 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-var rules = []offload.BundleIDRule{offload.BundleIDArchSuffix, offload.BundleIDComponents}
+// rules are a release of each bundle ID rule: 19's (any ID) and 22's.
+var rules = []*offload.Release{mustRelease(19), mustRelease(22)}
+
+func mustRelease(n int) *offload.Release {
+	r, err := offload.LookupRelease(n)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
 
 // FuzzParseID: any ID parses or is refused, never a panic; a parsed ID is
 // compatible with itself as a target written in the standard form.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -31,10 +32,25 @@ func (id ID) String() string {
 	return id.Kind + "-" + id.Triple + "-" + id.TargetID
 }
 
-// ParseID reads id with rule, as the bundler of a release with that rule
-// does ([offload.Release.BundleIDs]).
-func ParseID(id string, rule offload.BundleIDRule) (ID, error) {
-	if rule == offload.BundleIDComponents {
+// ParseID reads id as release r's clang-offload-bundler reads it when it
+// unbundles (nil r: offload.DefaultRelease's). Up to LLVM 19 any ID reads;
+// from 20 an ID of other than five or six components is an error matching
+// [ErrBadID], and a sixth component that does not start with an offload
+// arch is not a target ID.
+func ParseID(id string, r *offload.Release) (ID, error) {
+	return parseID(id, idRule(r))
+}
+
+// idRule returns release r's rule for bundle entry IDs.
+func idRule(r *offload.Release) facts.BundleIDRule {
+	if r == nil {
+		r = offload.Default()
+	}
+	return facts.Of(r).Bundle.IDs
+}
+
+func parseID(id string, rule facts.BundleIDRule) (ID, error) {
+	if rule == facts.BundleIDComponents {
 		c := strings.SplitN(id, "-", 6)
 		if len(c) != 5 && len(c) != 6 {
 			return ID{}, fmt.Errorf("offload bundle: %q: %w (want <kind>-<arch>-<vendor>-<os>-<env>[-<target id>])", id, ErrBadID)
@@ -71,8 +87,9 @@ func ParseID(id string, rule offload.BundleIDRule) (ID, error) {
 // again. Code-object IDs read from bundles are not standardized: an ID the
 // standard form does not reproduce matches only through [Compatible]'s
 // rules, or not at all.
-func ParseTarget(target string, rule offload.BundleIDRule) (ID, error) {
-	id, err := ParseID(target, rule)
+func ParseTarget(target string, r *offload.Release) (ID, error) {
+	rule := idRule(r)
+	id, err := parseID(target, rule)
 	if err != nil {
 		return ID{}, err
 	}
@@ -81,10 +98,10 @@ func ParseTarget(target string, rule offload.BundleIDRule) (ID, error) {
 		c = append(c, "")
 	}
 	triple := strings.Join(c, "-")
-	if rule == offload.BundleIDComponents && parseTriple(id.Triple).os == "amdhsa" {
+	if rule == facts.BundleIDComponents && parseTriple(id.Triple).os == "amdhsa" {
 		triple = strings.Join(c[:3], "-") + "-"
 	}
-	return ParseID(id.Kind+"-"+triple+"-"+id.TargetID, rule)
+	return parseID(id.Kind+"-"+triple+"-"+id.TargetID, rule)
 }
 
 // SameTriple reports whether the bundler takes two triples for the same

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -45,13 +46,13 @@ type Release struct {
 // fromOffload returns the bundle facts of a row of the release table, and
 // false for a release without them.
 func fromOffload(r *offload.Release) (Release, bool) {
-	h := r.HIPFatbin
+	h := facts.Of(r).Bundle.HIPFatbin
 	if h.DeviceKind == "" {
 		return Release{}, false
 	}
 	out := Release{Major: r.Major, HostTarget: h.HostTarget, HostID: h.HostID, DeviceKind: h.DeviceKind, CompressedVersion: h.CompressedVersion, row: r}
 	if h.Measured {
-		out.Tested = r.Tested
+		out.Tested = facts.Of(r).Tested
 	}
 	return out, true
 }

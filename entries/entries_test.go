@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )
@@ -258,7 +259,7 @@ func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v 
 	}
 	off, _ := strconv.ParseUint(strings.TrimPrefix(name[1], "+"), 16, 64)
 	sec := name[0]
-	if strings.HasPrefix(sec, r.EntryNameSymbol) {
+	if strings.HasPrefix(sec, facts.Of(r).Entries.NameSymbol) {
 		// Relocated against the string's own symbol (riscv64): find it
 		// with debug/elf.
 		sec, off = symbolPlace(t, path, sec, off)
@@ -334,7 +335,7 @@ func TestWriteMatchesClang(t *testing.T) {
 
 func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {
 	t.Helper()
-	for _, sec := range []string{r.OpenMPEntries, r.CUDAEntries, r.HIPEntries} {
+	for _, sec := range []string{facts.Of(r).Entries.OpenMP, facts.Of(r).Entries.CUDA, facts.Of(r).Entries.HIP} {
 		cs, os := clang.Section(sec), ours.Section(sec)
 		if cs == nil && os == nil {
 			continue
@@ -348,7 +349,7 @@ func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {
 		if !bytes.Equal(cd, od) || cs.Flags != os.Flags || cs.Addralign != os.Addralign || cs.Entsize != os.Entsize {
 			t.Errorf("section %s: flags %v/%v align %d/%d entsize %d/%d bytes equal %v", sec, cs.Flags, os.Flags, cs.Addralign, os.Addralign, cs.Entsize, os.Entsize, bytes.Equal(cd, od))
 		}
-		cr, or := relocsView(t, clang, cs, r.EntryNameSymbol), relocsView(t, ours, os, r.EntryNameSymbol)
+		cr, or := relocsView(t, clang, cs, facts.Of(r).Entries.NameSymbol), relocsView(t, ours, os, facts.Of(r).Entries.NameSymbol)
 		if fmt.Sprint(cr) != fmt.Sprint(or) {
 			t.Errorf("section %s relocations:\nclang %v\nours  %v", sec, cr, or)
 		}
@@ -399,7 +400,7 @@ func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView
 	}
 	var out []symbolView
 	for _, s := range syms {
-		if strings.HasPrefix(s.Name, r.EntrySymbolPrefix) || strings.HasSuffix(s.Name, ".region_id") {
+		if strings.HasPrefix(s.Name, facts.Of(r).Entries.SymbolPrefix) || strings.HasSuffix(s.Name, ".region_id") {
 			out = append(out, symbolView{s.Name, s.Bind(), elf.SymVis(s.Other & 3), s.Size, s.Value, s.Type(), f.Sections[s.Section].Name})
 		}
 	}

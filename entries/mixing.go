@@ -10,6 +10,7 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -508,7 +509,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	}
 	if g.Section != "" {
 		base := baseSection(g.Section)
-		g.Releases &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.OpenMPEntries == base })
+		g.Releases &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.OpenMP == base })
 	}
 	return g, true
 }
@@ -537,7 +538,7 @@ func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
 		if endOff > start.off && endOff <= start.sec.FileSize && (!m.linked || endLoc.linked) && (m.linked || endLoc.section == start.sec.Index) {
 			m.raw = append(m.raw, rawImage{start.sec, start.off, endOff})
 		}
-		return offload.ReleasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
+		return offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper })
 	}
 	bins, err := m.binaries(start.sec)
 	if err != nil {
@@ -554,23 +555,23 @@ func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
 		}
 		m.boundImages[[2]uint64{uint64(start.sec.Index), off}] = true
 		rel, relEnd := start.off-off, endOff-off
-		starts, ends := map[offload.ImageBound]bool{}, map[offload.ImageBound]bool{}
+		starts, ends := map[facts.ImageBound]bool{}, map[facts.ImageBound]bool{}
 		if rel == 0 {
-			starts[offload.BoundBinaryStart] = true
+			starts[facts.BoundBinaryStart] = true
 		}
 		if relEnd == b.Size || relEnd == (b.Size+7)&^7 {
-			ends[offload.BoundBinaryEnd] = true
+			ends[facts.BoundBinaryEnd] = true
 		}
 		for _, im := range b.Images {
 			if rel == im.ImageOffset {
-				starts[offload.BoundImageStart] = true
+				starts[facts.BoundImageStart] = true
 			}
 			if relEnd == im.ImageOffset+im.ImageSize {
-				ends[offload.BoundImageEnd] = true
+				ends[facts.BoundImageEnd] = true
 			}
 		}
 		return offload.ReleasesWhere(func(r *offload.Release) bool {
-			return r.Wrapper == offload.WrapperLinkerWrapper && starts[r.ImageStart] && ends[r.ImageEnd]
+			return facts.Of(r).Wrapper.Form == facts.WrapperLinkerWrapper && starts[facts.Of(r).Wrapper.ImageStart] && ends[facts.Of(r).Wrapper.ImageEnd]
 		})
 	}
 	return all
@@ -712,15 +713,15 @@ func (m *mixer) arrayFacts() offload.ReleaseSet {
 			if isFini {
 				dtor = true
 			} else if n, err := strconv.Atoi(strings.TrimPrefix(prio, ".")); err == nil && !m.linked {
-				s &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.CtorPriority == n })
+				s &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.CtorPriority == n })
 			}
 		}
 	}
 	switch {
 	case dtor:
-		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return !r.UnregisterAtexit })
+		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return !facts.Of(r).Wrapper.UnregisterAtexit })
 	case unregs > 0:
-		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.UnregisterAtexit })
+		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.UnregisterAtexit })
 	}
 	return s
 }
@@ -801,7 +802,7 @@ func (m *mixer) entryFacts() {
 			if u.layout == offload.EntryV1 && (e.Raw.Kind == 3 || e.Raw.Kind == 4) && e.Kind != offload.OffloadOpenMP {
 				code := e.Raw.Kind
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("56-byte HIP entries numbered %d in %s", code, u.name),
-					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
+					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Kinds.HIP == code })})
 			}
 		}
 	}
@@ -822,7 +823,7 @@ func (m *mixer) retainFacts() {
 		if retain {
 			what = "SHF_GNU_RETAIN on " + s.Name
 		}
-		made := offload.ReleasesWhere(func(r *offload.Release) bool { return r.EntriesRetain == retain })
+		made := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Retain == retain })
 		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: offload.AllReleases()})
 		mask &= made
 	}
@@ -890,13 +891,13 @@ func (m *mixer) unknownRegistration(e FileEntry) bool {
 
 // requiresFacts adds the requires encodings the file holds.
 func (m *mixer) requiresFacts() {
-	add := func(e offload.RequiresEncoding, what string) {
+	add := func(e facts.RequiresEncoding, what string) {
 		m.addFact(Fact{Topic: TopicRequires, What: what,
-			Made:  offload.ReleasesWhere(func(r *offload.Release) bool { return r.Requires == e }),
-			Links: offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })})
+			Made:  offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Requires == e }),
+			Links: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })})
 	}
 	if m.requiresCtor() {
-		add(offload.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
+		add(facts.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
 	}
 	for _, u := range m.sections {
 		if len(u.requires) == 0 {
@@ -915,11 +916,11 @@ func (m *mixer) requiresCtor() bool {
 }
 
 // requiresOf returns the requires encoding of an entry of layout l.
-func requiresOf(l offload.EntryLayout) (offload.RequiresEncoding, string) {
+func requiresOf(l offload.EntryLayout) (facts.RequiresEncoding, string) {
 	if l == offload.EntryV1 {
-		return offload.RequiresEntryData, "a requires entry with its flags in Data"
+		return facts.RequiresEntryData, "a requires entry with its flags in Data"
 	}
-	return offload.RequiresEntryReserved, "a requires entry with its flags in `reserved`"
+	return facts.RequiresEntryReserved, "a requires entry with its flags in `reserved`"
 }
 
 // symbolFacts adds the prefixes of the entries' symbols.
@@ -930,7 +931,7 @@ func (m *mixer) symbolFacts() {
 	}
 	prefixes := map[string]bool{}
 	for _, r := range offload.Releases() {
-		prefixes[r.EntrySymbolPrefix] = true
+		prefixes[facts.Of(r).Entries.SymbolPrefix] = true
 	}
 	seen := map[string]bool{}
 	for i := range m.syms {
@@ -951,7 +952,7 @@ func (m *mixer) symbolFacts() {
 	sort.Strings(ps)
 	for _, p := range ps {
 		m.addFact(Fact{Topic: TopicSymbols, What: "entry symbols " + p + "*",
-			Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.EntrySymbolPrefix == p }), Links: offload.AllReleases()})
+			Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.SymbolPrefix == p }), Links: offload.AllReleases()})
 	}
 }
 
@@ -960,10 +961,10 @@ func (m *mixer) symbolFacts() {
 func (m *mixer) deviceCodeFacts() error {
 	linkerWrapper := func(v uint32) offload.ReleaseSet {
 		return offload.ReleasesWhere(func(r *offload.Release) bool {
-			return r.Wrapper == offload.WrapperLinkerWrapper && r.BinaryVersion >= v
+			return facts.Of(r).Wrapper.Form == facts.WrapperLinkerWrapper && r.BinaryVersion >= v
 		})
 	}
-	oldDriver := offload.ReleasesWhere(func(r *offload.Release) bool { return r.Wrapper == offload.WrapperOffloadWrapper })
+	oldDriver := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper })
 	for _, s := range m.f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
 		bins, err := m.binaries(s)
 		if err != nil {
@@ -985,7 +986,7 @@ func (m *mixer) deviceCodeFacts() error {
 					continue
 				}
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("HIP images numbered %d in the OffloadBinaries of %s", code, s.Name),
-					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.HIPCode == code })})
+					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Kinds.HIP == code })})
 			}
 		}
 	}
@@ -1053,12 +1054,12 @@ func (m *mixer) linkedFindings() {
 		}
 	}
 	if runtime != 0 {
-		reads := func(e offload.RequiresEncoding) offload.ReleaseSet {
-			return offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsRequires(e) })
+		reads := func(e facts.RequiresEncoding) offload.ReleaseSet {
+			return offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })
 		}
-		if m.requiresCtor() && reads(offload.RequiresCtor)&runtime == 0 {
+		if m.requiresCtor() && reads(facts.RequiresCtor)&runtime == 0 {
 			o.Findings = append(o.Findings, Finding{Kind: FindRequires, Releases: runtime,
-				Message: fmt.Sprintf("`#pragma omp requires` is registered by a constructor calling __tgt_register_requires (LLVM 18 and before), which %s does not read (%s does): the requirements are ignored", what, reads(offload.RequiresCtor))})
+				Message: fmt.Sprintf("`#pragma omp requires` is registered by a constructor calling __tgt_register_requires (LLVM 18 and before), which %s does not read (%s does): the requirements are ignored", what, reads(facts.RequiresCtor))})
 		}
 		for _, u := range m.sections {
 			if len(u.requires) == 0 || unreadable[u.layout] || u.registered+u.unknown == 0 {
@@ -1068,7 +1069,7 @@ func (m *mixer) linkedFindings() {
 			if reads(e)&runtime == 0 {
 				o.Findings = append(o.Findings, Finding{Kind: FindRequires, Section: u.name, Entries: len(u.requires), Releases: runtime,
 					Message: fmt.Sprintf("%s in %s (%s), which %s does not read (%s does)", desc, u.name,
-						offload.ReleasesWhere(func(r *offload.Release) bool { return r.Requires == e }), what, reads(e))})
+						offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Requires == e }), what, reads(e))})
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/concat"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -236,7 +237,7 @@ func (c *converter) bundles() error {
 		if !ok {
 			continue
 		}
-		id, err := bundle.ParseID(idText, c.from.BundleIDs)
+		id, err := bundle.ParseID(idText, c.from)
 		if err != nil {
 			return fmt.Errorf("section %q: %w", s.Name, err)
 		}
@@ -255,7 +256,7 @@ func (c *converter) bundles() error {
 	var bins concat.ReaderAt
 	for _, s := range omp {
 		idText := strings.TrimPrefix(s.Name, bundlePrefix)
-		id, _ := bundle.ParseID(idText, c.from.BundleIDs)
+		id, _ := bundle.ParseID(idText, c.from)
 		r, size := sectionReader(s)
 		kind := bundle.Classify(r, size)
 		im := id.Image(kind, c.to)
@@ -269,7 +270,7 @@ func (c *converter) bundles() error {
 		}
 		arch := im.Arch()
 		if arch == "" {
-			arch = c.to.OpenMPHostArch
+			arch = facts.Of(c.to).Packager.OpenMPHostArch
 		}
 		imgs, err := c.to.ParseImageArg("file=image." + ext + ",triple=" + im.Triple() + ",arch=" + arch + ",kind=openmp")
 		if err != nil || len(imgs) != 1 {
@@ -595,18 +596,18 @@ func (c *converter) translate(s *elfobj.Section, from offload.EntryLayout, e *en
 	case offload.OffloadOpenMP:
 		f := offload.OpenMPFlags(e.raw.Flags)
 		switch {
-		case f&(offload.OMPEntryCtor|offload.OMPEntryDtor) != 0 && f&offload.OMPEntryRequires == 0 && !c.to.CtorDtorEntries:
+		case f&(offload.OMPEntryCtor|offload.OMPEntryDtor) != 0 && f&offload.OMPEntryRequires == 0 && !facts.Of(c.to).Entries.CtorDtor:
 			return false, c.ctorEntry(e, f&offload.OMPEntryCtor != 0)
-		case f&offload.OMPEntryIndirect != 0 && !c.to.IndirectEntries:
+		case f&offload.OMPEntryIndirect != 0 && !facts.Of(c.to).Entries.Indirect:
 			return false, fmt.Errorf("%w: a `declare target indirect` function; %v has no indirect entries", ErrConvert, c.to)
 		case f&offload.OMPEntryRequires != 0:
-			switch c.to.Requires {
-			case offload.RequiresCtor:
+			switch facts.Of(c.to).Entries.Requires {
+			case facts.RequiresCtor:
 				return false, fmt.Errorf("%w: a requires entry; %v registers `#pragma omp requires` with a constructor, which goffload does not write", ErrConvert, c.to)
-			case offload.RequiresEntryReserved:
+			case facts.RequiresEntryReserved:
 				e.newName = ""
-			case offload.RequiresEntryData:
-				e.newName = c.to.RequiresName
+			case facts.RequiresEntryData:
+				e.newName = facts.Of(c.to).Entries.RequiresName
 			}
 		}
 	case offload.OffloadHIP, offload.OffloadCUDA:
@@ -746,11 +747,11 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			if k, ok := offload.EntrySectionKind(s.Name); ok && k != offload.OffloadNone {
 				name = c.to.EntriesSection(k)
 			} else {
-				name = c.to.OpenMPEntries
+				name = facts.Of(c.to).Entries.OpenMP
 			}
 		}
 	} else {
-		name = c.to.OpenMPEntries
+		name = facts.Of(c.to).Entries.OpenMP
 	}
 	for _, e := range kept {
 		if e.newName != e.nameText {
@@ -761,10 +762,10 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			e.name = &elfobj.Reloc{Type: c.abs, Symbol: sym, Addend: add}
 		}
 	}
-	if c.to.Requires != offload.RequiresCtor && name == c.to.OpenMPEntries && c.openmp == nil {
+	if facts.Of(c.to).Entries.Requires != facts.RequiresCtor && name == facts.Of(c.to).Entries.OpenMP && c.openmp == nil {
 		c.openmp = s
 	}
-	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != c.to.EntryAlign
+	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != facts.Of(c.to).Entries.Align
 	size := uint64(to.Size())
 	addrOff, nameOff, auxOff := fieldOffsets(to)
 	var data []byte
@@ -797,11 +798,11 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			if sym.Size == uint64(from.Size()) {
 				sym.Size = size
 			}
-			if rest, ok := strings.CutPrefix(sym.Name, c.from.EntrySymbolPrefix); ok {
+			if rest, ok := strings.CutPrefix(sym.Name, facts.Of(c.from).Entries.SymbolPrefix); ok {
 				if e.newName != e.nameText && rest == e.nameText {
 					rest = e.newName
 				}
-				sym.Name = c.to.EntrySymbolPrefix + rest
+				sym.Name = facts.Of(c.to).Entries.SymbolPrefix + rest
 			}
 		}
 	}
@@ -813,7 +814,7 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 	}
 	setContents(s, data)
 	s.Relocs = relocs
-	s.Addralign = c.to.EntryAlign
+	s.Addralign = facts.Of(c.to).Entries.Align
 	if name != s.Name {
 		c.conv.note("section %s: %s, %d %v entries -> %d %v", s.Name, name, n, from, len(kept), to)
 		c.o.RenameSection(s, name)
@@ -846,7 +847,7 @@ func (c *converter) isNameSymbol(name string, prefix string) bool {
 func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 	for _, sym := range c.o.Symbols {
 		if sym.Section == nil || sym.Bind != elf.STB_LOCAL || sym.Size != uint64(len(text)+1) ||
-			!(c.isNameSymbol(sym.Name, c.from.EntryNameSymbol) || c.isNameSymbol(sym.Name, c.to.EntryNameSymbol)) {
+			!(c.isNameSymbol(sym.Name, facts.Of(c.from).Entries.NameSymbol) || c.isNameSymbol(sym.Name, facts.Of(c.to).Entries.NameSymbol)) {
 			continue
 		}
 		b, err := contents(sym.Section)
@@ -855,7 +856,7 @@ func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 		}
 		return c.sectionSymbol(sym.Section), int64(sym.Value), nil
 	}
-	secName := c.to.NameSection
+	secName := facts.Of(c.to).Entries.NameSection
 	if secName == "" {
 		secName = ".rodata.str1.1"
 	}
@@ -871,9 +872,9 @@ func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 	}
 	off := uint64(len(b))
 	setContents(sec, append(slices.Clone(b), append([]byte(text), 0)...))
-	name := c.to.EntryNameSymbol
+	name := facts.Of(c.to).Entries.NameSymbol
 	for i := 1; c.o.Symbol(name) != nil; i++ {
-		name = c.to.EntryNameSymbol + "." + strconv.Itoa(i)
+		name = facts.Of(c.to).Entries.NameSymbol + "." + strconv.Itoa(i)
 	}
 	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: name, Type: elf.STT_OBJECT, Bind: elf.STB_LOCAL,
 		Section: sec, Value: off, Size: uint64(len(text) + 1)})
@@ -895,18 +896,18 @@ func (c *converter) sectionSymbol(s *elfobj.Section) *elfobj.Symbol {
 // renameNameSymbols renames the name strings' symbols to the target
 // release's (.omp_offloading.entry_name ↔ .offloading.entry_name).
 func (c *converter) renameNameSymbols() {
-	if c.from.EntryNameSymbol == c.to.EntryNameSymbol {
+	if facts.Of(c.from).Entries.NameSymbol == facts.Of(c.to).Entries.NameSymbol {
 		return
 	}
 	n := 0
 	for _, sym := range c.o.Symbols {
-		if sym.Bind == elf.STB_LOCAL && c.isNameSymbol(sym.Name, c.from.EntryNameSymbol) {
-			sym.Name = c.to.EntryNameSymbol + strings.TrimPrefix(sym.Name, c.from.EntryNameSymbol)
+		if sym.Bind == elf.STB_LOCAL && c.isNameSymbol(sym.Name, facts.Of(c.from).Entries.NameSymbol) {
+			sym.Name = facts.Of(c.to).Entries.NameSymbol + strings.TrimPrefix(sym.Name, facts.Of(c.from).Entries.NameSymbol)
 			n++
 		}
 	}
 	if n > 0 {
-		c.conv.note("%d name-string symbols: %s -> %s", n, c.from.EntryNameSymbol, c.to.EntryNameSymbol)
+		c.conv.note("%d name-string symbols: %s -> %s", n, facts.Of(c.from).Entries.NameSymbol, facts.Of(c.to).Entries.NameSymbol)
 	}
 }
 

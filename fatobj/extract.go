@@ -12,6 +12,7 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -223,7 +224,7 @@ func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer)
 	index := len(x.Files)
 	kindExt := rel.ImageKindExtension(im.Kind)
 	var name string
-	if rel.NestedImages {
+	if facts.Of(rel).Main.NestedImages {
 		// llvm-offload-binary of main leaves out an empty arch, and names
 		// SPIR-V images.
 		name = x.stem + "-" + im.Triple()

@@ -215,7 +215,7 @@ func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (Stripped, error
 	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
 		var triple, arch string
 		if raw, ok := strings.CutPrefix(s.Name, bundle.SectionPrefix); ok {
-			id, err := bundle.ParseID(raw, r.BundleIDs)
+			id, err := bundle.ParseID(raw, r)
 			if err != nil {
 				return st, fmt.Errorf("fatobj: section %q: %w", s.Name, err)
 			}

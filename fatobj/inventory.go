@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
 )
@@ -92,14 +93,14 @@ func (o *Object) Made() (offload.ReleaseSet, error) {
 	}
 	ids := func(id string) {
 		// An ID only the arch-suffix rule reads: LLVM 19 or before made it.
-		if _, err := bundle.ParseID(id, offload.BundleIDComponents); err != nil {
-			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.BundleIDs == offload.BundleIDArchSuffix })
+		if _, err := bundle.ParseID(id, offload.Default()); err != nil {
+			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Bundle.IDs == facts.BundleIDArchSuffix })
 		}
 	}
 	for _, b := range o.Bundles {
 		if b.Compressed != nil {
 			v := b.Compressed.Version
-			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return r.HIPFatbin.CompressedVersion == v })
+			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Bundle.HIPFatbin.CompressedVersion == v })
 		}
 		for _, e := range b.Entries {
 			ids(e.ID)
@@ -456,7 +457,7 @@ func (o *Object) binaryImage(b *offload.Binary, i int, section string, path []in
 // the object's release reads nested binaries; depth counts the binaries
 // im is in.
 func (o *Object) nested(im *Image, depth int) error {
-	if !o.Release.NestedImages {
+	if !facts.Of(o.Release).Main.NestedImages {
 		return nil
 	}
 	r, err := im.Open()
@@ -557,7 +558,7 @@ func (o *Object) bundledSections() error {
 	for _, e := range ents {
 		// An ID the release's bundler refuses is listed, but is no device
 		// code that release finds.
-		id, err := bundle.ParseID(e.ID, r.BundleIDs)
+		id, err := bundle.ParseID(e.ID, r)
 		sr := e.Open()
 		bs := &BundledSection{Section: e.Section, ID: e.ID, Image: id.Image(e.Contents, r), Contents: e.Contents,
 			Offset: o.Offset + int64(e.Offset), Size: int64(e.Size)}
@@ -636,7 +637,7 @@ func (o *Object) readBundles(section string, sr *io.SectionReader, base int64) e
 func (o *Object) bundleImages() error {
 	for _, b := range o.Bundles {
 		for i, e := range b.Entries {
-			id, err := bundle.ParseID(e.ID, o.Release.BundleIDs)
+			id, err := bundle.ParseID(e.ID, o.Release)
 			if err != nil || id.IsHost() || e.Size == 0 || id.OffloadKind(o.Release) == offload.OffloadNone {
 				continue
 			}

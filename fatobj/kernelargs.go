@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 )
 
 const (
@@ -61,7 +62,7 @@ const (
 // target region. Only x86-64 code is given the function; other machines
 // are refused.
 func (c *converter) kernelArgs() error {
-	if c.from.KernelArgsVersion != 1 || c.to.KernelArgsVersion <= 1 {
+	if facts.Of(c.from).Link.KernelArgsVersion != 1 || facts.Of(c.to).Link.KernelArgsVersion <= 1 {
 		return nil
 	}
 	callee := c.o.Symbol(targetKernel)

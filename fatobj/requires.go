@@ -9,6 +9,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -26,7 +27,7 @@ const (
 // joins the OpenMP entries (none for OMP_REQ_NONE, as clang 19 and later
 // emit none without a pragma).
 func (c *converter) requiresCtor() error {
-	if c.from.Requires != offload.RequiresCtor || c.to.Requires == offload.RequiresCtor {
+	if facts.Of(c.from).Entries.Requires != facts.RequiresCtor || facts.Of(c.to).Entries.Requires == facts.RequiresCtor {
 		return nil
 	}
 	for _, tab := range slices.Clone(c.o.Sections) {
@@ -160,8 +161,8 @@ func (c *converter) addRequiresEntry(flags uint64) error {
 	layout := c.to.EntryLayout
 	s := c.openmp
 	if s == nil {
-		s = &elfobj.Section{Name: c.to.OpenMPEntries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_WRITE | elf.SHF_ALLOC,
-			Addralign: c.to.EntryAlign, Data: []byte{}}
+		s = &elfobj.Section{Name: facts.Of(c.to).Entries.OpenMP, Type: elf.SHT_PROGBITS, Flags: elf.SHF_WRITE | elf.SHF_ALLOC,
+			Addralign: facts.Of(c.to).Entries.Align, Data: []byte{}}
 		c.o.AddSection(s, false)
 		c.openmp = s
 	}
@@ -170,8 +171,8 @@ func (c *converter) addRequiresEntry(flags uint64) error {
 		return err
 	}
 	name := ""
-	if c.to.Requires == offload.RequiresEntryData {
-		name = c.to.RequiresName
+	if facts.Of(c.to).Entries.Requires == facts.RequiresEntryData {
+		name = facts.Of(c.to).Entries.RequiresName
 	}
 	raw := offload.RawEntry{Flags: uint32(offload.OMPEntryRequires), Data: flags}
 	if layout == offload.EntryV1 {
@@ -189,7 +190,7 @@ func (c *converter) addRequiresEntry(flags uint64) error {
 	}
 	setContents(s, nd)
 	s.Relocs = append(s.Relocs, elfobj.Reloc{Offset: off + uint64(layout.NameOffset()), Type: c.abs, Symbol: sym, Addend: add})
-	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: c.to.EntrySymbolPrefix + name, Type: elf.STT_OBJECT,
+	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: facts.Of(c.to).Entries.SymbolPrefix + name, Type: elf.STT_OBJECT,
 		Bind: elf.STB_WEAK, Section: s, Value: off, Size: uint64(layout.Size())})
 	c.conv.note("%s: requires entry %q with flags %v", s.Name, name, offload.RequiresFlags(flags))
 	return nil

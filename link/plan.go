@@ -21,6 +21,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/bitcode"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
@@ -293,7 +294,7 @@ func (p *planner) gather() error {
 	if err := openAll(&offload.ReadOptions{Release: p.rel}); err != nil {
 		return err
 	}
-	p.legacy = p.rel.Wrapper == offload.WrapperOffloadWrapper
+	p.legacy = facts.Of(p.rel).Wrapper.Form == facts.WrapperOffloadWrapper
 	for _, a := range all {
 		if err := p.input(a.in, a.f); err != nil {
 			return err
@@ -387,7 +388,7 @@ func (p *planner) images(in *fatobj.Object) ([]devImage, error) {
 		case p.legacy && (im.Source == fatobj.SourceBundled || im.Source == fatobj.SourceImageSection) && im.OffloadKind == offload.OffloadOpenMP:
 		case p.legacy || im.Source != fatobj.SourceBinary:
 			continue
-		case im.Section != "" && im.Section == p.rel.RelocatableSection:
+		case im.Section != "" && im.Section == facts.Of(p.rel).Wrapper.RelocatableSection:
 			// The image of a -r link, linked already: the object's own
 			// registration code registers it. (LLVM's wrappers take it into
 			// the device link, whose image then needs the temporary file.)
@@ -715,9 +716,9 @@ func IsCPlusPlus(f *elfobj.File) bool {
 // libArgs returns the host linker's library arguments that a wrapper of
 // style d passes to a CPU target's device link, in order (see
 // offload.DeviceLink).
-func (p *planner) libArgs(d offload.DeviceLink) []string {
+func (p *planner) libArgs(d facts.DeviceLink) []string {
 	var out []string
-	ld, clang17 := d == offload.DeviceLinkLD, d >= offload.DeviceLinkClang17
+	ld, clang17 := d == facts.DeviceLinkLD, d >= facts.DeviceLinkClang17
 	if clang17 && p.host.dynLinker != "" {
 		out = append(out, p.host.dynLinker)
 	}
@@ -763,7 +764,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		switch {
 		case !t.cpu() && strings.HasPrefix(t.triple, "amdgcn"):
 			return []string{"-mcpu=" + a}
-		case a == "" && d < offload.DeviceLinkClang22:
+		case a == "" && d < facts.DeviceLinkClang22:
 			return []string{"-march=native"}
 		case a == "" || a == "generic":
 			return nil
@@ -780,14 +781,14 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	if p.opt.DeviceDebug {
 		flags = append(flags, "-g")
 	}
-	if p.opt.SaveTemps && d < offload.DeviceLinkClang22 {
+	if p.opt.SaveTemps && d < facts.DeviceLinkClang22 {
 		flags = append(flags, "-save-temps")
 	}
-	if p.opt.Verbose && d < offload.DeviceLinkClang22 {
+	if p.opt.Verbose && d < facts.DeviceLinkClang22 {
 		flags = append(flags, "-v")
 	}
 	switch d {
-	case offload.DeviceLinkNone:
+	case facts.DeviceLinkNone:
 		args := []string{"--target=" + t.triple}
 		if t.arch != "" && t.arch != "generic" {
 			args = append(args, "-march="+t.arch)
@@ -795,7 +796,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, "-O2", "-fopenmp", "-shared", "-Wl,-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.findClang(), append(args, "-L"+p.runtimeDir()), nil
-	case offload.DeviceLinkLD:
+	case facts.DeviceLinkLD:
 		if !t.cpu() {
 			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", goffload.ErrUnsupported, t.name(), p.rel)
 		}
@@ -808,7 +809,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, "-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.opt.Linker, append(args, devLinker...), nil
-	case offload.DeviceLinkClang16:
+	case facts.DeviceLinkClang16:
 		args := []string{"-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
@@ -821,7 +822,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 			args = append(args, "-Wl,"+a)
 		}
 		return p.findClang(), append(args, files...), nil
-	case offload.DeviceLinkClang17:
+	case facts.DeviceLinkClang17:
 		args := []string{"--no-default-config", "-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
@@ -875,7 +876,7 @@ var ltoLevel = regexp.MustCompile(`^O[0-3]$`)
 // --opt-level=Os or Oz; OpenMP's AMDGPU targets; NVPTX targets (CUDA,
 // OpenMP).
 func (p *planner) deviceLTO(t *target) bool {
-	if p.deviceLinkStyle() != offload.DeviceLinkClang17 || t.cpu() || !strings.HasPrefix(t.triple, "amdgcn") ||
+	if p.deviceLinkStyle() != facts.DeviceLinkClang17 || t.cpu() || !strings.HasPrefix(t.triple, "amdgcn") ||
 		t.kind != offload.OffloadHIP || t.arch == "" || len(t.images) == 0 || t.nbitcode != len(t.images) || t.features ||
 		p.opt.DeviceDebug || !ltoLevel.MatchString(p.opt.OptLevel) {
 		return false
@@ -939,11 +940,11 @@ func (p *planner) ltoSteps(t *target) (string, error) {
 
 // deviceLinkStyle is the release's device link; a driver link of LLVM 15
 // links with clang, as 16 does (its host linker is a driver, not ld).
-func (p *planner) deviceLinkStyle() offload.DeviceLink {
-	if d := p.rel.DeviceLink; d != offload.DeviceLinkLD || !p.opt.Driver {
+func (p *planner) deviceLinkStyle() facts.DeviceLink {
+	if d := facts.Of(p.rel).Link.Device; d != facts.DeviceLinkLD || !p.opt.Driver {
 		return d
 	}
-	return offload.DeviceLinkClang16
+	return facts.DeviceLinkClang16
 }
 
 // linkedName is the release's name of a target's linked image.
@@ -951,12 +952,12 @@ func (p *planner) linkedName(t *target) (string, error) {
 	out := filepath.Base(p.host.output)
 	archName, _, _ := strings.Cut(t.triple, "-")
 	arch := t.arch
-	switch p.rel.DeviceLink {
-	case offload.DeviceLinkNone:
+	switch facts.Of(p.rel).Link.Device {
+	case facts.DeviceLinkNone:
 		return p.tempName(fmt.Sprintf("%s.%s.%s", out, t.triple, arch), ".img")
-	case offload.DeviceLinkLD:
+	case facts.DeviceLinkLD:
 		return p.tempName(fmt.Sprintf("%s-%s-%s", out, archName, arch), ".out")
-	case offload.DeviceLinkClang16, offload.DeviceLinkClang17:
+	case facts.DeviceLinkClang16, facts.DeviceLinkClang17:
 		if arch == "" && t.cpu() {
 			arch = "native"
 		}
@@ -971,10 +972,10 @@ func (p *planner) linkedName(t *target) (string, error) {
 // wrapperName is the release's name of the registration object.
 func (p *planner) wrapperName(kind offload.OffloadKind) (string, error) {
 	out := filepath.Base(p.host.output)
-	switch p.rel.DeviceLink {
-	case offload.DeviceLinkLD:
+	switch facts.Of(p.rel).Link.Device {
+	case facts.DeviceLinkLD:
 		return p.tempName(out+"-wrapper", ".o")
-	case offload.DeviceLinkClang16:
+	case facts.DeviceLinkClang16:
 		return p.tempName(out+".image.wrapper", ".o")
 	}
 	return p.tempName(out+"."+kind.String()+".image.wrapper", ".o")

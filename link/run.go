@@ -15,6 +15,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
@@ -23,7 +24,7 @@ import (
 // steps plans every step after the inputs are read.
 func (p *planner) steps() error {
 	l, opt := p.l, p.opt
-	if opt.Relocatable && p.rel.RelocatableSection == "" && len(p.targets) > 0 {
+	if opt.Relocatable && facts.Of(p.rel).Wrapper.RelocatableSection == "" && len(p.targets) > 0 {
 		return fmt.Errorf("%w: -r: %v has no relocatable offloading link", goffload.ErrUnsupported, p.rel)
 	}
 	hasOpenMP := false

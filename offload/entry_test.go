@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -671,8 +672,8 @@ func readEntriesSection(t *testing.T, f *elf.File, r *Release) []checkedEntry {
 	if !ok || layout != r.EntryLayout {
 		t.Fatalf("DetectEntryLayout(%q) = %v, %v; want %v", secName, layout, ok, r.EntryLayout)
 	}
-	if sec.Addralign != r.EntryAlign {
-		t.Errorf("%s: align %d, want %d", secName, sec.Addralign, r.EntryAlign)
+	if sec.Addralign != r.facts().Entries.Align {
+		t.Errorf("%s: align %d, want %d", secName, sec.Addralign, r.facts().Entries.Align)
 	}
 	raws, err := layout.DecodeAll(f.ByteOrder, data)
 	if err != nil {
@@ -799,7 +800,7 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 				}
 			}
 			checkRequiresEntry(t, r, requires)
-			if r.IndirectEntries {
+			if r.facts().Entries.Indirect {
 				if len(indirect) != 1 || indirect[0].size != 8 || indirect[0].flags != uint32(OMPEntryIndirect) ||
 					!strings.HasPrefix(indirect[0].name, "__omp_offloading_") || !strings.HasSuffix(indirect[0].name, "_ifn_l2") {
 					t.Errorf("indirect entries = %+v, want one of size 8, flags 8, named __omp_offloading_*_ifn_l2", indirect)
@@ -813,13 +814,13 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 
 func checkRequiresEntry(t *testing.T, r *Release, got []checkedEntry) {
 	t.Helper()
-	if r.Requires == RequiresCtor {
+	if r.facts().Entries.Requires == facts.RequiresCtor {
 		if len(got) != 0 {
 			t.Errorf("requires entries = %+v, want none (a constructor)", got)
 		}
 		return
 	}
-	want := checkedEntry{r.RequiresName, 0, uint32(OMPEntryRequires), uint64(RequiresUnifiedSharedMemory)}
+	want := checkedEntry{r.facts().Entries.RequiresName, 0, uint32(OMPEntryRequires), uint64(RequiresUnifiedSharedMemory)}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("requires entries = %+v, want [%+v]", got, want)
 	}

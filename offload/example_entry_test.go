@@ -14,7 +14,7 @@ func ExampleEntry_Raw() {
 	e := offload.Entry{
 		Kind:  offload.OffloadOpenMP,
 		Flags: uint32(offload.OMPEntryRequires),
-		Name:  r.RequiresName,
+		Name:  ".requires", // LLVM 21 and later name the requires entry so
 		Data:  uint64(offload.RequiresUnifiedSharedMemory),
 	}
 	raw, err := e.Raw(r)

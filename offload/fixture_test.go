@@ -40,7 +40,7 @@ func offloadingSection(t *testing.T, rel string) ([]byte, elf.SectionFlag) {
 func TestRewriteEmbeddedBinaries(t *testing.T) {
 	for _, major := range []int{15, 16, 19, 22} {
 		r := mustRelease(t, major)
-		arch := r.OpenMPHostArch
+		arch := r.facts().Packager.OpenMPHostArch
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			host, flags := offloadingSection(t, fmt.Sprintf("host-objects/openmp-x86-llvm%d.o", major))
 			if flags != elf.SectionFlag(0x80000000) {

@@ -79,7 +79,7 @@ func DetectImageKind(name string, head []byte) ImageKind {
 // prints for k: [ImageKind.String], and "spir-v" for ImageSPIRV where the
 // release names it (r.SPIRVImages). A nil r is the default release.
 func (r *Release) ImageKindName(k ImageKind) string {
-	if k == ImageSPIRV && r != nil && r.SPIRVImages {
+	if k == ImageSPIRV && r != nil && r.facts().Main.SPIRVImages {
 		return "spir-v"
 	}
 	return k.String()
@@ -89,7 +89,7 @@ func (r *Release) ImageKindName(k ImageKind) string {
 // of kind k: [ImageKind.Extension], and "spv" for ImageSPIRV where the
 // release names it. A nil r is the default release.
 func (r *Release) ImageKindExtension(k ImageKind) string {
-	if k == ImageSPIRV && r != nil && r.SPIRVImages {
+	if k == ImageSPIRV && r != nil && r.facts().Main.SPIRVImages {
 		return "spv"
 	}
 	return k.Extension()
@@ -100,7 +100,7 @@ func (r *Release) ImageKindExtension(k ImageKind) string {
 // for a .spv file where the release names that kind.
 func (r *Release) DetectImageKind(name string, head []byte) ImageKind {
 	k := DetectImageKind(name, head)
-	if k == ImageNone && r != nil && r.SPIRVImages && extension(name) == "spv" {
+	if k == ImageNone && r != nil && r.facts().Main.SPIRVImages && extension(name) == "spv" {
 		return ImageSPIRV
 	}
 	return k
@@ -182,9 +182,9 @@ func (r *Release) OffloadKindCode(k OffloadKind) (uint16, bool) {
 	case OffloadCUDA:
 		return 2, true
 	case OffloadHIP:
-		return r.HIPCode, true
+		return r.facts().Kinds.HIP, true
 	case OffloadSYCL:
-		return r.SYCLCode, r.SYCLCode != 0
+		return r.facts().Kinds.SYCL, r.facts().Kinds.SYCL != 0
 	}
 	return 0, false
 }

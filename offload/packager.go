@@ -49,14 +49,14 @@ func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
 	_, hasFile := values["file"]
 	_, hasTriple := values["triple"]
 	switch {
-	case r.PackagerNeedsTriple && (!hasFile || !hasTriple):
+	case r.facts().Packager.NeedsTriple && (!hasFile || !hasTriple):
 		return nil, fmt.Errorf("%w: 'file' and 'triple' are required image arguments", ErrPackagerArgs)
 	case !hasFile:
 		return nil, fmt.Errorf("%w: 'file' is a required image arguments", ErrPackagerArgs)
 	}
 	var im Image
 	var strKeys []string
-	for _, k := range orderedKeys(r.PackagerArgs, keys) {
+	for _, k := range r.facts().Packager.Args.Order(keys) {
 		switch k {
 		case "file":
 		case "kind":
@@ -65,11 +65,11 @@ func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
 			strKeys = append(strKeys, k)
 		}
 	}
-	for _, k := range orderedKeys(r.PackagerStrings, strKeys) {
+	for _, k := range r.facts().Packager.Strings.Order(strKeys) {
 		im.Strings = append(im.Strings, KeyValue{k, values[k]})
 	}
 	files := []string{values["file"]}
-	if r.PackagerSplitsFiles {
+	if r.facts().Packager.SplitsFiles {
 		files = strings.Split(values["file"], ",")
 	}
 	out := make([]PackagerImage, len(files))

@@ -37,7 +37,7 @@ func genPackagerCase(rng *rand.Rand, r *Release, n int) packagerCase {
 	for i := 0; i < 1+rng.Intn(3); i++ {
 		var parts []string
 		nfiles := 1
-		if r.PackagerSplitsFiles && rng.Intn(5) == 0 {
+		if r.facts().Packager.SplitsFiles && rng.Intn(5) == 0 {
 			nfiles = 2
 		}
 		for j := 0; j < nfiles; j++ {
@@ -53,7 +53,7 @@ func genPackagerCase(rng *rand.Rand, r *Release, n int) packagerCase {
 			c.files[name] = data
 			parts = append(parts, "file="+name)
 		}
-		if r.PackagerNeedsTriple || rng.Intn(4) != 0 {
+		if r.facts().Packager.NeedsTriple || rng.Intn(4) != 0 {
 			parts = append(parts, "triple="+[]string{"nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa", "x86_64-unknown-linux-gnu", "t"}[rng.Intn(4)])
 		}
 		for k := rng.Intn(7); k > 0; k-- {

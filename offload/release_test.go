@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/facts"
 )
 
 func TestReleaseTable(t *testing.T) {
@@ -20,8 +21,8 @@ func TestReleaseTable(t *testing.T) {
 		if r.Major != 13+i {
 			t.Errorf("row %d is LLVM %d", i, r.Major)
 		}
-		if r.Inferred != (r.Major == 20 || r.Major == 23) || (r.Tested == "") != r.Inferred {
-			t.Errorf("%v: Inferred %v, Tested %q", r, r.Inferred, r.Tested)
+		if r.Inferred != (r.Major == 20 || r.Major == 23) || (r.facts().Tested == "") != r.Inferred {
+			t.Errorf("%v: Inferred %v, Tested %q", r, r.Inferred, r.facts().Tested)
 		}
 		if r.EntrySize() != map[EntryLayout]int{EntryLegacy: 32, EntryV1: 56}[r.EntryLayout] {
 			t.Errorf("%v: entry size %d", r, r.EntrySize())
@@ -29,11 +30,11 @@ func TestReleaseTable(t *testing.T) {
 		// The old driver (13, 14): no OffloadBinary, clang-offload-wrapper,
 		// entries for OpenMP only (CUDA and HIP register from host code).
 		old := r.Major < 15
-		if (r.BinaryVersion == 0) != old || (r.Wrapper == WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != Version) || (r.Major == 23 && r.BinaryVersion != 3) {
-			t.Errorf("%v: BinaryVersion %d, Wrapper %v", r, r.BinaryVersion, r.Wrapper)
+		if (r.BinaryVersion == 0) != old || (r.facts().Wrapper.Form == facts.WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != Version) || (r.Major == 23 && r.BinaryVersion != 3) {
+			t.Errorf("%v: BinaryVersion %d, Wrapper %v", r, r.BinaryVersion, r.facts().Wrapper.Form)
 		}
-		if r.WrapperStatic != (r.Major == 13) {
-			t.Errorf("%v: WrapperStatic %v", r, r.WrapperStatic)
+		if r.facts().Wrapper.Static != (r.Major == 13) {
+			t.Errorf("%v: WrapperStatic %v", r, r.facts().Wrapper.Static)
 		}
 		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
 			if none := r.EntriesSection(k) == ""; none != (old && k != OffloadOpenMP) {
@@ -54,23 +55,23 @@ func TestReleaseFacts(t *testing.T) {
 		section, prefix, dummy string
 		prio                   int
 		atexit                 bool
-		start, end             ImageBound
-		requires               RequiresEncoding
+		start, end             facts.ImageBound
+		requires               facts.RequiresEncoding
 		relocatable            bool
-		argsOrder, stringOrder MapOrder
+		argsOrder, stringOrder facts.MapOrder
 		layout                 EntryLayout
 	}{
-		{13, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderInsertion, OrderInsertion, EntryLegacy},
-		{14, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderInsertion, OrderInsertion, EntryLegacy},
-		{15, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderStringMap, OrderStringMap, EntryLegacy},
-		{16, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, BoundBinaryStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderStringMap, EntryLegacy},
-		{18, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading_entries", 1, false, BoundImageStart, BoundBinaryEnd, RequiresCtor, false, OrderDenseMap, OrderInsertion, EntryLegacy},
-		{19, 3, "omp_offloading_entries", ".offloading.entry.", "__dummy.omp_offloading_entries", 101, true, BoundImageStart, BoundImageEnd, RequiresEntryReserved, true, OrderDenseMap, OrderInsertion, EntryLegacy},
-		{22, 4, "llvm_offload_entries", ".offloading.entry.", "__dummy.llvm_offload_entries", 101, true, BoundImageStart, BoundImageEnd, RequiresEntryData, true, OrderDenseMap, OrderInsertion, EntryV1},
+		{13, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, facts.BoundBinaryStart, facts.BoundBinaryEnd, facts.RequiresCtor, false, facts.OrderInsertion, facts.OrderInsertion, EntryLegacy},
+		{14, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, facts.BoundBinaryStart, facts.BoundBinaryEnd, facts.RequiresCtor, false, facts.OrderInsertion, facts.OrderInsertion, EntryLegacy},
+		{15, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, facts.BoundBinaryStart, facts.BoundBinaryEnd, facts.RequiresCtor, false, facts.OrderStringMap, facts.OrderStringMap, EntryLegacy},
+		{16, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading.entry", 1, false, facts.BoundBinaryStart, facts.BoundBinaryEnd, facts.RequiresCtor, false, facts.OrderDenseMap, facts.OrderStringMap, EntryLegacy},
+		{18, 3, "omp_offloading_entries", ".omp_offloading.entry.", "__dummy.omp_offloading_entries", 1, false, facts.BoundImageStart, facts.BoundBinaryEnd, facts.RequiresCtor, false, facts.OrderDenseMap, facts.OrderInsertion, EntryLegacy},
+		{19, 3, "omp_offloading_entries", ".offloading.entry.", "__dummy.omp_offloading_entries", 101, true, facts.BoundImageStart, facts.BoundImageEnd, facts.RequiresEntryReserved, true, facts.OrderDenseMap, facts.OrderInsertion, EntryLegacy},
+		{22, 4, "llvm_offload_entries", ".offloading.entry.", "__dummy.llvm_offload_entries", 101, true, facts.BoundImageStart, facts.BoundImageEnd, facts.RequiresEntryData, true, facts.OrderDenseMap, facts.OrderInsertion, EntryV1},
 	} {
 		r := mustRelease(t, c.major)
-		got := []any{r.HIPCode, r.EntriesSection(OffloadOpenMP), r.EntrySymbolPrefix, r.DummySymbol(OffloadOpenMP), r.CtorPriority,
-			r.UnregisterAtexit, r.ImageStart, r.ImageEnd, r.Requires, r.RelocatableSection != "", r.PackagerArgs, r.PackagerStrings, r.EntryLayout}
+		got := []any{r.facts().Kinds.HIP, r.EntriesSection(OffloadOpenMP), r.facts().Entries.SymbolPrefix, r.DummySymbol(OffloadOpenMP), r.facts().Wrapper.CtorPriority,
+			r.facts().Wrapper.UnregisterAtexit, r.facts().Wrapper.ImageStart, r.facts().Wrapper.ImageEnd, r.facts().Entries.Requires, r.facts().Wrapper.RelocatableSection != "", r.facts().Packager.Args, r.facts().Packager.Strings, r.EntryLayout}
 		want := []any{c.hip, c.section, c.prefix, c.dummy, c.prio, c.atexit, c.start, c.end, c.requires, c.relocatable, c.argsOrder, c.stringOrder, c.layout}
 		for i := range got {
 			if got[i] != want[i] {
@@ -103,9 +104,9 @@ func TestEnumNames(t *testing.T) {
 		want string
 	}{
 		{EntryLegacy, "legacy"}, {EntryV1, "v1"}, {EntryLayout(7), "EntryLayout(7)"},
-		{OrderDenseMap, "DenseMap(hash_value)"}, {RequiresEntryData, "entry-data"},
-		{BoundImageEnd, "image-end"}, {DummyLocalUsed, "local-used"}, {MapOrder(9), "MapOrder(9)"},
-		{WrapperOffloadWrapper, "clang-offload-wrapper"}, {WrapperLinkerWrapper, "clang-linker-wrapper"}, {WrapperForm(2), "WrapperForm(2)"},
+		{facts.OrderDenseMap, "DenseMap(hash_value)"}, {facts.RequiresEntryData, "entry-data"},
+		{facts.BoundImageEnd, "image-end"}, {facts.DummyLocalUsed, "local-used"}, {facts.MapOrder(9), "MapOrder(9)"},
+		{facts.WrapperOffloadWrapper, "clang-offload-wrapper"}, {facts.WrapperLinkerWrapper, "clang-linker-wrapper"}, {facts.WrapperForm(2), "WrapperForm(2)"},
 	} {
 		if got := c.v.String(); got != c.want {
 			t.Errorf("%#v.String() = %q, want %q", c.v, got, c.want)
@@ -140,7 +141,9 @@ func scribble(t *testing.T, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Struct:
 		for i := range v.NumField() {
-			scribble(t, v.Field(i))
+			if v.Field(i).CanSet() { // the facts users do not see are the table's, read-only
+				scribble(t, v.Field(i))
+			}
 		}
 	case reflect.Slice:
 		for i := range v.Len() {

@@ -9,19 +9,7 @@ import (
 // offload entries of layout l: its own layout, and the 32-byte one where
 // RuntimeReadsLegacyEntries.
 func (r *Release) RuntimeReadsEntries(l EntryLayout) bool {
-	return l == r.EntryLayout || (l == EntryLegacy && r.RuntimeReadsLegacyEntries)
-}
-
-// RuntimeReadsRequires reports whether the release's libomptarget honours a
-// `#pragma omp requires` encoded as e (spec §2.3): its release's own
-// encoding, and LLVM 19's requires entry where it reads 32-byte entries as
-// 56-byte ones. Measured: libomptarget 19 and 22 ignore the constructor's
-// __tgt_register_requires ("has been removed. Old OpenMP requirements will not
-// be handled"); libomptarget 16 fails on a requires entry ("Unable to
-// generate entries table"); libomptarget 22 applies the flags of LLVM 19's
-// entry.
-func (r *Release) RuntimeReadsRequires(e RequiresEncoding) bool {
-	return e == r.Requires || (e == RequiresEntryReserved && r.RuntimeReadsLegacyEntries)
+	return l == r.EntryLayout || (l == EntryLegacy && r.facts().Runtime.ReadsLegacyEntries)
 }
 
 // RuntimeReleases returns the releases whose libomptarget a file needing the

@@ -3,6 +3,8 @@ package offload
 import (
 	"fmt"
 	"testing"
+
+	"github.com/goffload/goffload/internal/facts"
 )
 
 // TestRuntimeFacts pins what each release's libomptarget reads, as measured
@@ -12,13 +14,13 @@ func TestRuntimeFacts(t *testing.T) {
 		major    int
 		v1       bool // reads 56-byte entries
 		legacy   bool // reads 32-byte entries
-		requires []RequiresEncoding
+		requires []facts.RequiresEncoding
 	}{
-		{14, false, true, []RequiresEncoding{RequiresCtor}},
-		{16, false, true, []RequiresEncoding{RequiresCtor}},
-		{18, false, true, []RequiresEncoding{RequiresCtor}},
-		{19, false, true, []RequiresEncoding{RequiresEntryReserved}},
-		{22, true, true, []RequiresEncoding{RequiresEntryReserved, RequiresEntryData}},
+		{14, false, true, []facts.RequiresEncoding{facts.RequiresCtor}},
+		{16, false, true, []facts.RequiresEncoding{facts.RequiresCtor}},
+		{18, false, true, []facts.RequiresEncoding{facts.RequiresCtor}},
+		{19, false, true, []facts.RequiresEncoding{facts.RequiresEntryReserved}},
+		{22, true, true, []facts.RequiresEncoding{facts.RequiresEntryReserved, facts.RequiresEntryData}},
 	} {
 		r, err := LookupRelease(c.major)
 		if err != nil {
@@ -27,12 +29,12 @@ func TestRuntimeFacts(t *testing.T) {
 		if r.RuntimeReadsEntries(EntryV1) != c.v1 || r.RuntimeReadsEntries(EntryLegacy) != c.legacy {
 			t.Errorf("%v: reads v1 %v, legacy %v", r, r.RuntimeReadsEntries(EntryV1), r.RuntimeReadsEntries(EntryLegacy))
 		}
-		for e := RequiresCtor; e <= RequiresEntryData; e++ {
+		for e := facts.RequiresCtor; e <= facts.RequiresEntryData; e++ {
 			want := false
 			for _, w := range c.requires {
 				want = want || w == e
 			}
-			if r.RuntimeReadsRequires(e) != want {
+			if r.facts().ReadsRequires(e) != want {
 				t.Errorf("%v: reads requires %v: %v", r, e, !want)
 			}
 		}

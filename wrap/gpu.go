@@ -8,6 +8,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -120,7 +121,7 @@ func (g *gpuBuilder) build(fb fatbin) (*elfobj.Object, error) {
 	o.ByteOrder().PutUint32(seg[4:], 1)
 	g.segment = &elfobj.Section{Name: g.segmentName, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Data: seg}
 	g.bss = &elfobj.Section{Name: ".bss", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Size: 8}
-	g.initArray = &elfobj.Section{Name: fmt.Sprintf(".init_array.%d", g.r.CtorPriority), Type: elf.SHT_INIT_ARRAY,
+	g.initArray = &elfobj.Section{Name: fmt.Sprintf(".init_array.%d", facts.Of(g.r).Wrapper.CtorPriority), Type: elf.SHT_INIT_ARRAY,
 		Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Data: make([]byte, 8)}
 	o.Sections = append(o.Sections, g.entrySec, g.fatbin, g.segment, g.bss, g.initArray,
 		&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1})
@@ -174,7 +175,7 @@ func (g *gpuBuilder) symbols(fb fatbin) {
 	if g.rodata != nil {
 		g.section(g.rodata)
 	}
-	if g.r.Dummy == offload.DummyLocalUsed {
+	if facts.Of(g.r).Wrapper.Dummy == facts.DummyLocalUsed {
 		g.local(g.r.DummySymbol(g.kind), elf.STT_OBJECT, g.entrySec, 0, 0)
 	}
 	g.local(".fatbin_image", elf.STT_OBJECT, g.fatbin, 0, uint64(fb.Size))
@@ -247,7 +248,7 @@ func (g *gpuBuilder) globalsInOrder() {
 			g.o.Symbols = append(g.o.Symbols, r.Symbol)
 		}
 	}
-	if g.r.Dummy == offload.DummyHiddenGlobal {
+	if facts.Of(g.r).Wrapper.Dummy == facts.DummyHiddenGlobal {
 		g.o.Symbols = append(g.o.Symbols, &elfobj.Symbol{Name: g.r.DummySymbol(g.kind), Type: elf.STT_OBJECT,
 			Bind: elf.STB_GLOBAL, Visibility: elf.STV_HIDDEN, Section: g.entrySec})
 	}

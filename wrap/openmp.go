@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -119,7 +120,7 @@ func RawImage(data *io.SectionReader) Binary {
 // wrapper embeds raw images (LLVM 13 and 14) it is RawImage(data), and im is
 // not used.
 func FromImage(r *offload.Release, im offload.Image, data *io.SectionReader) (Binary, error) {
-	if r.Wrapper == offload.WrapperOffloadWrapper {
+	if facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper {
 		bin := RawImage(data)
 		if err := bin.check(); err != nil {
 			return Binary{}, fmt.Errorf("wrap: %w", err)
@@ -214,7 +215,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if len(bins) == 0 {
 		return nil, fmt.Errorf("wrap: no device binary")
 	}
-	legacy := r.Wrapper == offload.WrapperOffloadWrapper
+	legacy := facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper
 	for i, bin := range bins {
 		if err := bin.check(); err != nil {
 			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
@@ -223,7 +224,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
 		}
 	}
-	if opt.Relocatable && r.RelocatableSection == "" {
+	if opt.Relocatable && facts.Of(r).Wrapper.RelocatableSection == "" {
 		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, goffload.ErrUnsupported)
 	}
 	if legacy && opt.Suffix != "" {
@@ -233,7 +234,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: r.UnregisterAtexit, Static: r.WrapperStatic, Images: len(bins)})
+	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: facts.Of(r).Wrapper.UnregisterAtexit, Static: facts.Of(r).Wrapper.Static, Images: len(bins)})
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
@@ -251,7 +252,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 // raw image where clang-linker-wrapper embeds OffloadBinaries, an
 // OffloadBinary where clang-offload-wrapper embeds raw images.
 func checkForm(r *offload.Release, bin Binary) error {
-	if r.Wrapper != offload.WrapperOffloadWrapper {
+	if facts.Of(r).Wrapper.Form != facts.WrapperOffloadWrapper {
 		if bin.Raw {
 			return fmt.Errorf("a raw device image, where %v embeds OffloadBinaries (see FromImage): %w", r, fs.ErrInvalid)
 		}
@@ -354,7 +355,7 @@ func (b *builder) layout(bins []Binary) {
 		b.imageOffs = append(b.imageOffs, off)
 		off += uint64(bin.size())
 	}
-	if b.r.WrapperStatic {
+	if facts.Of(b.r).Wrapper.Static {
 		b.tablesOff = alignUp(off, 16) // [N x __tgt_device_image] is more than 16 bytes
 	}
 }
@@ -387,7 +388,7 @@ func (b *builder) sections(bins []Binary) {
 	b.entrySec = &elfobj.Section{Name: b.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | b.r.EntriesFlags(), Addralign: 8, Data: []byte{}}
 	name, typ, align := ".llvm.offloading", elfobj.SHT_LLVM_OFFLOADING, uint64(8)
 	if b.opt.Relocatable {
-		name = b.r.RelocatableSection
+		name = facts.Of(b.r).Wrapper.RelocatableSection
 	}
 	b.imagesData = &concat.ReaderAt{}
 	for i, bin := range bins {
@@ -399,7 +400,7 @@ func (b *builder) sections(bins []Binary) {
 		for _, bin := range bins {
 			align = max(align, constantAlign(b.o.Machine, uint64(bin.size())))
 		}
-		if b.r.WrapperStatic {
+		if facts.Of(b.r).Wrapper.Static {
 			align = 16 // the tables' alignment
 		}
 	}
@@ -407,19 +408,19 @@ func (b *builder) sections(bins []Binary) {
 		Reader: b.imagesData, Size: b.imagesData.Size()}
 	b.o.Sections = append(b.o.Sections, b.strtab, b.text, b.startup, b.entrySec, b.images)
 	b.tables = b.images
-	if !b.r.WrapperStatic {
+	if !facts.Of(b.r).Wrapper.Static {
 		b.dataRelRo = &elfobj.Section{Name: ".data.rel.ro", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 16}
 		b.tables = b.dataRelRo
 		b.o.Sections = append(b.o.Sections, b.dataRelRo)
 	}
 	array := func(name string, typ elf.SectionType) *elfobj.Section {
-		s := &elfobj.Section{Name: fmt.Sprintf("%s.%d", name, b.r.CtorPriority), Type: typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
+		s := &elfobj.Section{Name: fmt.Sprintf("%s.%d", name, facts.Of(b.r).Wrapper.CtorPriority), Type: typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
 			Addralign: 8, Data: make([]byte, 8)}
 		b.arrays = append(b.arrays, s)
 		return s
 	}
 	array(".init_array", elf.SHT_INIT_ARRAY)
-	if !b.r.UnregisterAtexit {
+	if !facts.Of(b.r).Wrapper.UnregisterAtexit {
 		array(".fini_array", elf.SHT_FINI_ARRAY)
 	}
 	b.o.Sections = append(b.o.Sections, b.arrays...)
@@ -493,7 +494,7 @@ func (b *builder) symbols(bins []Binary) {
 			b.desc = b.local(nameDesc+b.opt.Suffix, elf.STT_OBJECT, b.tables, descOff, descSize)
 		}
 	}
-	if b.r.Dummy == offload.DummyLocalUsed {
+	if facts.Of(b.r).Wrapper.Dummy == facts.DummyLocalUsed {
 		b.local(b.r.DummySymbol(offload.OffloadOpenMP), elf.STT_OBJECT, b.entrySec, 0, 0)
 	}
 	for i, bin := range bins {
@@ -528,13 +529,13 @@ func (b *builder) globals() {
 		}
 	}
 	b.regLib = b.undefined("__tgt_register_lib", elf.STV_DEFAULT)
-	if b.r.UnregisterAtexit {
+	if facts.Of(b.r).Wrapper.UnregisterAtexit {
 		b.atexit = b.undefined("atexit", elf.STV_DEFAULT)
 	}
 	b.unregLib = b.undefined("__tgt_unregister_lib", elf.STV_DEFAULT)
 	b.start = b.undefined("__start_"+b.entries, elf.STV_HIDDEN)
 	b.stop = b.undefined("__stop_"+b.entries, elf.STV_HIDDEN)
-	if b.r.Dummy == offload.DummyHiddenGlobal {
+	if facts.Of(b.r).Wrapper.Dummy == facts.DummyHiddenGlobal {
 		b.o.Symbols = append(b.o.Symbols, &elfobj.Symbol{Name: b.r.DummySymbol(offload.OffloadOpenMP), Type: elf.STT_OBJECT,
 			Bind: elf.STB_GLOBAL, Visibility: elf.STV_HIDDEN, Section: b.entrySec})
 	}
@@ -703,16 +704,16 @@ func (b *builder) mappingSymbols() {
 // bounds returns where ImageStart and ImageEnd point for the binary at off of
 // the images section, by the release's rule (spec §3.1, §7).
 func (b *builder) bounds(off uint64, bin Binary) (start, end uint64) {
-	at := func(rule offload.ImageBound) uint64 {
+	at := func(rule facts.ImageBound) uint64 {
 		switch rule {
-		case offload.BoundBinaryStart:
+		case facts.BoundBinaryStart:
 			return off
-		case offload.BoundBinaryEnd:
+		case facts.BoundBinaryEnd:
 			return off + uint64(bin.size())
-		case offload.BoundImageStart:
+		case facts.BoundImageStart:
 			return off + bin.ImageOffset
 		}
 		return off + bin.ImageOffset + bin.ImageSize
 	}
-	return at(b.r.ImageStart), at(b.r.ImageEnd)
+	return at(facts.Of(b.r).Wrapper.ImageStart), at(facts.Of(b.r).Wrapper.ImageEnd)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -37,7 +38,7 @@ func digestSuffix(sum [md5.Size]byte) string {
 // so that this object's constructor registers only its own entries when it is
 // linked with others.
 func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) error {
-	if r.RelocatableSection == "" {
+	if facts.Of(r).Wrapper.RelocatableSection == "" {
 		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, goffload.ErrUnsupported)
 	}
 	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
@@ -47,7 +48,7 @@ func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) erro
 			}
 		}
 	}
-	for _, name := range r.RelocatableRenames {
+	for _, name := range facts.Of(r).Wrapper.RelocatableRenames {
 		if s := o.Section(name); s != nil {
 			o.RenameSection(s, name+suffix)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -199,11 +200,11 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 // the release table's SYCLRegistration.
 func syclForm(r *offload.Release) error {
 	switch {
-	case r.SYCLRegistration == offload.SYCLRegistrationNone:
+	case facts.Of(r).Wrapper.SYCL == facts.SYCLRegistrationNone:
 		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, goffload.ErrUnsupported)
-	case r.SYCLRegistration != offload.SYCLRegistrationDescriptor:
+	case facts.Of(r).Wrapper.SYCL != facts.SYCLRegistrationDescriptor:
 		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), not a descriptor of images (SYCLBinary writes that form): %w", r, goffload.ErrUnsupported)
-	case syclEntriesSection(r) == "" || r.NameSection == "" || r.EntrySymbolPrefix == "":
+	case syclEntriesSection(r) == "" || facts.Of(r).Entries.NameSection == "" || facts.Of(r).Entries.SymbolPrefix == "":
 		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, goffload.ErrUnsupported)
 	}
 	return nil

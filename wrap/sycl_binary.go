@@ -8,6 +8,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
@@ -60,7 +61,7 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 	if rel == nil {
 		rel = offload.Default()
 	}
-	if rel.SYCLRegistration != offload.SYCLRegistrationBinary {
+	if facts.Of(rel).Wrapper.SYCL != facts.SYCLRegistrationBinary {
 		return nil, fmt.Errorf("wrap: SYCL binary in %v: its wrapSYCLBinaries does not register the whole OffloadBinary (that is LLVM main after 22's): %w", rel, goffload.ErrUnsupported)
 	}
 	if opt.Suffix != "" || opt.Relocatable {

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
 )
@@ -158,12 +159,12 @@ func (m *syclModule) describe(images []SYCLImage) error {
 		arr := make([]byte, 0, entrySize*uint64(len(names)))
 		var arrPtrs []syclPtr
 		for k, n := range names {
-			str := m.add(&syclGlobal{name: m.name(m.r.EntryNameSymbol),
-				key:  syclSectionKey{m.r.NameSection, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_MERGE | elf.SHF_STRINGS, 1},
+			str := m.add(&syclGlobal{name: m.name(facts.Of(m.r).Entries.NameSymbol),
+				key:  syclSectionKey{facts.Of(m.r).Entries.NameSection, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_MERGE | elf.SHF_STRINGS, 1},
 				size: uint64(len(n)) + 1, align: 1, data: append([]byte(n), 0)})
-			m.add(&syclGlobal{name: m.name(m.r.EntrySymbolPrefix + n),
+			m.add(&syclGlobal{name: m.name(facts.Of(m.r).Entries.SymbolPrefix + n),
 				key:  syclSectionKey{m.entries, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_WRITE | m.r.EntriesFlags(), 0},
-				size: entrySize, align: m.r.EntryAlign, data: entry, ptrs: []syclPtr{{at: nameAt, to: str}}, weak: true})
+				size: entrySize, align: facts.Of(m.r).Entries.Align, data: entry, ptrs: []syclPtr{{at: nameAt, to: str}}, weak: true})
 			arr = append(arr, entry...)
 			arrPtrs = append(arrPtrs, syclPtr{at: uint64(k)*entrySize + nameAt, to: str})
 		}

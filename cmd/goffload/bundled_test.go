@@ -15,6 +15,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
 )
 
 // hipRDC compiles testdata/k.hip of entries with clang-N -fgpu-rdc for the
@@ -87,7 +88,8 @@ func checkAgainstBundler(t *testing.T, tool string, llvm int, obj string) {
 	}
 	devices := 0
 	for _, id := range ours {
-		parsed, _ := bundle.ParseID(id, 0)
+		r, _ := offload.LookupRelease(llvm)
+		parsed, _ := bundle.ParseID(id, r)
 		if parsed.IsHost() {
 			continue
 		}

@@ -129,7 +129,7 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 // line, and for an image that is itself an OffloadBinary, `nested images N`
 // and its images, numbered [i.j] and indented by two spaces.
 func printImages(sb *strings.Builder, o *fatobj.Object) error {
-	nested := o.Release.NestedImages
+	nested := o.Release.NestedImages()
 	children := map[*fatobj.Image]int{}
 	for _, im := range o.Images {
 		if im.Parent != nil {
@@ -357,7 +357,7 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 			ji.ImageOffset, ji.ImageSize = bi.ImageOffset, bi.ImageSize
 			ji.Offset = binaryOffset(o, im)
 			// Only where the release knows OIF_Metadata (main after 22).
-			ji.Metadata = o.Release.NestedImages && im.IsMetadata()
+			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
 		}
 		out.Images = append(out.Images, ji)
 	}

@@ -88,7 +88,7 @@ func runWrap(args []string, _ io.Writer) error {
 }
 
 func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
-	if opt.Release.Wrapper == offload.WrapperOffloadWrapper {
+	if opt.Release.BinaryVersion == 0 { // LLVM 13, 14: clang-offload-wrapper
 		return wrapRawImages(out, opt, paths)
 	}
 	var bins []wrap.Binary
@@ -114,7 +114,7 @@ func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
 // release's wrapSYCLBinaries does: 22 describes each image; main after 22
 // registers the one binary clang-sycl-linker wrote, embedded as it is.
 func wrapSYCL(out string, opt wrap.Options, paths []string) error {
-	if opt.Release.SYCLRegistration == offload.SYCLRegistrationBinary {
+	if opt.Release.SYCLWholeBinary() {
 		return wrapSYCLBinary(out, opt, paths)
 	}
 	var images []wrap.SYCLImage

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -137,7 +138,7 @@ type gpuArch struct {
 	// viaSection are the targets that the machine relocates against
 	// section symbols when they occur.
 	viaSection []Target
-	write      func(a *gpuAsm, kind GPUKind, module offload.GPURegistration)
+	write      func(a *gpuAsm, kind GPUKind, module facts.GPURegistration)
 }
 
 var gpuArches = map[elf.Machine]gpuArch{
@@ -158,7 +159,7 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", o.Kind, goffload.ErrUnsupported)
 	}
 	rel, err := offload.LookupRelease(o.LLVM)
-	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
+	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {
 		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 23)", o.Kind, o.LLVM, goffload.ErrUnsupported)
 	}
 	arch, ok := gpuArches[m]
@@ -166,7 +167,7 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		return nil, fmt.Errorf("%v wrapper code for %v: %w", o.Kind, m, goffload.ErrUnsupported)
 	}
 	a := &gpuAsm{align: arch.align, pad: arch.pad}
-	arch.write(a, o.Kind, rel.GPURegistration)
+	arch.write(a, o.Kind, facts.Of(rel).Wrapper.GPU)
 	c := a.assemble()
 	c.Measured = gpuMeasured[o.LLVM]
 	c.Symbols, c.ViaSection = map[Target]string{}, map[Target]string{}

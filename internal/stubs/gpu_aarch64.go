@@ -4,8 +4,7 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/internal/ehframe"
-
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/internal/facts"
 )
 
 // AArch64 CUDA and HIP wrapper code (spec §3.3). (The file is not named
@@ -22,7 +21,7 @@ var gpuARM64 = gpuArch{
 	align:      4,
 	pad:        func(n int) []byte { return make([]byte, n) }, // never used: every function is a multiple of 4
 	viaSection: []Target{FatbinWrapper, BinaryHandle, FatbinUnreg},
-	write: func(a *gpuAsm, kind GPUKind, module offload.GPURegistration) {
+	write: func(a *gpuAsm, kind GPUKind, module facts.GPURegistration) {
 		w := &arm64Writer{a: a}
 		w.fatbinReg(kind)
 		w.fatbinUnreg(kind)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -20,25 +21,25 @@ const gpuImage = "FAKEFATBIN-fatbinary"
 // release, for 18, 20 and 21 the spec's description (§3.3).
 func gpuIR(llvm int, kind GPUKind, image string) string {
 	rel, err := offload.LookupRelease(llvm)
-	if err != nil || rel.GPURegistration == offload.GPURegistrationNone {
+	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {
 		panic(fmt.Sprintf("gpuIR: no CUDA/HIP wrapper module of LLVM %d", llvm))
 	}
-	style := rel.GPURegistration
+	style := facts.Of(rel).Wrapper.GPU
 	p := kind.prefix()
 	sec := rel.EntriesSection(kind.offloadKind())
 	entry := "%struct.__tgt_offload_entry"
 	entryType := "{ ptr, ptr, i64, i32, i32 }"
 	switch style {
-	case offload.GPURegistrationWholeFlags:
+	case facts.GPURegistrationWholeFlags:
 		entry = "%__tgt_offload_entry"
-	case offload.GPURegistrationKindCheck:
+	case facts.GPURegistrationKindCheck:
 		entryType = "{ i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
 	}
 	fatbinSec, segment, magic := ".nv_fatbin", ".nvFatBinSegment", 1180844977
 	if kind == HIP {
 		fatbinSec, segment, magic = ".hip_fatbin", ".hipFatBinSegment", 1212764230
 	}
-	prio := rel.CtorPriority
+	prio := facts.Of(rel).Wrapper.CtorPriority
 	r := strings.NewReplacer("$p", p, "$E", entry, "$S", sec)
 
 	var b strings.Builder
@@ -46,7 +47,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("source_filename = \"offload.wrapper.module\"\n\n")
 	w("$E = type %s\n%%fatbin_wrapper = type { i32, i32, ptr, ptr }\n\n", entryType)
 	image = fmt.Sprintf("[%d x i8] c\"%s\"", len(image), irString(image))
-	if style == offload.GPURegistrationWholeFlags {
+	if style == facts.GPURegistrationWholeFlags {
 		// LLVM 17 creates the image, the wrapper and a hidden dummy entry
 		// first, then the handle, then __start_/__stop_.
 		w("@.fatbin_image = internal constant %s, section %q\n", image, fatbinSec)
@@ -56,7 +57,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
 	} else {
 		align := ""
-		if style == offload.GPURegistrationKindCheck {
+		if style == facts.GPURegistrationKindCheck {
 			align = ", align 8"
 		}
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
@@ -85,10 +86,10 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("declare i32 @atexit(ptr)\n\n")
 	w("declare i32 @__$pRegisterFunction(ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr, ptr, ptr)\n\n")
 	w("declare void @__$pRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)\n\n")
-	if style == offload.GPURegistrationKindCheck {
+	if style == facts.GPURegistrationKindCheck {
 		w("declare void @__$pRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)\n\n")
 	}
-	if style != offload.GPURegistrationWholeFlags {
+	if style != facts.GPURegistrationWholeFlags {
 		w("declare void @__$pRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)\n\n")
 		w("declare void @__$pRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)\n\n")
 	}
@@ -97,7 +98,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 }
 
 // gpuGlobalsReg is the body of .<p>.globals_reg in the module of style s.
-func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
+func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 	var b strings.Builder
 	w := func(lines ...string) {
 		for _, l := range lines {
@@ -111,7 +112,7 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 		"")
 	surface, texture := "", ""
 	switch s {
-	case offload.GPURegistrationWholeFlags:
+	case facts.GPURegistrationWholeFlags:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %8, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -141,7 +142,7 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 			"  call void @__$pRegisterVar(ptr %0, ptr %addr, ptr %name, ptr %name, i32 0, i64 %size, i32 0, i32 0)",
 			"  br label %if.end",
 			"")
-	case offload.GPURegistrationFlagBits:
+	case facts.GPURegistrationFlagBits:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %12, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -169,7 +170,7 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 			"  br label %if.end",
 			"")
 		surface, texture = "%textype", "%textype"
-	case offload.GPURegistrationKindCheck:
+	case facts.GPURegistrationKindCheck:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %16, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 4",
@@ -207,7 +208,7 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 			"")
 		surface, texture = "%9", "%9"
 	}
-	if s != offload.GPURegistrationWholeFlags {
+	if s != facts.GPURegistrationWholeFlags {
 		w("if.else:",
 			"  switch i32 %type, label %if.end [",
 			"    i32 0, label %sw.global",
@@ -222,28 +223,28 @@ func gpuGlobalsReg(s offload.GPURegistration, kind GPUKind) string {
 			"")
 	}
 	w("sw.managed:")
-	if s == offload.GPURegistrationKindCheck {
+	if s == facts.GPURegistrationKindCheck {
 		w("  call void @__$pRegisterManagedVar(ptr %0, ptr %aux_addr, ptr %addr, ptr %name, i64 %size, i32 %9)")
 	}
 	w("  br label %if.end", "", "sw.surface:")
-	if s != offload.GPURegistrationWholeFlags && kind == HIP {
+	if s != facts.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterSurface(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + surface + ", i32 %extern)")
 	}
 	w("  br label %if.end", "", "sw.texture:")
-	if s != offload.GPURegistrationWholeFlags && kind == HIP {
+	if s != facts.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterTexture(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + texture + ", i32 %normalized, i32 %extern)")
 	}
 	w("  br label %if.end", "", "if.end:")
 	switch s {
-	case offload.GPURegistrationWholeFlags:
+	case facts.GPURegistrationWholeFlags:
 		w("  %8 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %9 = icmp eq ptr %8, @__stop_$S",
 			"  br i1 %9, label %while.end, label %while.entry")
-	case offload.GPURegistrationFlagBits:
+	case facts.GPURegistrationFlagBits:
 		w("  %12 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %13 = icmp eq ptr %12, @__stop_$S",
 			"  br i1 %13, label %while.end, label %while.entry")
-	case offload.GPURegistrationKindCheck:
+	case facts.GPURegistrationKindCheck:
 		w("  %16 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %17 = icmp eq ptr %16, @__stop_$S",
 			"  br i1 %17, label %while.end, label %while.entry")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
 
 	"github.com/goffload/goffload/offload"
@@ -348,7 +349,7 @@ func TestGPUReleasesShareCode(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep := map[offload.GPURegistration]int{offload.GPURegistrationWholeFlags: 17, offload.GPURegistrationFlagBits: 19, offload.GPURegistrationKindCheck: 22}[rel.GPURegistration]
+				rep := map[facts.GPURegistration]int{facts.GPURegistrationWholeFlags: 17, facts.GPURegistrationFlagBits: 19, facts.GPURegistrationKindCheck: 22}[facts.Of(rel).Wrapper.GPU]
 				want := gpuCode(t, m.machine, GPUOptions{LLVM: rep, Kind: kind})
 				got.Measured = want.Measured
 				if diff := cmp.Diff(want, got, cfiEqual); diff != "" {

@@ -4,8 +4,7 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/internal/ehframe"
-
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/internal/facts"
 )
 
 // x86-64 CUDA and HIP wrapper code (spec §3.3). fatbin_reg keeps the handle
@@ -21,7 +20,7 @@ var gpuX86 = gpuArch{
 	align:      16,
 	pad:        x86Nops,
 	viaSection: []Target{FatbinWrapper, BinaryHandle, JumpTable, TextStartup},
-	write: func(a *gpuAsm, kind GPUKind, module offload.GPURegistration) {
+	write: func(a *gpuAsm, kind GPUKind, module facts.GPURegistration) {
 		x := &x86Writer{a: a}
 		x.fatbinReg(kind)
 		x.fatbinUnreg(kind)

@@ -3,12 +3,12 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/internal/facts"
 )
 
 // gpuGlobalsKey selects a listing of globals_reg (x86-64 and AArch64).
 type gpuGlobalsKey struct {
-	module offload.GPURegistration
+	module facts.GPURegistration
 	kind   GPUKind
 }
 
@@ -17,12 +17,12 @@ type gpuGlobalsKey struct {
 // latch and the entry's loads after it). Labels name the IR blocks. The
 // 17 module's is the same for CUDA and HIP.
 var x86GlobalsReg = map[gpuGlobalsKey]func(x *x86Writer){
-	{offload.GPURegistrationWholeFlags, CUDA}: x86Globals17,
-	{offload.GPURegistrationWholeFlags, HIP}:  x86Globals17,
-	{offload.GPURegistrationFlagBits, CUDA}:   x86GlobalsFlagsCUDA,
-	{offload.GPURegistrationFlagBits, HIP}:    x86GlobalsFlagsHIP,
-	{offload.GPURegistrationKindCheck, CUDA}:  x86GlobalsKindCUDA,
-	{offload.GPURegistrationKindCheck, HIP}:   x86GlobalsKindHIP,
+	{facts.GPURegistrationWholeFlags, CUDA}: x86Globals17,
+	{facts.GPURegistrationWholeFlags, HIP}:  x86Globals17,
+	{facts.GPURegistrationFlagBits, CUDA}:   x86GlobalsFlagsCUDA,
+	{facts.GPURegistrationFlagBits, HIP}:    x86GlobalsFlagsHIP,
+	{facts.GPURegistrationKindCheck, CUDA}:  x86GlobalsKindCUDA,
+	{facts.GPURegistrationKindCheck, HIP}:   x86GlobalsKindHIP,
 }
 
 // r15 is the operand disp(%r15): a field of the current entry.

@@ -1,4 +1,4 @@
-package offload
+package facts
 
 import (
 	"encoding/binary"
@@ -147,7 +147,11 @@ func (st *hashState) finalize(n uint64) uint64 {
 
 // orderedKeys returns keys (distinct, in insertion order) in the iteration order
 // of the container o holding them.
-func orderedKeys(o MapOrder, keys []string) []string {
+// Order returns keys, distinct and given in the order they were inserted,
+// in the order in which the LLVM container o names iterates over them: what
+// clang-offload-packager's maps do to an image's strings, and
+// clang-offload-bundler's llvm::StringMap to a bundle's entries.
+func (o MapOrder) Order(keys []string) []string {
 	switch o {
 	case OrderStringMap:
 		// StringMap allocates 16 buckets, inserts, then grows when items*4 > n*3.

@@ -1,4 +1,4 @@
-package offload
+package facts
 
 import (
 	"strings"

@@ -1,0 +1,422 @@
+// Package facts holds the facts of the release table that the module's
+// packages read and its users need not: how each LLVM release's tools lay
+// out what they write, named by the package that reads them. The table
+// itself is offload's (one row per release, in offload/release.go), which
+// registers each row's facts here; offload.Release exports the facts users
+// need.
+package facts
+
+import (
+	"strconv"
+	"sync"
+)
+
+// Row is what one release's tools do, grouped by the package that reads it.
+type Row struct {
+	// Tested is the Debian package version whose tools this row was measured
+	// against, or "" when no tool of the release was run.
+	Tested   string
+	Kinds    Kinds
+	Packager Packager
+	Entries  Entries
+	Wrapper  Wrapper
+	Link     Link
+	Bundle   Bundle
+	Runtime  Runtime
+	Main     Main
+}
+
+// Kinds are the release's OffloadKind numbers in OffloadBinary entries and
+// 56-byte offload entries: HIP is 3 up to 20 and 4 from 21; SYCL exists from
+// 21 (0: none).
+type Kinds struct {
+	HIP, SYCL uint16
+}
+
+// Packager are the rules of the release's clang-offload-packager.
+type Packager struct {
+	// Args is the order of its map of --image arguments (all keys, file and
+	// kind included); Strings the order of the OffloadingImage string map
+	// filled from it.
+	Args, Strings MapOrder
+	// SplitsFiles: a file value holding commas (from repeated file= keys)
+	// names several images, one binary each (measured false in 15 and 16,
+	// true in 19 and 22; unverified in 17, 18, 20, 21).
+	SplitsFiles bool
+	// NeedsTriple: an --image without triple is refused (true in 15-19,
+	// false in 22).
+	NeedsTriple bool
+	// OpenMPHostArch is the arch string the driver gives a host-device
+	// OpenMP image: "" up to 19, "generic" in 21 and 22.
+	OpenMPHostArch string
+}
+
+// Entries are how the release's compiler emits offload entries.
+type Entries struct {
+	// OpenMP, CUDA and HIP are the entries sections of each offload kind, ""
+	// for a kind without one (CUDA and HIP before the new offload driver).
+	OpenMP, CUDA, HIP string
+	// Align is the alignment of one entry and of the section.
+	Align uint64
+	// SymbolPrefix is prepended to an entry's name to make its weak
+	// symbol; NameSymbol is the symbol of an entry's name string (".1",
+	// ".2", ... appended for the second and later strings of an object).
+	SymbolPrefix, NameSymbol string
+	// NameSection is the section of the name strings, or "" when the
+	// backend chooses .rodata.str1.1 (or .rodata.str1.16 for strings of
+	// more than 16 bytes on x86-64).
+	NameSection string
+	// Requires is how #pragma omp requires is encoded; RequiresName the
+	// entry's name when it is an entry.
+	Requires     RequiresEncoding
+	RequiresName string
+	// CtorDtor: C++ constructors and destructors of declare-target globals
+	// get entries with flags 0x2/0x4 (LLVM 15-17).
+	CtorDtor bool
+	// Indirect: declare target indirect functions get entries with flag
+	// 0x8 (LLVM 18 and later).
+	Indirect bool
+	// Retain: the entries section is SHF_GNU_RETAIN, kept under
+	// --gc-sections (main after 22).
+	Retain bool
+}
+
+// Wrapper is the registration code the release's driver makes at link
+// time.
+type Wrapper struct {
+	// Form is clang-linker-wrapper's (15 and later) or
+	// clang-offload-wrapper's (13, 14).
+	Form WrapperForm
+	// Static: the driver compiles clang-offload-wrapper's module with the
+	// static relocation model (clang-13's default on Linux).
+	Static bool
+	// ImageStart and ImageEnd are where __tgt_device_image points into the
+	// embedded OffloadBinary (13, 14: the raw image itself).
+	ImageStart, ImageEnd ImageBound
+	// CtorPriority is the priority of the registration constructor
+	// (.init_array.<N>); UnregisterAtexit: it registers the unregistration
+	// with atexit, else a destructor of the same priority runs it.
+	CtorPriority     int
+	UnregisterAtexit bool
+	// Dummy is the linkage of the zero-sized object that forces the entries
+	// section to exist; DummyAlign its alignment (0: none given, 1).
+	// LegacyDummyName: it is named __dummy.omp_offloading.entry (and
+	// cuda/hip alike) instead of __dummy.<entries section> (15-17).
+	Dummy           DummyLinkage
+	DummyAlign      uint64
+	LegacyDummyName bool
+	// RelocatableSection is the image section under -r, or "" without
+	// special -r handling; RelocatableRenames the entries sections renamed
+	// with a content hash suffix after a relocatable link.
+	RelocatableSection string
+	RelocatableRenames []string
+	// GPU is the form of the CUDA and HIP registration module; SYCL of the
+	// SYCL one.
+	GPU  GPURegistration
+	SYCL SYCLRegistration
+}
+
+// Link is how the release's clang-linker-wrapper links device code.
+type Link struct {
+	Device DeviceLink
+	// KernelArgsVersion is the version of the __tgt_kernel_arguments the
+	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
+	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
+	KernelArgsVersion uint32
+}
+
+// Bundle is what the release's clang-offload-bundler does.
+type Bundle struct {
+	// IDs is how it reads a bundle entry ID when it unbundles.
+	IDs BundleIDRule
+	// HIPFatbin is what clang-linker-wrapper asks of it for a HIP fatbin.
+	HIPFatbin HIPFatbin
+}
+
+// Runtime is what the release's libomptarget reads.
+type Runtime struct {
+	// ReadsLegacyEntries: it reads the 32-byte entries of LLVM 20 and
+	// before besides its own 56-byte ones (measured with 22; 21 inferred).
+	ReadsLegacyEntries bool
+}
+
+// Main are the facts of LLVM's main branch after 22 (row 23).
+type Main struct {
+	// AMDGPUSubarchTriples: AMDGPU triples name the processor
+	// (amdgpu9.0a-amd-amdhsa for gfx90a).
+	AMDGPUSubarchTriples bool
+	// SPIRVImages: IMG_SPIRV images are named (llvm-objdump "spir-v",
+	// extension "spv", the packager's kind of a .spv file).
+	SPIRVImages bool
+	// NestedImages: the readers list and extract an image that is itself an
+	// OffloadBinary as nested images, print an image size line and know the
+	// OIF_Metadata flag.
+	NestedImages bool
+}
+
+var (
+	mu   sync.RWMutex
+	rows = map[int]*Row{}
+)
+
+// Register makes row the facts of release major (offload registers its
+// table's rows).
+func Register(major int, row *Row) {
+	mu.Lock()
+	defer mu.Unlock()
+	rows[major] = row
+}
+
+// Of returns the facts of r, an *offload.Release (offload sets it: the
+// facts a row was made with, whatever its Major says).
+var Of func(r any) *Row
+
+// For returns the facts of release major, or those of no release at all (a
+// zero Row) for a release the table does not hold.
+func For(major int) *Row {
+	mu.RLock()
+	defer mu.RUnlock()
+	if r, ok := rows[major]; ok {
+		return r
+	}
+	return &Row{}
+}
+
+// ReadsRequires reports whether the release's libomptarget honours a
+// `#pragma omp requires` encoded as e: its release's own encoding, and LLVM
+// 19's requires entry where it reads 32-byte entries as 56-byte ones.
+// Measured: libomptarget 19 and 22 ignore the constructor's
+// __tgt_register_requires ("has been removed. Old OpenMP requirements will
+// not be handled"); libomptarget 16 fails on a requires entry ("Unable to
+// generate entries table"); libomptarget 22 applies the flags of LLVM 19's
+// entry.
+func (r *Row) ReadsRequires(e RequiresEncoding) bool {
+	return e == r.Entries.Requires || (e == RequiresEntryReserved && r.Runtime.ReadsLegacyEntries)
+}
+
+// enumName returns names[v], or "typ(v)" for a value without a name.
+func enumName(names []string, v int, typ string) string {
+	if v >= 0 && v < len(names) {
+		return names[v]
+	}
+	return typ + "(" + strconv.Itoa(v) + ")"
+}
+
+// MapOrder names the container whose iteration order clang-offload-packager's
+// output inherits (docs/releases.md; spec §1.6).
+type MapOrder uint8
+
+const (
+	// OrderInsertion keeps the order in which keys were first added (an llvm::MapVector).
+	OrderInsertion MapOrder = iota
+	// OrderStringMap is the bucket order of an llvm::StringMap hashed with djbHash (seed 0).
+	OrderStringMap
+	// OrderDenseMap is the bucket order of an llvm::DenseMap<StringRef, ...> hashed with
+	// llvm::hash_value(StringRef).
+	OrderDenseMap
+)
+
+var mapOrderNames = [...]string{"insertion", "StringMap(djb)", "DenseMap(hash_value)"}
+
+func (v MapOrder) String() string { return enumName(mapOrderNames[:], int(v), "MapOrder") }
+
+// RequiresEncoding is how a translation unit's `#pragma omp requires` reaches the
+// runtime (docs/releases.md; spec §2.3).
+type RequiresEncoding uint8
+
+const (
+	// RequiresCtor: a `.omp_offloading.requires_reg` constructor of priority 0 calls
+	// __tgt_register_requires(flags) (LLVM 15–18).
+	RequiresCtor RequiresEncoding = iota
+	// RequiresEntryReserved: an entry with flag 0x10, an empty name and the flags in the
+	// legacy `reserved` field (LLVM 19).
+	RequiresEntryReserved
+	// RequiresEntryData: an entry with flag 0x10, the name ".requires" and the flags in
+	// Data (LLVM 21 and later).
+	RequiresEntryData
+)
+
+var requiresEncodingNames = [...]string{"ctor", "entry-reserved", "entry-data"}
+
+func (v RequiresEncoding) String() string {
+	return enumName(requiresEncodingNames[:], int(v), "RequiresEncoding")
+}
+
+// ImageBound says where a __tgt_device_image's ImageStart or ImageEnd points in the
+// embedded OffloadBinary (docs/releases.md; spec §3.1, §7).
+type ImageBound uint8
+
+const (
+	// BoundBinaryStart is the first byte of the OffloadBinary header.
+	BoundBinaryStart ImageBound = iota
+	// BoundBinaryEnd is one past the last byte of the whole, 8-padded OffloadBinary.
+	BoundBinaryEnd
+	// BoundImageStart is the binary's ImageOffset.
+	BoundImageStart
+	// BoundImageEnd is ImageOffset+ImageSize.
+	BoundImageEnd
+)
+
+var imageBoundNames = [...]string{"binary-start", "binary-end", "image-start", "image-end"}
+
+func (v ImageBound) String() string { return enumName(imageBoundNames[:], int(v), "ImageBound") }
+
+// DummyLinkage is how the wrapper's zero-sized dummy object in the entries section
+// is defined (docs/releases.md; spec §2.5).
+type DummyLinkage uint8
+
+const (
+	// DummyHiddenGlobal: a GLOBAL HIDDEN object (LLVM 15–18).
+	DummyHiddenGlobal DummyLinkage = iota
+	// DummyLocalUsed: a LOCAL object kept by llvm.compiler.used (LLVM 19 and later).
+	DummyLocalUsed
+)
+
+var dummyLinkageNames = [...]string{"hidden-global", "local-used"}
+
+func (v DummyLinkage) String() string { return enumName(dummyLinkageNames[:], int(v), "DummyLinkage") }
+
+// WrapperForm is how a release's driver registers the OpenMP device code of
+// a program with the runtime at link time (docs/releases.md; spec §3, §6).
+type WrapperForm uint8
+
+const (
+	// WrapperLinkerWrapper: clang-linker-wrapper embeds each linked device
+	// image in an OffloadBinary in .llvm.offloading and compiles its module
+	// in process (LLVM 15 and later).
+	WrapperLinkerWrapper WrapperForm = iota
+	// WrapperOffloadWrapper: clang-offload-wrapper embeds the raw device
+	// images (device ELF shared objects, no OffloadBinary) as constants that
+	// the code generator puts in .rodata, and the driver compiles its module
+	// with `clang -cc1 -emit-obj` (the old driver, LLVM 10 to 14).
+	WrapperOffloadWrapper
+)
+
+// DeviceLink is the shape of the commands and temporary files of a
+// release's clang-linker-wrapper, as its --dry-run and --save-temps show
+// them (measured in 15, 16, 19 and 22; 17, 18, 20 and 21 taken as 19's).
+type DeviceLink uint8
+
+const (
+	// DeviceLinkNone: no clang-linker-wrapper (13, 14: the old driver).
+	DeviceLinkNone DeviceLink = iota
+	// DeviceLinkLD (15): a CPU target is linked by the host linker itself
+	// (-m EMU -shared, the host's -L, -l, -rpath, -dynamic-linker,
+	// --as-needed, then -Bsymbolic); files OUT-ARCH-.out, OUT-wrapper.o.
+	DeviceLinkLD
+	// DeviceLinkClang16 (16): clang -o IMG --target -march -O2
+	// -Wl,--no-undefined -Bsymbolic -shared, the host's -L, -l, -rpath,
+	// then -g, -save-temps, -v, -Wl,ARG and the inputs; files
+	// OUT.ARCH.native.img, OUT.image.wrapper.o.
+	DeviceLinkClang16
+	// DeviceLinkClang17 (17 to 21): clang --no-default-config, the inputs
+	// before -Wl,-Bsymbolic -shared, the dynamic linker as an input, the
+	// host's -L, -l, -rpath and --whole-archive regions, then -g,
+	// -save-temps, -v and --device-linker arguments as they are; files
+	// OUT.ARCH.native.img, OUT.KIND.image.wrapper.o.
+	DeviceLinkClang17
+	// DeviceLinkClang22 (22): as 17 with -dumpdir IMG., -flto for bitcode,
+	// -Xlinker ARG, the --device-compiler arguments and no -O of its own;
+	// files OUT.ARCH..img for a generic image.
+	DeviceLinkClang22
+)
+
+var wrapperFormNames = [...]string{"clang-linker-wrapper", "clang-offload-wrapper"}
+
+func (v WrapperForm) String() string { return enumName(wrapperFormNames[:], int(v), "WrapperForm") }
+
+// BundleIDRule is how clang-offload-bundler splits a bundle entry ID
+// "<kind>-<triple>[-<target id>]" when it unbundles, and so which entries it
+// finds compatible with a requested target.
+type BundleIDRule uint8
+
+const (
+	// BundleIDArchSuffix (up to LLVM 19): the ID before its first ':' is split
+	// at its last '-'; when what follows is an offload arch (sm_70, gfx90a,
+	// ...), the target ID starts there and the kind and triple come before
+	// it; otherwise the whole ID before ':' is the kind and triple. Any ID is
+	// accepted.
+	BundleIDArchSuffix BundleIDRule = iota
+	// BundleIDComponents (LLVM 20 and later, clang::checkOffloadBundleID): an
+	// ID is 5 or 6 components separated by '-' (kind, arch, vendor, OS,
+	// environment, target ID), the sixth a target ID only when it starts
+	// with an offload arch; other IDs are refused.
+	BundleIDComponents
+)
+
+var bundleIDRuleNames = [...]string{"arch-suffix", "components"}
+
+func (v BundleIDRule) String() string { return enumName(bundleIDRuleNames[:], int(v), "BundleIDRule") }
+
+// GPURegistration is how a release's CUDA/HIP wrapper module registers the
+// entries of the entries section.
+type GPURegistration int
+
+const (
+	// GPURegistrationNone: the release's wrapper is not made by this module
+	// (15, 16).
+	GPURegistrationNone GPURegistration = iota
+	// GPURegistrationWholeFlags (17): a switch on the whole flags word;
+	// variables registered with extern and constant 0; no surfaces or
+	// textures (PR #73177 changed it).
+	GPURegistrationWholeFlags
+	// GPURegistrationFlagBits (18–20): a switch on flags & 7, extern and
+	// constant from the flag bits; HIP registers surfaces and textures.
+	GPURegistrationFlagBits
+	// GPURegistrationKindCheck (21, 22): 56-byte entries, skipped unless
+	// their kind is the wrapper's; managed variables registered too.
+	GPURegistrationKindCheck
+)
+
+// SYCLRegistration is the form of a release's SYCL registration code.
+type SYCLRegistration int
+
+const (
+	// SYCLRegistrationNone: the release's library has no SYCL wrapper
+	// (before 22).
+	SYCLRegistrationNone SYCLRegistration = iota
+	// SYCLRegistrationDescriptor (22): a __sycl.tgt_device_image per image
+	// (the raw image, its entries and option strings) in a
+	// __sycl.tgt_bin_desc passed to __sycl_register_lib from a constructor
+	// and destructor of priority 1 (docs/releases.md; spec §3.4).
+	SYCLRegistrationDescriptor
+	// SYCLRegistrationBinary (main after 22): the whole OffloadBinary
+	// registered with __sycl_register_lib(start, size) (llvm-project
+	// #193876), from a constructor of priority 101 with atexit (#217173).
+	SYCLRegistrationBinary
+)
+
+var syclRegistrationNames = [...]string{"none", "descriptor", "binary"}
+
+func (v SYCLRegistration) String() string {
+	return enumName(syclRegistrationNames[:], int(v), "SYCLRegistration")
+}
+
+var gpuRegistrationNames = [...]string{"none", "whole-flags", "flag-bits", "kind-check"}
+
+func (v GPURegistration) String() string {
+	return enumName(gpuRegistrationNames[:], int(v), "GPURegistration")
+}
+
+// HIPFatbin holds the facts of one release's HIP fatbin bundling; the zero
+// value for a release whose wrapper this module does not make HIP fatbins for
+// (15, 16).
+type HIPFatbin struct {
+	// Measured is true when the bundler and wrapper of the release were run
+	// for these facts (19 and 22); otherwise they are inferred from the
+	// upstream history.
+	Measured bool
+	// HostTarget is the host entry of the wrapper's -targets (hard-coded in
+	// clang-linker-wrapper, whatever the host); HostID the ID the bundler
+	// writes for it. From LLVM 17 (D145770) the bundler rewrites every
+	// -targets entry as <kind>-<arch>-<vendor>-<os>-<env>-<target id>, so a
+	// three-field host triple gains "--" and a four-field one "-".
+	HostTarget, HostID string
+	// DeviceKind is the offload kind of the device entries: "hipv4" up to 18,
+	// "hip" from 19.
+	DeviceKind string
+	// CompressedVersion is the compressed bundle version the bundler writes
+	// with -compress (19.1.7 writes 2, 22 writes 3); 0 for a release without
+	// -compress.
+	CompressedVersion uint16
+}
