@@ -86,7 +86,7 @@ func hipBundle(t *testing.T) []byte {
 	}
 	var buf bytes.Buffer
 	code := []byte("\x7fELF code object")
-	err = r.WriteHIPFatbin(&buf, []bundle.DeviceImage{{TargetID: "gfx90a", R: bytes.NewReader(code), Size: int64(len(code))}})
+	err = r.WriteHIPFatbin(&buf, []bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}})
 	if err != nil {
 		t.Fatal(err)
 	}

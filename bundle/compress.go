@@ -414,7 +414,7 @@ func Compress(b *io.SectionReader, opt CompressOptions) (*io.SectionReader, erro
 // --compress has clang-offload-bundler write, with
 // opt = r.CompressDefaults(), but for the compressed stream's bytes (an
 // opt.Version of 0 is the release's). It returns the header written.
-func (r *Release) WriteCompressedHIPFatbin(w io.Writer, images []DeviceImage, opt CompressOptions) (*CompressedHeader, error) {
+func (r *Release) WriteCompressedHIPFatbin(w io.Writer, images []CodeObject, opt CompressOptions) (*CompressedHeader, error) {
 	if opt.Version == 0 {
 		if r.CompressedVersion == 0 {
 			return nil, fmt.Errorf("offload bundle: the clang-offload-bundler of LLVM %d does not compress: %w", r.Major, ErrCompressOptions)

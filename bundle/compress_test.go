@@ -155,12 +155,12 @@ func TestWriteCompressedInPlaceAtOffset(t *testing.T) {
 // TestWriteCompressedHIPFatbin: the fatbin of images of 0, 1 and 1 MiB
 // bytes, compressed with each release's defaults, read back entry by entry.
 func TestWriteCompressedHIPFatbin(t *testing.T) {
-	images := []DeviceImage{}
+	images := []CodeObject{}
 	var datas [][]byte
 	for i, n := range []int{0, 1, 1 << 20} {
 		d := semiCompressible(n, int64(i))
 		datas = append(datas, d)
-		images = append(images, DeviceImage{TargetID: []string{"gfx906", "gfx90a:xnack+", "gfx1030"}[i], R: bytes.NewReader(d), Size: int64(n)})
+		images = append(images, CodeObject{TargetID: []string{"gfx906", "gfx90a:xnack+", "gfx1030"}[i], Data: io.NewSectionReader(bytes.NewReader(d), 0, int64(n))})
 	}
 	for _, r := range Releases() {
 		t.Run(releaseName(r.Major), func(t *testing.T) {

@@ -3,6 +3,7 @@ package bundle
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -189,7 +190,7 @@ func TestCompressedHeaderMatchesBundler(t *testing.T) {
 				opt := r.CompressDefaults()
 				opt.Level = 9
 				var ours bytes.Buffer
-				h, err := r.WriteCompressedHIPFatbin(&ours, []DeviceImage{{"gfx90a", bytes.NewReader(img), int64(len(img))}}, opt)
+				h, err := r.WriteCompressedHIPFatbin(&ours, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -236,7 +237,7 @@ func TestCompressedHeaderMatchesFrozen(t *testing.T) {
 			opt := r.CompressDefaults()
 			opt.Version, opt.Level = c.version, c.level
 			var ours bytes.Buffer
-			h, err := r.WriteCompressedHIPFatbin(&ours, []DeviceImage{{"gfx90a", bytes.NewReader(img), int64(len(img))}}, opt)
+			h, err := r.WriteCompressedHIPFatbin(&ours, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
 			if err != nil {
 				t.Fatal(err)
 			}

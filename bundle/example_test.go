@@ -19,8 +19,8 @@ func Example() {
 	}
 	code := "\x7fELF...gfx90a code object..."
 	var fatbin bytes.Buffer
-	err = r.WriteHIPFatbin(&fatbin, []bundle.DeviceImage{
-		{TargetID: "gfx90a:xnack+", R: strings.NewReader(code), Size: int64(len(code))},
+	err = r.WriteHIPFatbin(&fatbin, []bundle.CodeObject{
+		{TargetID: "gfx90a:xnack+", Data: io.NewSectionReader(strings.NewReader(code), 0, int64(len(code)))},
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -42,12 +42,12 @@ func Example() {
 // Entries at 8-byte offsets, host last, as
 // `clang-offload-bundler -type=o -bundle-align=8 -targets=openmp-x86_64-unknown-linux-gnu,host-x86_64-unknown-linux-gnu`
 // writes them for a non-object host input.
-func ExampleLayout() {
+func ExampleEntryOffsets() {
 	inputs := []bundle.Input{
-		{ID: "openmp-x86_64-unknown-linux-gnu-", R: strings.NewReader("device"), Size: 6},
-		{ID: "host-x86_64-unknown-linux-gnu-", R: strings.NewReader("host"), Size: 4},
+		{ID: "openmp-x86_64-unknown-linux-gnu-", Data: io.NewSectionReader(strings.NewReader("device"), 0, 6)},
+		{ID: "host-x86_64-unknown-linux-gnu-", Data: io.NewSectionReader(strings.NewReader("host"), 0, 4)},
 	}
-	entries, size, err := bundle.Layout(8, inputs)
+	entries, size, err := bundle.EntryOffsets(8, inputs)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func checkRead(t *testing.T, data []byte, decompress bool) {
 		}
 		if !ids[e.ID] {
 			ids[e.ID] = true
-			inputs = append(inputs, Input{ID: e.ID, R: bytes.NewReader(d), Size: int64(len(d))})
+			inputs = append(inputs, Input{ID: e.ID, Data: io.NewSectionReader(bytes.NewReader(d), 0, int64(len(d)))})
 		}
 	}
 	var out bytes.Buffer
@@ -76,7 +76,7 @@ func checkRead(t *testing.T, data []byte, decompress bool) {
 		t.Fatalf("wrote %d entries, read %d", len(inputs), len(again.Entries))
 	}
 	for i, e := range again.Entries {
-		if e.ID != inputs[i].ID || e.Size != uint64(inputs[i].Size) {
+		if e.ID != inputs[i].ID || e.Size != uint64(inputs[i].size()) {
 			t.Fatalf("entry %d read back as %+v", i, e)
 		}
 	}

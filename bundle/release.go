@@ -96,35 +96,33 @@ func (r *Release) DeviceID(targetID string) string {
 	return r.DeviceKind + "-" + triple + "--" + targetID
 }
 
-// DeviceImage is the code object of one AMDGPU target ID in a HIP fatbin:
-// the Size bytes of R from offset 0.
-type DeviceImage struct {
+// CodeObject is the code object of one AMDGPU target ID in a HIP fatbin.
+type CodeObject struct {
 	TargetID string // "gfx90a", "gfx90a:xnack+", ...
-	R        io.ReaderAt
-	Size     int64
+	Data     *io.SectionReader
 }
 
 // HIPInputs returns the inputs of the fatbin that clang-linker-wrapper
 // bundles for images: the empty host entry (its input is /dev/null), then
 // one entry per image, in order.
-func (r *Release) HIPInputs(images []DeviceImage) []Input {
+func (r *Release) HIPInputs(images []CodeObject) []Input {
 	in := make([]Input, 0, 1+len(images))
 	in = append(in, Input{ID: r.HostID})
 	for _, im := range images {
-		in = append(in, Input{ID: r.DeviceID(im.TargetID), R: im.R, Size: im.Size})
+		in = append(in, Input{ID: r.DeviceID(im.TargetID), Data: im.Data})
 	}
 	return in
 }
 
 // WriteHIPFatbin writes the uncompressed HIP fatbin of images, byte for byte
 // what release r's clang-linker-wrapper has clang-offload-bundler write.
-func (r *Release) WriteHIPFatbin(w io.Writer, images []DeviceImage) error {
+func (r *Release) WriteHIPFatbin(w io.Writer, images []CodeObject) error {
 	return Write(w, HIPAlign, r.HIPInputs(images))
 }
 
 // HIPFatbin returns the fatbin that WriteHIPFatbin writes as a reader (see
 // [NewReader]): what wrap.GPU embeds without the fatbin being written
 // anywhere first.
-func (r *Release) HIPFatbin(images []DeviceImage) (*io.SectionReader, error) {
+func (r *Release) HIPFatbin(images []CodeObject) (*io.SectionReader, error) {
 	return NewReader(HIPAlign, r.HIPInputs(images))
 }

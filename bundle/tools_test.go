@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -145,9 +146,9 @@ func TestWriteMatchesClangOffloadBundler(t *testing.T) {
 				want := bundleWithTool(t, tool, nil, HIPAlign,
 					[]string{r.HostID, r.DeviceID("gfx90a:xnack+"), r.DeviceID("gfx1100")}, [][]byte{nil, imgs[0], imgs[1]})
 				var got bytes.Buffer
-				err = r.WriteHIPFatbin(&got, []DeviceImage{
-					{"gfx90a:xnack+", bytes.NewReader(imgs[0]), int64(len(imgs[0]))},
-					{"gfx1100", bytes.NewReader(imgs[1]), int64(len(imgs[1]))},
+				err = r.WriteHIPFatbin(&got, []CodeObject{
+					{"gfx90a:xnack+", io.NewSectionReader(bytes.NewReader(imgs[0]), 0, int64(len(imgs[0])))},
+					{"gfx1100", io.NewSectionReader(bytes.NewReader(imgs[1]), 0, int64(len(imgs[1])))},
 				})
 				if err != nil {
 					t.Fatal(err)

@@ -9,20 +9,27 @@ import (
 	"github.com/goffload/goffload/internal/concat"
 )
 
-// Input is the data of one bundle entry: the Size bytes of R from offset 0
-// (R may be nil when Size is 0).
+// Input is one bundle entry to write: its ID and its data (nil: empty, as
+// the host entry of a HIP fatbin is).
 type Input struct {
 	ID   string
-	R    io.ReaderAt
-	Size int64
+	Data *io.SectionReader
 }
 
-// Layout returns the entries that [Write] writes for inputs, and the size of
+// size is the number of bytes of the input's data.
+func (in *Input) size() int64 {
+	if in.Data == nil {
+		return 0
+	}
+	return in.Data.Size()
+}
+
+// EntryOffsets returns the entries that [Write] writes for inputs, and the size of
 // the bundle: the header, then each input's data at the next multiple of
 // align after the end of the previous data (or of the header), as
 // clang-offload-bundler's binary handler lays them out. The entries keep the
 // order of inputs.
-func Layout(align uint64, inputs []Input) ([]Entry, uint64, error) {
+func EntryOffsets(align uint64, inputs []Input) ([]Entry, uint64, error) {
 	if align == 0 {
 		return nil, 0, errors.New("offload bundle: alignment 0")
 	}
@@ -33,22 +40,16 @@ func Layout(align uint64, inputs []Input) ([]Entry, uint64, error) {
 			return nil, 0, fmt.Errorf("offload bundle: input %d: %q: %w", i, in.ID, ErrDuplicateID)
 		}
 		seen[in.ID] = true
-		if in.Size < 0 {
-			return nil, 0, fmt.Errorf("offload bundle: input %d (%q): negative size %d", i, in.ID, in.Size)
-		}
-		if in.R == nil && in.Size > 0 {
-			return nil, 0, fmt.Errorf("offload bundle: input %d (%q): %d bytes and no reader", i, in.ID, in.Size)
-		}
 		end += entryFixedSize + uint64(len(in.ID))
 	}
 	entries := make([]Entry, len(inputs))
 	for i, in := range inputs {
 		off, ok := alignUp(end, align)
-		if !ok || uint64(in.Size) > math.MaxUint64-off {
+		if !ok || uint64(in.size()) > math.MaxUint64-off {
 			return nil, 0, fmt.Errorf("offload bundle: input %d (%q): bundle larger than 2^64 bytes", i, in.ID)
 		}
-		entries[i] = Entry{ID: in.ID, Offset: off, Size: uint64(in.Size)}
-		end = off + uint64(in.Size)
+		entries[i] = Entry{ID: in.ID, Offset: off, Size: uint64(in.size())}
+		end = off + uint64(in.size())
 	}
 	return entries, end, nil
 }
@@ -74,7 +75,7 @@ func alignUp(n, align uint64) (uint64, bool) {
 // input shorter than its Size gives an error wrapping io.ErrUnexpectedEOF.
 // On error, w may hold part of the bundle.
 func Write(w io.Writer, align uint64, inputs []Input) error {
-	entries, _, err := Layout(align, inputs)
+	entries, _, err := EntryOffsets(align, inputs)
 	if err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func Write(w io.Writer, align uint64, inputs []Input) error {
 			return err
 		}
 		if e.Size > 0 {
-			n, err := io.Copy(w, io.NewSectionReader(inputs[i].R, 0, int64(e.Size)))
+			n, err := io.Copy(w, io.NewSectionReader(inputs[i].Data, 0, int64(e.Size)))
 			if err == nil && n < int64(e.Size) {
 				err = io.ErrUnexpectedEOF
 			}
@@ -104,11 +105,11 @@ func Write(w io.Writer, align uint64, inputs []Input) error {
 // NewReader returns the bundle that [Write] writes for inputs as a reader of
 // known size that reads the inputs only as it is read, at random, as often as
 // asked and from several goroutines at once when the inputs allow that (files
-// and byte slices do): a fatbin to embed in an object (wrap.Fatbin) without
+// and byte slices do): a fatbin to embed in an object (wrap.GPU) without
 // writing it anywhere first. An input shorter than its Size gives
 // io.ErrUnexpectedEOF when it is read.
 func NewReader(align uint64, inputs []Input) (*io.SectionReader, error) {
-	entries, _, err := Layout(align, inputs)
+	entries, _, err := EntryOffsets(align, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,9 @@ func NewReader(align uint64, inputs []Input) (*io.SectionReader, error) {
 	pos := uint64(len(hdr))
 	for i, e := range entries {
 		c.AddZeros(int64(e.Offset - pos))
-		c.Add(inputs[i].R, 0, int64(e.Size))
+		if e.Size > 0 {
+			c.Add(inputs[i].Data, 0, int64(e.Size))
+		}
 		pos = e.Offset + e.Size
 	}
 	return c.Section(), nil

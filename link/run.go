@@ -198,14 +198,14 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 				"-input=/dev/null", "-input="+strings.Join(linked, " -input="), "-output="+fb),
 			Inputs: linked, Outputs: []string{fb},
 			run: func() error {
-				var devs []bundle.DeviceImage
+				var devs []bundle.CodeObject
 				for _, t := range ts {
 					f, err := infile.Open(t.linked)
 					if err != nil {
 						return err
 					}
 					defer f.Close()
-					devs = append(devs, bundle.DeviceImage{TargetID: t.arch, R: f, Size: f.Size()})
+					devs = append(devs, bundle.CodeObject{TargetID: t.arch, Data: io.NewSectionReader(f, 0, f.Size())})
 				}
 				if comp != nil {
 					return atomicfile.Write(fb, func(w io.Writer) error {

@@ -78,7 +78,7 @@ func TestGPUWritesAgainAndAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	img, imgSize := tempFile(t, []byte("\x7fELF a gfx90a code object"))
-	made, err := br.HIPFatbin([]bundle.DeviceImage{{TargetID: "gfx90a", R: img, Size: imgSize}})
+	made, err := br.HIPFatbin([]bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(img, 0, imgSize)}})
 	if err != nil {
 		t.Fatal(err)
 	}

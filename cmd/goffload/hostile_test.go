@@ -444,7 +444,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	for name, id := range map[string]string{"evil-bundle-slash": "hipv4-amdgcn-amd-amdhsa--../../../escape/x", "evil-bundle-nul": "hipv4-amdgcn-amd-amdhsa--gfx90a\x00x"} {
 		var b bytes.Buffer
 		code := bytes.NewReader(make([]byte, 64))
-		if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: id, R: code, Size: 64}}); err != nil {
+		if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: id, Data: io.NewSectionReader(code, 0, 64)}}); err != nil {
 			t.Fatal(err)
 		}
 		add(name, write(name+".o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from",
@@ -473,7 +473,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// An OpenMP bundle of neither ELF nor bitcode: convert packages its bytes as they are.
 	add("bundled-openmp-garbage", write("ompjunk.o", objectWithSections(t, section{pb + "openmp-x86_64-pc-linux-gnu", elf.SHT_PROGBITS, code}, host)), bundledPass...)
 	var evilFB bytes.Buffer
-	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
+	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}}); err != nil {
 		t.Fatal(err)
 	}
 	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress", "extract", "extract-raw", "extract-23")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,7 +22,7 @@ func TestBundleIDsReadAsTheRelease(t *testing.T) {
 	code := []byte("\x7fELF a code object")
 	var b bytes.Buffer
 	if err := bundle.Write(&b, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux--"},
-		{ID: "hip-amdgcn-amd-amdhsa-gfx908", R: bytes.NewReader(code), Size: int64(len(code))}}); err != nil {
+		{ID: "hip-amdgcn-amd-amdhsa-gfx908", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}}); err != nil {
 		t.Fatal(err)
 	}
 	fb := filepath.Join(dir, "b.hipfb")

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -201,28 +198,22 @@ func wrapCUDA(out string, opt wrap.Options, path string) error {
 
 // hipCompression returns the options with which release rel's
 // clang-linker-wrapper --compress [--compression-level=N] has
-// clang-offload-bundler compress a HIP fatbin: the release's compressed
-// bundle version, zstd (or zlib, what a bundler built without zstd writes).
+// clang-offload-bundler compress a HIP fatbin.
 func hipCompression(rel *offload.Release, format string, level int) (*bundle.CompressOptions, error) {
 	br, err := bundle.LookupRelease(rel.Major)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--compress: %w", err)
 	}
-	if br.CompressedVersion == 0 {
-		return nil, fmt.Errorf("--compress: the clang-offload-bundler of %v does not compress (LLVM 18 and later do)", rel)
+	method, err := bundle.ParseMethod(format)
+	if err != nil {
+		return nil, fmt.Errorf("--compression-format %s: %w", format, err)
 	}
-	c := br.CompressDefaults()
-	switch format {
-	case "zstd":
-		c.Method = bundle.MethodZstd
-	case "zlib":
-		c.Method = bundle.MethodZlib
-	default:
-		return nil, fmt.Errorf("--compression-format %s: want zstd or zlib", format)
-	}
-	c.Level = level
-	if err := c.Check(); err != nil {
+	c, err := br.CompressOptions(method, level)
+	if errors.Is(err, bundle.ErrCompressOptions) {
 		return nil, fmt.Errorf("--compression-level %d: %w", level, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--compress: %w", err)
 	}
 	return &c, nil
 }
@@ -234,56 +225,31 @@ func hipCompression(rel *offload.Release, format string, level int) (*bundle.Com
 // comp, the fatbin (an uncompressed one given too) is compressed with it
 // first.
 func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.CompressOptions) error {
-	br, err := bundle.LookupRelease(opt.Release.Major)
-	if err != nil {
-		return err
-	}
-	var devs []bundle.DeviceImage
+	var objs []bundle.CodeObject
 	for _, path := range paths {
 		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if isBundle(f) {
+		if bundle.Classify(f, f.Size()) == bundle.ContentsBundle {
 			if len(paths) != 1 || len(images) != 0 {
 				return fmt.Errorf("%s is a fatbin already: wrap it alone", path)
 			}
-			if comp == nil {
-				// Copied into the object as is, compressed or not.
-				return writeGPU(out, opt, offload.OffloadHIP, path, f.Section())
-			}
-			if _, err := bundle.Read(f, f.Size()); err != nil {
-				if errors.Is(err, bundle.ErrCompressed) {
-					return fmt.Errorf("%s is a compressed bundle already: wrap it without --compress", path)
+			fb := f.Section()
+			if comp != nil {
+				if fb, err = wrap.CompressFatbin(fb, *comp); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
 				}
-				return fmt.Errorf("%s: %w", path, err)
 			}
-			return writeCompressedGPU(out, opt, path, f, f.Size(), comp)
+			// Else copied into the object as is, compressed or not.
+			return writeGPU(out, opt, offload.OffloadHIP, path, fb)
 		}
-		all, err := offload.ReadAll(f, f.Size(), &offload.ReadOptions{Release: opt.Release})
-		if err == nil && len(all) == 0 {
-			err = goffload.ErrInvalid
-		}
+		objs1, err := wrap.HIPCodeObjects(f.Section(), opt.Release)
 		if err != nil {
-			return fmt.Errorf("%s: neither an offload bundle nor offload binaries: %w", path, err)
+			return fmt.Errorf("%s: neither an offload bundle nor offload binaries of HIP images: %w", path, err)
 		}
-		for _, b := range all {
-			for i := range b.Images {
-				im := &b.Images[i]
-				if im.OffloadKind != offload.OffloadHIP {
-					return fmt.Errorf("%s: binary at %#x: image %d is for %v, not hip", path, b.Offset, i, im.OffloadKind)
-				}
-				if im.Arch() == "" {
-					return fmt.Errorf("%s: binary at %#x: image %d has no arch (the AMDGPU target ID)", path, b.Offset, i)
-				}
-				r, err := b.Open(i)
-				if err != nil {
-					return fmt.Errorf("%s: binary at %#x: %w", path, b.Offset, err)
-				}
-				devs = append(devs, bundle.DeviceImage{TargetID: im.Arch(), R: r, Size: r.Size()})
-			}
-		}
+		objs = append(objs, objs1...)
 	}
 	for _, arg := range images {
 		id, path, ok := strings.Cut(arg, "=")
@@ -295,60 +261,16 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.
 			return err
 		}
 		defer f.Close()
-		if err := amdgpuCodeObject(f); err != nil {
+		if err := wrap.CheckCodeObject(f); err != nil {
 			return fmt.Errorf("--image %s: %s: %w", id, path, err)
 		}
-		devs = append(devs, bundle.DeviceImage{TargetID: id, R: f, Size: f.Size()})
+		objs = append(objs, bundle.CodeObject{TargetID: id, Data: f.Section()})
 	}
-	fb, err := br.HIPFatbin(devs)
+	fb, err := wrap.HIPFatbin(opt.Release, objs, comp)
 	if err != nil {
 		return err
-	}
-	if comp != nil {
-		return writeCompressedGPU(out, opt, "", fb, fb.Size(), comp)
 	}
 	return writeGPU(out, opt, offload.OffloadHIP, "", fb)
-}
-
-// writeCompressedGPU wraps the HIP fatbin in the size bytes of fb
-// compressed with comp, in a scratch file (it has no name) that the object
-// is then written from.
-func writeCompressedGPU(out string, opt wrap.Options, src string, fb io.ReaderAt, size int64, comp *bundle.CompressOptions) error {
-	f, err := atomicfile.Scratch()
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := bundle.WriteCompressed(f, fb, size, *comp); err != nil {
-		return err
-	}
-	n, err := f.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return err
-	}
-	return writeGPU(out, opt, offload.OffloadHIP, src, io.NewSectionReader(f, 0, n))
-}
-
-// amdgpuCodeObject checks that r starts as an AMDGPU code object does: a
-// 64-bit ELF header for machine EM_AMDGPU. The HIP runtime loads nothing
-// else from a fatbin.
-func amdgpuCodeObject(r io.ReaderAt) error {
-	var h [20]byte
-	n, _ := r.ReadAt(h[:], 0)
-	switch {
-	case n < len(h) || !bytes.HasPrefix(h[:], elfMagic) || h[elf.EI_CLASS] != byte(elf.ELFCLASS64) || h[elf.EI_DATA] != byte(elf.ELFDATA2LSB):
-		return fmt.Errorf("not an AMDGPU code object (no 64-bit little-endian ELF header): %w", goffload.ErrInvalid)
-	case elf.Machine(binary.LittleEndian.Uint16(h[18:])) != elf.EM_AMDGPU:
-		return fmt.Errorf("not an AMDGPU code object (machine %v): %w", elf.Machine(binary.LittleEndian.Uint16(h[18:])), goffload.ErrInvalid)
-	}
-	return nil
-}
-
-func isBundle(r io.ReaderAt) bool {
-	var b [24]byte
-	n, _ := r.ReadAt(b[:], 0)
-	s := string(b[:n])
-	return s == bundle.Magic || strings.HasPrefix(s, bundle.CompressedMagic)
 }
 
 // writeGPU wraps fb, which wrap.GPU checks as the runtime would read it

@@ -181,11 +181,11 @@ func TestWrapCompressErrors(t *testing.T) {
 	}{
 		{append(hip, "--compression-level", "3"), "goffload wrap: --compression-format and --compression-level go with --compress\n"},
 		{append(hip, "--compression-format", "zlib"), "goffload wrap: --compression-format and --compression-level go with --compress\n"},
-		{append(hip, "--compress", "--compression-format", "lz4"), "goffload wrap: --compression-format lz4: want zstd or zlib\n"},
+		{append(hip, "--compress", "--compression-format", "lz4"), "goffload wrap: --compression-format lz4: offload bundle: compression format \"lz4\" (want zstd or zlib): invalid compression options\n"},
 		{append(hip, "--compress", "--compression-format", "zlib", "--compression-level", "10"),
 			"goffload wrap: --compression-level 10: offload bundle: zlib level 10 (want 1 to 9, or 0 or -1 for the default, 6): invalid compression options\n"},
 		{append(hip, "--compress", "--compression-level", "high"), "goffload wrap: flag --compression-level: bad value \"high\": parse error\n"},
-		{append(hip, "--compress", "--llvm", "17"), "goffload wrap: --compress: the clang-offload-bundler of LLVM 17 does not compress (LLVM 18 and later do)\n"},
+		{append(hip, "--compress", "--llvm", "17"), "goffload wrap: --compress: offload bundle: the clang-offload-bundler of LLVM 17 does not compress (LLVM 18 and later do): unsupported operation\n"},
 		{[]string{"wrap", "--kind", "cuda", "--compress", "-o", out, code}, "goffload wrap: --compress is for --kind hip: it compresses the HIP fatbin\n"},
 		{[]string{"wrap", "--compress", "-o", out, code}, "goffload wrap: --compress is for --kind hip: it compresses the HIP fatbin\n"},
 	} {

@@ -353,7 +353,7 @@ func madeFiles(t *testing.T, dir string) []string {
 	if code == nil {
 		t.Fatal("no code object in hip-fatbin-clang-linker-wrapper-llvm22.bundle")
 	}
-	images := []bundle.DeviceImage{{TargetID: "gfx90a", R: code, Size: code.Size()}, {TargetID: "gfx1030", R: code, Size: code.Size()}}
+	images := []bundle.CodeObject{{TargetID: "gfx90a", Data: code}, {TargetID: "gfx1030", Data: code}}
 	r19, _ := bundle.LookupRelease(19)
 	r22, _ := bundle.LookupRelease(22)
 	var paths []string
