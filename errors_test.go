@@ -16,7 +16,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -67,7 +67,7 @@ func elfObject(t *testing.T, machine elf.Machine, sections ...*elfobj.Section) (
 func archive(t *testing.T, name string, data []byte) ([]byte, int64) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := ar.WriteGNU(&buf, []ar.NewMember{{Name: name, Mode: 0o644, R: bytes.NewReader(data), Size: int64(len(data))}}); err != nil {
+	if err := ar.WriteGNU(&buf, []ar.NewMember{{Name: name, Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))}}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := ar.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))

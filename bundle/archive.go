@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/internal/bitcode"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
@@ -68,7 +68,7 @@ func (d *DeviceArchive) Write(w io.Writer) error {
 	ms := make([]ar.NewMember, len(d.Members))
 	for i := range d.Members {
 		m := &d.Members[i]
-		ms[i] = ar.NewMember{Name: m.Name, Mode: 0o644, R: m.Open(), Size: m.Size, Symbols: m.Symbols}
+		ms[i] = ar.NewMember{Name: m.Name, Mode: 0o644, Data: io.NewSectionReader(m.Open(), 0, m.Size), Symbols: m.Symbols}
 	}
 	return ar.WriteGNU(w, ms)
 }

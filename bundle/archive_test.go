@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )
@@ -167,7 +168,7 @@ func TestCompatibleAgreesWithBundler(t *testing.T) {
 					continue // refused by this release: tested below
 				}
 				data := objectWithSection(t, SectionPrefix+id, []byte(fmt.Sprintf("code %d", i)))
-				members = append(members, ar.NewMember{Name: fmt.Sprintf("m%02d.o", i), Mode: 0o644, R: bytes.NewReader(data), Size: int64(len(data))})
+				members = append(members, ar.NewMember{Name: fmt.Sprintf("m%02d.o", i), Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data)))})
 			}
 			lib := filepath.Join(dir, "lib.a")
 			var buf bytes.Buffer

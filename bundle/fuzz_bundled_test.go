@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -69,7 +69,7 @@ func FuzzObjectEntries(f *testing.F) {
 func FuzzUnbundleArchive(f *testing.F) {
 	obj := objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde"))
 	var lib bytes.Buffer
-	ar.WriteGNU(&lib, []ar.NewMember{{Name: "k.o", Mode: 0o644, R: bytes.NewReader(obj), Size: int64(len(obj))}})
+	ar.WriteGNU(&lib, []ar.NewMember{{Name: "k.o", Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(obj), 0, int64(len(obj)))}})
 	f.Add(lib.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, major := range []int{19, 22} {

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"

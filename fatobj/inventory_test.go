@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -108,11 +108,11 @@ func TestOpenArchive(t *testing.T) {
 	dir := t.TempDir()
 	fat, _ := os.ReadFile(llvmTestdata("host-objects", "openmp-x86-llvm22.o"))
 	bin, _ := os.ReadFile(llvmTestdata("packager", "multi-llvm22.bin"))
-	inner := archive(t, ar.NewMember{Name: "b.bin", R: bytes.NewReader(bin), Size: int64(len(bin))})
+	inner := archive(t, ar.NewMember{Name: "b.bin", Data: io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin)))})
 	lib := archive(t,
-		ar.NewMember{Name: "k.o", R: bytes.NewReader(fat), Size: int64(len(fat))},
-		ar.NewMember{Name: "notes.txt", R: bytes.NewReader([]byte("hello\n")), Size: 6},
-		ar.NewMember{Name: "inner.a", R: bytes.NewReader(inner), Size: int64(len(inner))})
+		ar.NewMember{Name: "k.o", Data: io.NewSectionReader(bytes.NewReader(fat), 0, int64(len(fat)))},
+		ar.NewMember{Name: "notes.txt", Data: io.NewSectionReader(bytes.NewReader([]byte("hello\n")), 0, 6)},
+		ar.NewMember{Name: "inner.a", Data: io.NewSectionReader(bytes.NewReader(inner), 0, int64(len(inner)))})
 	path := filepath.Join(dir, "lib.a")
 	if err := os.WriteFile(path, lib, 0o644); err != nil {
 		t.Fatal(err)
@@ -206,8 +206,8 @@ func TestErrorOffsetsAreInTheFile(t *testing.T) {
 	sec := ef.Section(".llvm.offloading")
 	bad := bytes.Clone(fat)
 	bad[sec.Offset+4] = 7 // the first binary's version
-	lib := archive(t, ar.NewMember{Name: "pad.txt", R: bytes.NewReader(make([]byte, 10)), Size: 10},
-		ar.NewMember{Name: "k.o", R: bytes.NewReader(bad), Size: int64(len(bad))})
+	lib := archive(t, ar.NewMember{Name: "pad.txt", Data: io.NewSectionReader(bytes.NewReader(make([]byte, 10)), 0, 10)},
+		ar.NewMember{Name: "k.o", Data: io.NewSectionReader(bytes.NewReader(bad), 0, int64(len(bad)))})
 	_, err = NewFile("lib.a", bytes.NewReader(lib), int64(len(lib)), nil)
 	var fe *goffload.FormatError
 	if !errors.As(err, &fe) || fe.Field != "Version" {
@@ -224,7 +224,7 @@ func TestErrorOffsetsAreInTheFile(t *testing.T) {
 func TestOpenRefuses(t *testing.T) {
 	deep, _ := os.ReadFile(llvmTestdata("packager", "single-llvm22.bin"))
 	for range MaxArchiveDepth + 1 {
-		deep = archive(t, ar.NewMember{Name: "m", R: bytes.NewReader(deep), Size: int64(len(deep))})
+		deep = archive(t, ar.NewMember{Name: "m", Data: io.NewSectionReader(bytes.NewReader(deep), 0, int64(len(deep)))})
 	}
 	thin := []byte(ar.ThinMagic + "k.o/            0           0     0     644     8         `\n")
 	for _, c := range []struct {

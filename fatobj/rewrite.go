@@ -8,8 +8,8 @@ import (
 	"io"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
@@ -234,7 +234,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, R: sr, Size: m.Size, Symbols: bySym[i]}
+		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, Data: sr, Symbols: bySym[i]}
 		obj := byOffset[m.DataOffset]
 		if obj != nil && obj.Name != name {
 			obj = nil // an object of an archive nested in this member
@@ -252,7 +252,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			nm.R, nm.Size = io.NewSectionReader(scratch, end, n), n
+			nm.Data = io.NewSectionReader(scratch, end, n)
 			end += n
 		}
 		members = append(members, nm)

@@ -20,7 +20,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/internal/bitcode"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"

@@ -1,10 +1,11 @@
 package offload
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload/bitcode"
 )
 
 // ImageKind is the kind of a device image (`TheImageKind`, spec §1.8). Its values
@@ -69,7 +70,7 @@ func ImageKindFromExtension(ext string) ImageKind {
 // whose contents start with head: LLVM bitcode (raw `BC C0 DE` or the wrapper
 // magic `DE C0 17 0B`) whatever the extension, else the kind of the extension.
 func DetectImageKind(name string, head []byte) ImageKind {
-	if IsBitcode(head) {
+	if bitcode.IsBitcode(head) {
 		return ImageBitcode
 	}
 	return ImageKindFromExtension(extension(name))
@@ -104,11 +105,6 @@ func (r *Release) DetectImageKind(name string, head []byte) ImageKind {
 		return ImageSPIRV
 	}
 	return k
-}
-
-// IsBitcode reports whether data starts with an LLVM bitcode magic number.
-func IsBitcode(data []byte) bool {
-	return bytes.HasPrefix(data, []byte("BC\xC0\xDE")) || bytes.HasPrefix(data, []byte("\xDE\xC0\x17\x0B"))
 }
 
 // ParseImageKind parses an image kind from its llvm-objdump name ("elf"), its

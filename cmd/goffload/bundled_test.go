@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )

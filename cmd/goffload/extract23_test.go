@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -9,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -174,7 +175,7 @@ func TestExtractVersion3(t *testing.T) {
 	for _, m := range []struct{ name, content string }{{"a.o", "aaaa\n"}, {"b.o", "bbbb\n"}} {
 		c := write("content-"+m.name, []byte(m.content))
 		bin := pkg(m.name+".bin", "file="+c+",triple=x-y-z,arch=gfx90a,kind=openmp")
-		ms = append(ms, ar.NewMember{Name: m.name, Mode: 0o644, R: bytes.NewReader(bin), Size: int64(len(bin))})
+		ms = append(ms, ar.NewMember{Name: m.name, Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin)))})
 	}
 	var lib bytes.Buffer
 	if err := ar.WriteGNU(&lib, ms); err != nil {

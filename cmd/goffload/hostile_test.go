@@ -22,9 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -156,7 +156,7 @@ func archiveOf(t testing.TB, members map[string][]byte) []byte {
 	sort.Strings(names)
 	var ms []ar.NewMember
 	for _, n := range names {
-		ms = append(ms, ar.NewMember{Name: n, Mode: 0o644, R: bytes.NewReader(members[n]), Size: int64(len(members[n]))})
+		ms = append(ms, ar.NewMember{Name: n, Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(members[n]), 0, int64(len(members[n])))})
 	}
 	var buf bytes.Buffer
 	if err := ar.WriteGNU(&buf, ms); err != nil {

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
 	"github.com/goffload/goffload/internal/strtab"
 	"github.com/goffload/goffload/offload"
 )
@@ -239,7 +239,7 @@ func lmArchive(t *testing.T, members ...[2]string) []byte {
 	t.Helper()
 	var ms []ar.NewMember
 	for _, m := range members {
-		ms = append(ms, ar.NewMember{Name: m[0], Mode: 0o644, R: strings.NewReader(m[1]), Size: int64(len(m[1]))})
+		ms = append(ms, ar.NewMember{Name: m[0], Mode: 0o644, Data: io.NewSectionReader(strings.NewReader(m[1]), 0, int64(len(m[1])))})
 	}
 	var buf bytes.Buffer
 	if err := ar.WriteGNU(&buf, ms); err != nil {

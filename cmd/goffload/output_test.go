@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -259,7 +259,7 @@ func TestManyInputsFewDescriptors(t *testing.T) {
 		name := fmt.Sprintf("m%04d.o", i)
 		os.WriteFile(filepath.Join(in, name), fatData, 0o644)
 		thinNames, thinSizes = append(thinNames, name), append(thinSizes, int64(len(fatData)))
-		members = append(members, ar.NewMember{Name: name, Mode: 0o644, R: bytes.NewReader(fatData), Size: int64(len(fatData))})
+		members = append(members, ar.NewMember{Name: name, Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(fatData), 0, int64(len(fatData)))})
 		b := filepath.Join(in, fmt.Sprintf("b%04d.bin", i))
 		os.WriteFile(b, binData, 0o644)
 		bins = append(bins, b)
@@ -267,7 +267,7 @@ func TestManyInputsFewDescriptors(t *testing.T) {
 	var lib bytes.Buffer
 	for len(members) < 5000 {
 		members = append(members, members[len(members)%n])
-		members[len(members)-1].R = bytes.NewReader(fatData)
+		members[len(members)-1].Data = io.NewSectionReader(bytes.NewReader(fatData), 0, int64(len(fatData)))
 	}
 	if err := ar.WriteGNU(&lib, members); err != nil {
 		t.Fatal(err)

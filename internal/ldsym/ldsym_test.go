@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/google/go-cmp/cmp"
 )

@@ -2,21 +2,21 @@ package ar
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
 )
 
-// NewMember is one member to write: its header fields and its data, Size
-// bytes read from R when the archive is written.
+// NewMember is one member to write: its header fields and its data, read
+// when the archive is written (nil: empty).
 type NewMember struct {
 	Name     string
 	Date     int64
 	UID, GID int
 	Mode     uint32
-	R        io.Reader
-	Size     int64
+	Data     *io.SectionReader
 	// Symbols are the global symbols the member defines, for the index.
 	Symbols []string
 }
@@ -69,7 +69,7 @@ func WriteGNU(w io.Writer, members []NewMember) error {
 	offsets := make([]int64, len(members))
 	for i, m := range members {
 		offsets[i] = off
-		off += HeaderSize + m.Size + m.Size%2
+		off += HeaderSize + m.size() + m.size()%2
 	}
 	if off > 1<<32-1 && nsyms > 0 {
 		return fmt.Errorf("ar: %d bytes: a member lies past the 32-bit offsets of the symbol index", off)
@@ -100,7 +100,7 @@ func WriteGNU(w io.Writer, members []NewMember) error {
 		}
 	}
 	for i, m := range members {
-		if err := writeMember(bw, names[i], m.Date, m.UID, m.GID, m.Mode, m.Size, m.R); err != nil {
+		if err := writeMember(bw, names[i], m.Date, m.UID, m.GID, m.Mode, m.size(), m.reader()); err != nil {
 			return fmt.Errorf("ar: member %q: %w", m.Name, err)
 		}
 	}
@@ -141,4 +141,18 @@ func writeMember(w *bufio.Writer, name string, date int64, uid, gid int, mode ui
 		return w.WriteByte('\n')
 	}
 	return nil
+}
+
+func (m *NewMember) size() int64 {
+	if m.Data == nil {
+		return 0
+	}
+	return m.Data.Size()
+}
+
+func (m *NewMember) reader() io.Reader {
+	if m.Data == nil {
+		return bytes.NewReader(nil)
+	}
+	return io.NewSectionReader(m.Data, 0, m.Data.Size())
 }

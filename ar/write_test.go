@@ -2,6 +2,7 @@ package ar
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,10 +43,10 @@ func TestWriteGNU(t *testing.T) {
 		if name != "one.c" {
 			syms = []string{"two", "three"}
 		}
-		members = append(members, NewMember{Name: filepath.Base(obj), Mode: 0o644, R: bytes.NewReader(data), Size: int64(len(data)), Symbols: syms})
+		members = append(members, NewMember{Name: filepath.Base(obj), Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), Symbols: syms})
 	}
 	odd := []byte("odd")
-	members = append(members, NewMember{Name: "odd.txt", Mode: 0o644, R: bytes.NewReader(odd), Size: 3})
+	members = append(members, NewMember{Name: "odd.txt", Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(odd), 0, 3)})
 	var buf bytes.Buffer
 	if err := WriteGNU(&buf, members); err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestWriteGNUMatchesLLVMAr(t *testing.T) {
 		}
 		data, _ := os.ReadFile(path)
 		st, _ := os.Stat(path)
-		members = append(members, NewMember{Name: f.name, Mode: uint32(st.Mode().Perm()), R: bytes.NewReader(data), Size: int64(len(data)), Symbols: syms[f.name]})
+		members = append(members, NewMember{Name: f.name, Mode: uint32(st.Mode().Perm()), Data: io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), Symbols: syms[f.name]})
 		names = append(names, f.name)
 	}
 	lib := filepath.Join(dir, "llvm.a")

@@ -6,7 +6,7 @@ import (
 	"io"
 	"log"
 
-	"github.com/goffload/goffload/internal/ar"
+	"github.com/goffload/goffload/ar"
 )
 
 func Example() {
