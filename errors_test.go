@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
 )
 

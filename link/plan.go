@@ -16,11 +16,11 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/ar"
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
