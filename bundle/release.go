@@ -10,7 +10,7 @@ import (
 )
 
 // HIPAlign is the -bundle-align that clang-linker-wrapper gives
-// clang-offload-bundler for a HIP fatbin (spec §3.3).
+// clang-offload-bundler for a HIP fatbin (docs/bundles.md#hip-fatbin).
 const HIPAlign = 4096
 
 // Release holds what one LLVM release's clang-linker-wrapper asks of
@@ -57,7 +57,7 @@ func fromOffload(r *offload.Release) (Release, bool) {
 	return out, true
 }
 
-// Releases returns the rows of the releases with HIP fatbin facts (17–22),
+// Releases returns the rows of the releases with HIP fatbin facts (17–23),
 // oldest first.
 func Releases() []Release {
 	var out []Release

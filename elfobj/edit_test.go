@@ -110,7 +110,8 @@ func TestEmbedOffloading(t *testing.T) {
 }
 
 // TestRenameEntries renames the entries section and its encapsulation symbols
-// as the relocatable link of LLVM 19 does with llvm-objcopy (spec §3.5).
+// as the relocatable link of LLVM 19 does with llvm-objcopy
+// (docs/registration.md#relocatable-link).
 func TestRenameEntries(t *testing.T) {
 	readelf := tooltest.Tool(t, "llvm-readelf", 19)
 	o := loadObject(t, filepath.Join("..", "offload", "testdata", "llvm", "wrapper", "openmp-wrapper-llvm19.o"))

@@ -77,7 +77,8 @@ var crossHosts = []string{"aarch64-linux-gnu", "powerpc64le-linux-gnu", "riscv64
 
 // testObjects compiles the test sources with the clang of every release that
 // is installed, for x86-64 and the other host machines, and lists them with
-// the fixture objects of the shared reference, which need no tool.
+// the fixture objects in offload/testdata/llvm/host-objects, which need no
+// tool.
 func testObjects(t *testing.T) map[string]testObject {
 	t.Helper()
 	dir := t.TempDir()

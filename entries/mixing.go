@@ -466,9 +466,9 @@ func (m *mixer) registrations() {
 }
 
 // descriptor reads the __tgt_bin_desc at d: {int32 NumDeviceImages,
-// DeviceImages, HostEntriesBegin, HostEntriesEnd} (spec §3.1). With strict
-// (a candidate found by its shape) every image must point to the same
-// entries as the descriptor.
+// DeviceImages, HostEntriesBegin, HostEntriesEnd}
+// (docs/registration.md#runtime-structs). With strict (a candidate found by its
+// shape) every image must point to the same entries as the descriptor.
 func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	n, ok1 := m.word(d, 0, 4)
 	pad, ok2 := m.word(d, 4, 4)
@@ -515,7 +515,8 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 }
 
 // imageReleases returns the releases whose wrapper points the
-// __tgt_device_image at rec into its image as it does (spec §3.1, §7): raw
+// __tgt_device_image at rec into its image as it does
+// (docs/registration.md#image-bounds, docs/releases.md#release-table): raw
 // images (13, 14), or the OffloadBinary's start or ImageOffset, and its end
 // or ImageOffset+ImageSize. A pointer that cannot be followed tells nothing.
 func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {

@@ -17,10 +17,10 @@ import (
 var ErrNotInRelease = errors.New("not in this LLVM release")
 
 // RequiresEntry returns the entry that carries `#pragma omp requires` flags
-// (spec §2.3) in release r: an empty name with the flags in the legacy
-// `reserved` field in LLVM 19 and 20, ".requires" with the flags in Data from
-// 21. LLVM 15 to 18 have no such entry: they call __tgt_register_requires from
-// a constructor.
+// (docs/entries.md#requires) in release r: an empty name with the flags in the
+// legacy `reserved` field in LLVM 19 and 20, ".requires" with the flags in Data
+// from 21. LLVM 15 to 18 have no such entry: they call __tgt_register_requires
+// from a constructor.
 func RequiresEntry(r *offload.Release, flags offload.RequiresFlags) (offload.Entry, error) {
 	if facts.Of(r).Entries.Requires == facts.RequiresCtor {
 		return offload.Entry{}, fmt.Errorf("entries: requires entry in %v, which registers requires with a constructor: %w", r, ErrNotInRelease)
@@ -50,14 +50,14 @@ type writer struct {
 	nNames  int
 }
 
-// Write adds entries to o, a relocatable object of a host machine, as clang
-// of release r emits them (spec §2.2): the release's entries section for each
-// entry's kind, the name strings in the release's string section, a weak
-// symbol per entry, and relocations for the address, the name and the aux
-// address. Address and Aux symbols are looked up by name in o, and added as
-// undefined globals when o has none; an OpenMP entry whose address is the
-// symbol [RegionID] of its name gets that symbol defined in .rodata, as clang
-// does for target regions. The entries of one section are written in the
+// Write adds entries to o, a relocatable object of a host machine, as clang of
+// release r emits them (docs/entries.md#entry-globals): the release's entries
+// section for each entry's kind, the name strings in the release's string
+// section, a weak symbol per entry, and relocations for the address, the name
+// and the aux address. Address and Aux symbols are looked up by name in o, and
+// added as undefined globals when o has none; an OpenMP entry whose address is
+// the symbol [RegionID] of its name gets that symbol defined in .rodata, as
+// clang does for target regions. The entries of one section are written in the
 // order given.
 func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
 	mc, err := machineOf(o.Machine)
@@ -179,9 +179,9 @@ func (w *writer) symbol(name string, region bool) *elfobj.Symbol {
 	return s
 }
 
-// nameString places the NUL-terminated name in the release's string section
-// and returns the section, the offset (spec §2.2), and the local symbol
-// `.offloading.entry_name[.N]` made over it.
+// nameString places the NUL-terminated name in the release's string section and
+// returns the section, the offset (docs/entries.md#object-level), and the local
+// symbol `.offloading.entry_name[.N]` made over it.
 func (w *writer) nameString(name string) (*elfobj.Section, uint64, *elfobj.Symbol) {
 	size := uint64(len(name) + 1)
 	var sec *elfobj.Section

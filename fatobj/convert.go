@@ -44,7 +44,7 @@ const maxConvertSection = 1 << 30
 
 // Convert rewrites o, a relocatable host object that release from made, into
 // what release to makes of the same source, so that the driver and runtime of
-// release to link and run it (around-the-binary §3):
+// release to link and run it (docs/releases.md#mixing-releases):
 //
 //   - entries sections are renamed (omp_, cuda_, hip_offloading_entries ↔
 //     llvm_offload_entries, with their relocation sections), their entries

@@ -1,4 +1,4 @@
-// Package link is the link flow of clang-linker-wrapper, releases 15 to 22,
+// Package link is the link flow of clang-linker-wrapper, releases 15 to 23,
 // as a library: [ParseWrapperArgs] reads the arguments clang passes to the
 // wrapper; [Plan] reads the inputs, finds their device code (objects, the
 // archive members the host link pulls as ld pulls them, libraries found

@@ -6,8 +6,9 @@ import (
 	"github.com/goffload/goffload/internal/strtab"
 )
 
-// The OffloadBinary container (spec §1). All fields are little-endian, as every
-// LLVM host that has been run writes them.
+// The OffloadBinary container (docs/offload-binary.md#offload-binary). All
+// fields are little-endian, as every LLVM host that has been run writes them
+// (docs/offload-binary.md#byte-order).
 
 // Magic is the first four bytes of every OffloadBinary.
 var Magic = [4]byte{0x10, 0xFF, 0x10, 0xAD}
@@ -20,7 +21,8 @@ func StartsWithMagic(r io.ReaderAt) bool {
 	return n == len(head) && head == Magic
 }
 
-// Sizes of the OffloadBinary records (spec §1.2–§1.4).
+// Sizes of the OffloadBinary records (docs/offload-binary.md#header,
+// docs/offload-binary.md#image-entry, docs/offload-binary.md#string-map).
 const (
 	HeaderSize        = 32 // Magic, Version, Size, EntryOffset, EntrySize/EntriesCount
 	ImageEntrySize    = 40 // ImageKind, OffloadKind, Flags, StringOffset, NumStrings, ImageOffset, ImageSize
@@ -47,7 +49,7 @@ type KeyValue struct {
 }
 
 // Image is the metadata of one device image in an OffloadBinary: one `Entry` of
-// the format (spec §1.3) with its strings.
+// the format (docs/offload-binary.md#image-entry) with its strings.
 type Image struct {
 	Kind        ImageKind
 	OffloadKind OffloadKind
@@ -89,10 +91,11 @@ func (im *Image) Set(key, value string) {
 	im.Strings = append(im.Strings, KeyValue{key, value})
 }
 
-// Layout gives the offsets of a binary, relative to its start (spec §1.5).
-// In a binary of several entries (version 2 and later: [WriteBinaries]) a
-// Layout is one entry's: its own string entries and image, the string table
-// all entries share, and the size of the whole binary.
+// Layout gives the offsets of a binary, relative to its start
+// (docs/offload-binary.md#binary-layout). In a binary of several entries
+// (version 2 and later: [WriteBinaries]) a Layout is one entry's: its own
+// string entries and image, the string table all entries share, and the size of
+// the whole binary.
 type Layout struct {
 	StringOffset uint64 // first string entry (72; 80 in version 3)
 	StringTable  uint64 // first byte of the string table
@@ -171,8 +174,9 @@ func layoutAll(v uint32, ims []*Image, sizes []uint64) ([]Layout, strtab.Table) 
 }
 
 // LinkedImage returns the metadata clang-linker-wrapper gives the binary it
-// makes after device linking (spec §3.1): an ELF object image of offload kind
-// k with the strings "triple" then "arch", in that order in every release.
+// makes after device linking (docs/offload-binary.md#map-orders): an ELF object
+// image of offload kind k with the strings "triple" then "arch", in that order
+// in every release.
 func LinkedImage(k OffloadKind, triple, arch string) Image {
 	return Image{Kind: ImageObject, OffloadKind: k, Strings: []KeyValue{{"triple", triple}, {"arch", arch}}}
 }

@@ -12,10 +12,12 @@ import (
 )
 
 // This file holds the structs the wrapper's registration code hands to the
-// runtime on a 64-bit host (spec §3.1, "Runtime structs"), and the indirect
-// call table the runtime builds for the device (spec §5).
+// runtime on a 64-bit host (docs/registration.md#runtime-structs), and the
+// indirect call table the runtime builds for the device
+// (docs/entries.md#indirect-call-table).
 
-// Layout of `__tgt_device_image` (spec §3.1): four pointers.
+// Layout of `__tgt_device_image` (docs/registration.md#runtime-structs): four
+// pointers.
 const (
 	DeviceImageSize               = 32
 	DeviceImageStartOffset        = 0  // void *ImageStart
@@ -24,8 +26,8 @@ const (
 	DeviceImageEntriesEndOffset   = 24 // Entry *EntriesEnd
 )
 
-// Layout of `__tgt_bin_desc` (spec §3.1): an int32, 4 bytes of padding, three
-// pointers.
+// Layout of `__tgt_bin_desc` (docs/registration.md#runtime-structs): an int32,
+// 4 bytes of padding, three pointers.
 const (
 	BinDescSize                   = 32
 	BinDescNumDeviceImagesOffset  = 0  // int32_t NumDeviceImages
@@ -34,10 +36,10 @@ const (
 	BinDescHostEntriesEndOffset   = 24 // Entry *HostEntriesEnd
 )
 
-// DeviceImage is a `__tgt_device_image` (spec §3.1). Where ImageStart and
-// ImageEnd point in the embedded OffloadBinary depends on the release: see
-// [Release.ImageStart]. EntriesBegin and EntriesEnd are the `__start_` and
-// `__stop_` symbols of the entries section.
+// DeviceImage is a `__tgt_device_image` (docs/registration.md#runtime-structs).
+// Where ImageStart and ImageEnd point in the embedded OffloadBinary depends on
+// the release: see [Release.ImageStart]. EntriesBegin and EntriesEnd are the
+// `__start_` and `__stop_` symbols of the entries section.
 type DeviceImage struct {
 	ImageStart, ImageEnd     uint64
 	EntriesBegin, EntriesEnd uint64
@@ -93,7 +95,7 @@ func DecodeDeviceImages(order binary.ByteOrder, b []byte, n int) ([]DeviceImage,
 }
 
 // BinDesc is a `__tgt_bin_desc`, the descriptor the wrapper's constructor
-// passes to `__tgt_register_lib` (spec §3.1).
+// passes to `__tgt_register_lib` (docs/registration.md#runtime-structs).
 type BinDesc struct {
 	NumDeviceImages  int32
 	DeviceImages     uint64 // address of NumDeviceImages DeviceImage structs
@@ -130,17 +132,19 @@ func DecodeBinDesc(order binary.ByteOrder, b []byte) (BinDesc, error) {
 }
 
 // IndirectPairSize is the size of one pair of the indirect call table
-// (spec §5).
+// (docs/entries.md#indirect-call-table).
 const IndirectPairSize = 16
 
 // IndirectPair maps the host address of a `declare target indirect` function
-// to its device address: `struct { void *HstPtr; void *DevPtr; }` (spec §5).
+// to its device address: `struct { void *HstPtr; void *DevPtr; }`
+// (docs/entries.md#indirect-call-table).
 type IndirectPair struct {
 	Host, Device uint64
 }
 
 // IndirectTable is the table the offload runtime builds from the indirect
-// entries of an image and copies to the device (spec §5), sorted by Host.
+// entries of an image and copies to the device
+// (docs/entries.md#indirect-call-table), sorted by Host.
 type IndirectTable []IndirectPair
 
 // BuildIndirectTable returns a sorted copy of pairs. Pairs with the same host

@@ -119,7 +119,7 @@ func TestDecodeDeviceImages(t *testing.T) {
 // TestRuntimeStructsMatchRealWrappers checks the offsets against the wrapper
 // objects that clang-linker-wrapper 15, 19 and 22 made: `.data.rel.ro` holds
 // the device image array at 0 and the descriptor at 0x20, with relocations
-// for every pointer (spec §3.2).
+// for every pointer (docs/registration.md#openmp-object).
 func TestRuntimeStructsMatchRealWrappers(t *testing.T) {
 	for _, major := range []int{15, 19, 22} {
 		t.Run("llvm"+strconv.Itoa(major), func(t *testing.T) {

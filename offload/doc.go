@@ -7,20 +7,20 @@
 //
 // # Releases
 //
-// The package speaks LLVM 13 to 22. [Releases] lists one [Release] row per
-// release; every format decision reads its row, so writing for another release
-// means passing another row. The rows follow the project's specification,
-// measured with the real tools of LLVM 13 to 22 except 20, whose row is
-// inferred (no Debian suite ships it); a field measured only on some releases
-// says so. This package's own tests run the tools of 15, 16, 19 and 22. LLVM
-// 13 and 14, the old OpenMP driver, have no OffloadBinary and no packager
-// ([Release.BinaryVersion] 0: writing one for them is refused with
+// The package speaks LLVM 13 to 23, 23 being LLVM's main branch after 22.
+// [Releases] lists one [Release] row per release; every format decision reads
+// its row, so writing for another release means passing another row. The rows
+// follow docs/releases.md#release-table, measured with the real tools of LLVM
+// 13 to 22 except 20, whose row is inferred like 23's (no Debian suite ships
+// them; docs/releases.md#measured-or-inferred); a field measured only on some
+// releases says so. This package's own tests run the tools of 15, 16, 19 and
+// 22. LLVM 13 and 14, the old OpenMP driver, have no OffloadBinary and no
+// packager ([Release.BinaryVersion] 0: writing one for them is refused with
 // [goffload.ErrUnsupported]), and register raw device images with
-// clang-offload-wrapper ([Release.Wrapper]). A row also says what the
-// release's libomptarget reads ([Release.RuntimeReadsEntries],
+// clang-offload-wrapper ([Release.Wrapper]). A row also says what the release's
+// libomptarget reads ([Release.RuntimeReadsEntries],
 // [Release.RuntimeReadsRequires]) and the soname a program records for it
-// ([RuntimeReleases]).
-// [DefaultRelease] is 22.
+// ([RuntimeReleases]). [DefaultRelease] is 22.
 //
 // # OffloadBinary
 //

@@ -12,11 +12,11 @@ import (
 )
 
 // This file holds the offload entry, `__tgt_offload_entry` and its successor
-// `llvm::offloading::EntryTy` (spec §2): its two binary layouts, the entries
-// sections, and the meaning of its flags.
+// `llvm::offloading::EntryTy` (docs/entries.md#offload-entries): its two binary
+// layouts, the entries sections, and the meaning of its flags.
 
 // EntryVersion is the Version field that LLVM 21 and later write in every
-// 56-byte entry (spec §2.1).
+// 56-byte entry (docs/entries.md#entry-v1).
 const EntryVersion = 1
 
 // The fields of an entry, in the order of the v1 struct.
@@ -33,7 +33,8 @@ const (
 	numEntryFields
 )
 
-// entryFieldNames are the v1 field names (spec §2.1), used in errors.
+// entryFieldNames are the v1 field names (docs/entries.md#entry-v1), used in
+// errors.
 var entryFieldNames = [numEntryFields]string{
 	"Reserved", "Version", "Kind", "Flags", "Address", "SymbolName", "Size", "Data", "AuxAddr",
 }
@@ -46,7 +47,8 @@ type entryFormat struct {
 	fields [numEntryFields]entryField
 }
 
-// entryFormats are the struct layouts on a 64-bit host (spec §2.1).
+// entryFormats are the struct layouts on a 64-bit host
+// (docs/entries.md#entry-layouts).
 var entryFormats = [...]entryFormat{
 	// { ptr addr, ptr name, i64 size, i32 flags, i32 reserved }
 	EntryLegacy: {size: 32, fields: [numEntryFields]entryField{
@@ -79,7 +81,8 @@ func (l EntryLayout) format() (*entryFormat, bool) {
 }
 
 // Size returns the size in bytes of one entry on a 64-bit host: 32 for
-// EntryLegacy, 56 for EntryV1, 0 for an unknown layout (spec §2.1).
+// EntryLegacy, 56 for EntryV1, 0 for an unknown layout
+// (docs/entries.md#entry-layouts).
 func (l EntryLayout) Size() int {
 	if f, ok := l.format(); ok {
 		return f.size
@@ -96,25 +99,26 @@ func (l EntryLayout) offset(field int) int {
 
 // AddrOffset returns the byte offset in an entry of the pointer to the
 // symbol it describes (`addr`, `Address`): 0 in EntryLegacy, 16 in EntryV1,
-// -1 for an unknown layout (spec §2.1). A relocation at this offset
-// fills it.
+// -1 for an unknown layout (docs/entries.md#entry-layouts). A relocation at
+// this offset fills it.
 func (l EntryLayout) AddrOffset() int { return l.offset(entryAddr) }
 
 // NameOffset returns the byte offset in an entry of the pointer to its name
 // string (`name`, `SymbolName`): 8 in EntryLegacy, 24 in EntryV1, -1 for an
-// unknown layout (spec §2.1).
+// unknown layout (docs/entries.md#entry-layouts).
 func (l EntryLayout) NameOffset() int { return l.offset(entryName) }
 
 // AuxOffset returns the byte offset of the `AuxAddr` pointer (48 in EntryV1),
-// or -1 and false for a layout without one (spec §2.1).
+// or -1 and false for a layout without one (docs/entries.md#entry-layouts).
 func (l EntryLayout) AuxOffset() (int, bool) {
 	off := l.offset(entryAux)
 	return off, off >= 0
 }
 
-// RawEntry is an offload entry as the numbers stored in it (spec §2.1). The
-// pointers Addr, Name and Aux are the values in the bytes, which are 0 in a
-// relocatable object until the linker applies the relocations.
+// RawEntry is an offload entry as the numbers stored in it
+// (docs/entries.md#entry-layouts). The pointers Addr, Name and Aux are the
+// values in the bytes, which are 0 in a relocatable object until the linker
+// applies the relocations.
 //
 // EntryLegacy lacks Reserved, Version, Kind and Aux: they decode as 0 and must
 // be 0 to encode. Its `int32 flags` and `int32 reserved` fields are held
@@ -146,10 +150,11 @@ func rawEntryOf(v [numEntryFields]uint64) RawEntry {
 	}
 }
 
-// Encode returns the l.Size() bytes of e in layout l (spec §2.1) and byte
-// order order. It fails with ErrEncoding when a value does not fit: a nonzero
-// field the layout lacks (Reserved, Version, Kind or Aux in EntryLegacy) or a
-// Data above 32 bits in EntryLegacy.
+// Encode returns the l.Size() bytes of e in layout l
+// (docs/entries.md#entry-layouts) and byte order order. It fails with
+// ErrEncoding when a value does not fit: a nonzero field the layout lacks
+// (Reserved, Version, Kind or Aux in EntryLegacy) or a Data above 32 bits in
+// EntryLegacy.
 func (l EntryLayout) Encode(order binary.ByteOrder, e RawEntry) ([]byte, error) {
 	return l.AppendEncode(nil, order, e)
 }
@@ -213,11 +218,11 @@ func (l EntryLayout) Decode(order binary.ByteOrder, b []byte) (RawEntry, error) 
 	return rawEntryOf(v), nil
 }
 
-// DecodeAll reads the entries of an entries section (spec §2.2), which holds
-// them back to back. A size that is not a multiple of l.Size() gives a
-// [*goffload.FormatError] matching goffload.ErrTruncated whose offset is that
-// of the partial entry in b. An unknown layout is an argument error matching
-// fs.ErrInvalid.
+// DecodeAll reads the entries of an entries section
+// (docs/entries.md#entry-globals), which holds them back to back. A size that
+// is not a multiple of l.Size() gives a [*goffload.FormatError] matching
+// goffload.ErrTruncated whose offset is that of the partial entry in b. An
+// unknown layout is an argument error matching fs.ErrInvalid.
 func (l EntryLayout) DecodeAll(order binary.ByteOrder, b []byte) ([]RawEntry, error) {
 	size := l.Size()
 	if size == 0 {
@@ -280,10 +285,11 @@ func uintN(order binary.ByteOrder, b []byte, width int) uint64 {
 	return 0
 }
 
-// entrySection finds an entries section name in the release table (spec
-// §2.2), accepting the `_<hex>` suffix that a relocatable link appends (spec
-// §3.5). The kind is the section's for a legacy section, whose entries carry
-// none, and OffloadNone for a unified one, whose entries name their own.
+// entrySection finds an entries section name in the release table
+// (docs/entries.md#entry-globals), accepting the `_<hex>` suffix that a
+// relocatable link appends (docs/registration.md#relocatable-link). The kind is
+// the section's for a legacy section, whose entries carry none, and OffloadNone
+// for a unified one, whose entries name their own.
 func entrySection(name string) (layout EntryLayout, kind OffloadKind, ok bool) {
 	for i := range releases {
 		r := &releases[i]
@@ -307,7 +313,7 @@ func entrySection(name string) (layout EntryLayout, kind OffloadKind, ok bool) {
 
 // isRelocatableSuffix reports whether s is "_" followed by the lower-case,
 // unpadded hex digits of a 64-bit number: utohexstr of the low MD5 half
-// (spec §3.5).
+// (docs/registration.md#relocatable-link).
 func isRelocatableSuffix(s string) bool {
 	hex, ok := strings.CutPrefix(s, "_")
 	if !ok || len(hex) == 0 || len(hex) > 16 || (len(hex) > 1 && hex[0] == '0') {
@@ -324,8 +330,9 @@ func isRelocatableSuffix(s string) bool {
 // DetectEntryLayout returns the entry layout of the entries section named
 // sectionName: EntryV1 for `llvm_offload_entries`, EntryLegacy for
 // `omp_offloading_entries`, `cuda_offloading_entries` and
-// `hip_offloading_entries` (spec §2.2), each also with the `_<hex>` suffix of
-// a relocatable link (spec §3.5). It returns false for any other name.
+// `hip_offloading_entries` (docs/entries.md#entry-globals), each also with the
+// `_<hex>` suffix of a relocatable link
+// (docs/registration.md#relocatable-link). It returns false for any other name.
 func DetectEntryLayout(sectionName string) (EntryLayout, bool) {
 	layout, _, ok := entrySection(sectionName)
 	return layout, ok
@@ -334,7 +341,8 @@ func DetectEntryLayout(sectionName string) (EntryLayout, bool) {
 // EntrySectionKind returns the offload kind of the entries in the section
 // named sectionName: OffloadOpenMP, OffloadCUDA or OffloadHIP for the legacy
 // sections, whose entries carry no kind, and OffloadNone for
-// `llvm_offload_entries`, whose entries name their own (spec §2.1, §2.2). It
+// `llvm_offload_entries`, whose entries name their own
+// (docs/entries.md#entry-layouts, docs/entries.md#entry-globals). It
 // accepts the names DetectEntryLayout accepts and returns false for others.
 func EntrySectionKind(sectionName string) (OffloadKind, bool) {
 	_, kind, ok := entrySection(sectionName)
@@ -369,8 +377,8 @@ func (r SymbolRef) String() string {
 }
 
 // Entry is an offload entry as its meaning, independent of the release and
-// layout (spec §2.1, §2.3): pointers are symbol references and the kind is
-// the logical OffloadKind.
+// layout (docs/entries.md#entry-layouts, docs/entries.md#what-gets-an-entry):
+// pointers are symbol references and the kind is the logical OffloadKind.
 type Entry struct {
 	Kind    OffloadKind
 	Flags   uint32 // OpenMPFlags for OffloadOpenMP, GPUFlags for OffloadCUDA and OffloadHIP
@@ -381,9 +389,10 @@ type Entry struct {
 	Aux     SymbolRef // EntryV1 only
 }
 
-// Raw returns the numeric fields of e as release r stores them (spec §2.1):
-// Reserved 0, Version EntryVersion and the Kind code in a 56-byte entry;
-// Flags, Size and Data. The pointers are left 0, to be filled by relocations.
+// Raw returns the numeric fields of e as release r stores them
+// (docs/entries.md#entry-v1): Reserved 0, Version EntryVersion and the Kind
+// code in a 56-byte entry; Flags, Size and Data. The pointers are left 0, to be
+// filled by relocations.
 //
 // It fails with ErrEncoding when r cannot hold e: a kind the release has no
 // code for (SYCL before LLVM 21) or, in the 32-byte layout, a kind without an
@@ -486,8 +495,8 @@ func parseBits(s string, names []bitName, bitSize int, what, prefix string) (uin
 }
 
 // OpenMPFlags are the flags of an OpenMP entry
-// (`OpenMPOffloadingDeclareTargetFlags`, spec §2.4). A target region or a
-// `declare target to/enter` global has none.
+// (`OpenMPOffloadingDeclareTargetFlags`, docs/entries.md#openmp-flags). A
+// target region or a `declare target to/enter` global has none.
 type OpenMPFlags uint32
 
 const (
@@ -522,7 +531,7 @@ func ParseOpenMPFlags(s string) (OpenMPFlags, error) {
 }
 
 // GPUFlags are the flags of a CUDA or HIP entry (`OffloadEntryKindFlag`,
-// spec §2.4): a type in the low 3 bits, and bit flags.
+// docs/entries.md#gpu-flags): a type in the low 3 bits, and bit flags.
 type GPUFlags uint32
 
 const (
@@ -568,8 +577,8 @@ func ParseGPUFlags(s string) (GPUFlags, error) {
 
 // RequiresFlags are the clauses of `#pragma omp requires`, in the Data of a
 // requires entry (LLVM 19: the legacy `reserved` field) or the argument of
-// `__tgt_register_requires` (LLVM 15–18) (spec §2.3). The values are LLVM's
-// OpenMPOffloadingRequiresDirFlags. Clang 19 and 22 write only
+// `__tgt_register_requires` (LLVM 15–18) (docs/entries.md#requires). The values
+// are LLVM's OpenMPOffloadingRequiresDirFlags. Clang 19 and 22 write only
 // RequiresUnifiedSharedMemory: a requires entry exists only with that clause.
 type RequiresFlags uint64
 

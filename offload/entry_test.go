@@ -64,7 +64,7 @@ func TestEntryLayoutSizeAndOffsets(t *testing.T) {
 }
 
 // The requires entry of `#pragma omp requires unified_shared_memory`, as LLVM
-// 19 and 22 write it (spec §2.3; report-llvm22.txt).
+// 19 and 22 write it (docs/entries.md#requires, measured with clang 19 and 22).
 var requiresEntryBytes = []struct {
 	name   string
 	layout EntryLayout
@@ -251,7 +251,8 @@ func TestDetectEntryLayout(t *testing.T) {
 		{"omp_offloading_entries", EntryLegacy, OffloadOpenMP, true},
 		{"cuda_offloading_entries", EntryLegacy, OffloadCUDA, true},
 		{"hip_offloading_entries", EntryLegacy, OffloadHIP, true},
-		// Renamed by a relocatable link (spec §3.5).
+		// Renamed by a relocatable link
+		// (docs/registration.md#relocatable-link).
 		{"llvm_offload_entries_dda59a650c241c86", EntryV1, OffloadNone, true},
 		{"omp_offloading_entries_5", EntryLegacy, OffloadOpenMP, true},
 		{"hip_offloading_entries_a0", EntryLegacy, OffloadHIP, true},
@@ -723,7 +724,7 @@ func readEntriesSection(t *testing.T, f *elf.File, r *Release) []checkedEntry {
 }
 
 // TestEntriesOfRealObjects decodes the entries sections of the host objects
-// that clang 19 and 22 made from fixtures/src/t.c.
+// that clang 19 and 22 made from testdata/llvm/host-objects/t.c.
 func TestEntriesOfRealObjects(t *testing.T) {
 	for _, major := range []int{19, 22} {
 		t.Run("llvm"+strconv.Itoa(major), func(t *testing.T) {
@@ -746,7 +747,8 @@ func TestEntriesOfRealObjects(t *testing.T) {
 	}
 }
 
-// requiresSource has one entry of each kind that needs a flag (spec §2.3).
+// requiresSource has one entry of each kind that needs a flag
+// (docs/entries.md#what-gets-an-entry).
 const requiresSource = `#pragma omp requires unified_shared_memory
 int ifn(int x) { return x * 2; }
 #pragma omp declare target indirect to(ifn)

@@ -39,7 +39,8 @@ func ExampleEntry_Raw() {
 
 func ExampleEntryLayout_Decode() {
 	// The second entry of LLVM 19's omp_offloading_entries in
-	// fixtures/host-objects/openmp-x86-llvm19.o: `declare target link(lvar)`.
+	// testdata/llvm/host-objects/openmp-x86-llvm19.o:
+	// `declare target link(lvar)`.
 	b := []byte{
 		0, 0, 0, 0, 0, 0, 0, 0, // addr (relocated)
 		0, 0, 0, 0, 0, 0, 0, 0, // name (relocated)

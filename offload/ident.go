@@ -10,24 +10,24 @@ import (
 )
 
 // This file holds `ident_t`, the source location the host code passes to the
-// OpenMP runtime (spec §4), e.g. to `__tgt_target_kernel`.
+// OpenMP runtime (docs/entries.md#ident-t), e.g. to `__tgt_target_kernel`.
 
 const (
 	// IdentSize is the size of `ident_t` on a 64-bit host: four int32 and a
-	// pointer (spec §4).
+	// pointer (docs/entries.md#ident-t).
 	IdentSize = 24
 	// IdentPSourceOffset is the byte offset of the `psource` pointer, the field
-	// a relocation fills (spec §4).
+	// a relocation fills (docs/entries.md#ident-t).
 	IdentPSourceOffset = 16
 
 	// DefaultSourceLocation is the psource of code without debug information
-	// (22 bytes; spec §4).
+	// (22 bytes; docs/entries.md#ident-t).
 	DefaultSourceLocation = ";unknown;unknown;0;0;;"
 )
 
 // IdentFlags are the flags of an `ident_t` (KMP_IDENT_* in openmp/runtime
-// kmp.h, omp::IdentFlag in OMPKinds.def; spec §4). Bits 0x1C0 hold one field,
-// the kind of implicit barrier.
+// kmp.h, omp::IdentFlag in OMPKinds.def; docs/entries.md#ident-t). Bits 0x1C0
+// hold one field, the kind of implicit barrier.
 type IdentFlags uint32
 
 const (
@@ -77,9 +77,9 @@ func ParseIdentFlags(s string) (IdentFlags, error) {
 	return IdentFlags(v), err
 }
 
-// Ident is an `ident_t` (spec §4): `{ i32 reserved_1, i32 flags, i32
-// reserved_2, i32 reserved_3, ptr psource }`. The int32 fields are held as
-// their 32-bit patterns.
+// Ident is an `ident_t` (docs/entries.md#ident-t): `{ i32 reserved_1, i32
+// flags, i32 reserved_2, i32 reserved_3, ptr psource }`. The int32 fields are
+// held as their 32-bit patterns.
 type Ident struct {
 	Reserved1 uint32 // 0
 	Flags     IdentFlags
@@ -89,7 +89,7 @@ type Ident struct {
 }
 
 // NewIdent returns the ident clang writes for flags and psource: the reserved
-// fields 0 but Reserved3, which is len(psource) (spec §4).
+// fields 0 but Reserved3, which is len(psource) (docs/entries.md#ident-t).
 func NewIdent(flags IdentFlags, psource string) Ident {
 	return Ident{Flags: flags, Reserved3: uint32(len(psource)), PSource: psource}
 }
@@ -130,7 +130,7 @@ func DecodeIdent(order binary.ByteOrder, b []byte) (id Ident, psource uint64, er
 // Location parses id.PSource.
 func (id Ident) Location() (SourceLocation, error) { return ParseSourceLocation(id.PSource) }
 
-// SourceLocation is the meaning of a psource string (spec §4).
+// SourceLocation is the meaning of a psource string (docs/entries.md#ident-t).
 type SourceLocation struct {
 	File     string // the presumed file name as spelled, or "unknown"
 	Function string // the qualified function name, or "unknown"
@@ -146,9 +146,9 @@ func (s SourceLocation) Format() string {
 }
 
 // ParseSourceLocation parses a psource string ";file;function;line;column;;"
-// (spec §4). Line and column must be unsigned decimal numbers; file and
-// function may be empty but cannot hold ';'. A string of another form is a
-// [*goffload.FormatError] of Format "source location" (its offset -1: the
+// (docs/entries.md#ident-t). Line and column must be unsigned decimal numbers;
+// file and function may be empty but cannot hold ';'. A string of another form
+// is a [*goffload.FormatError] of Format "source location" (its offset -1: the
 // string is not where it was read from).
 func ParseSourceLocation(s string) (SourceLocation, error) {
 	bad := func(format string, args ...any) error {

@@ -18,8 +18,8 @@ func TestIdentFlagsString(t *testing.T) {
 	}{
 		{0, "0"},
 		{IdentKMPC, "KMPC"},
-		{IdentKMPC + IdentBarrierExpl, "KMPC+BARRIER_EXPL"}, // 34, spec §4
-		{IdentKMPC + IdentWorkLoop, "KMPC+WORK_LOOP"},       // 514, spec §4
+		{IdentKMPC + IdentBarrierExpl, "KMPC+BARRIER_EXPL"}, // 34, docs/entries.md#ident-t
+		{IdentKMPC + IdentWorkLoop, "KMPC+WORK_LOOP"},       // 514, docs/entries.md#ident-t
 		{IdentIMB + IdentAutoPar + IdentAtomicReduce, "IMB+AUTOPAR+ATOMIC_REDUCE"},
 		{IdentKMPC + IdentBarrierImpl, "KMPC+BARRIER_IMPL"},
 		{IdentBarrierImplSections, "BARRIER_IMPL_SECTIONS"},
@@ -128,7 +128,8 @@ func TestDecodeIdentShortBufferIsTruncated(t *testing.T) {
 
 // TestIdentMatchesRealObjects compares the encoding with the ident_t of the
 // target launch in the clang 19 and 22 host objects: `.data.rel.ro` holds only
-// it, with its psource relocated to `.rodata.str1.1` (spec §4).
+// it, with its psource relocated to `.rodata.str1.1`
+// (docs/entries.md#ident-t).
 func TestIdentMatchesRealObjects(t *testing.T) {
 	for _, major := range []int{19, 22} {
 		t.Run("llvm"+strconv.Itoa(major), func(t *testing.T) {

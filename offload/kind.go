@@ -8,8 +8,9 @@ import (
 	"github.com/goffload/goffload/bitcode"
 )
 
-// ImageKind is the kind of a device image (`TheImageKind`, spec §1.8). Its values
-// are the same in every release.
+// ImageKind is the kind of a device image (`TheImageKind`,
+// docs/offload-binary.md#image-kinds). Its values are the same in every
+// release.
 type ImageKind uint16
 
 const (
@@ -137,9 +138,9 @@ func ParseImageKind(s string) (ImageKind, error) {
 	return 0, fmt.Errorf("image kind %q: %w", s, ErrUnknownKind)
 }
 
-// OffloadKind is the producer of an image: the offloading model (spec §1.8). It is
-// a logical value; its number in a binary depends on the release, see
-// [Release.OffloadKindCode].
+// OffloadKind is the producer of an image: the offloading model
+// (docs/offload-binary.md#offload-kinds). It is a logical value; its number in
+// a binary depends on the release, see [Release.OffloadKindCode].
 type OffloadKind uint8
 
 const (

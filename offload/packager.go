@@ -17,8 +17,9 @@ type PackagerImage struct {
 }
 
 // ParseImageArg interprets one `--image=key=value,...` argument (without the
-// `--image=` prefix) as clang-offload-packager of release r does (spec §1.6,
-// §1.10), without reading any file:
+// `--image=` prefix) as clang-offload-packager of release r does
+// (docs/offload-binary.md#packager-rules, docs/offload-binary.md#packager),
+// without reading any file:
 //
 //   - the argument is split at every comma, each part at its first '=' (a part
 //     without one is a key with an empty value);

@@ -160,7 +160,7 @@ func TestParseImageArgRules(t *testing.T) {
 }
 
 // TestPackagerStringOrder pins the orders measured with the real packagers
-// (spec §1.6 and the measurements noted in release.go).
+// (docs/offload-binary.md#map-orders and the measurements noted in release.go).
 func TestPackagerStringOrder(t *testing.T) {
 	for _, c := range []struct {
 		major int

@@ -112,8 +112,9 @@ type BinaryImage struct {
 	ImageSize       uint64
 }
 
-// Open returns a reader of the bytes of image i. LLVM does not check that an image
-// lies inside its binary (spec §1.9); this method does, and gives ErrImageRange.
+// Open returns a reader of the bytes of image i. LLVM does not check that an
+// image lies inside its binary (docs/offload-binary.md#reader-validation); this
+// method does, and gives ErrImageRange.
 func (b *Binary) Open(i int) (*io.SectionReader, error) {
 	if i < 0 || i >= len(b.Images) {
 		return nil, fmt.Errorf("binary at %#x: no image %d", b.Offset, i)
@@ -177,9 +178,10 @@ func errAt(base int64, off uint64, field string, val uint64, err error) error {
 	return &goffload.FormatError{Format: "offload binary", Offset: base + int64(off), Field: field, Value: val, Err: err}
 }
 
-// readAt checks the binary at base whose buffer holds bufSize bytes, in the order
-// of LLVM's OffloadBinary::create (spec §1.9), and with full decodes the
-// string maps and inflates a compressed binary.
+// readAt checks the binary at base whose buffer holds bufSize bytes, in the
+// order of LLVM's OffloadBinary::create
+// (docs/offload-binary.md#reader-validation), and with full decodes the string
+// maps and inflates a compressed binary.
 func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*Binary, error) {
 	buf := uint64(bufSize)
 	if bufSize < HeaderSize {

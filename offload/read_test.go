@@ -16,9 +16,10 @@ import (
 	"github.com/goffload/goffload/internal/strtab"
 )
 
-// readerValidation is what llvm-objdump --offloading of LLVM 19 and 22 does with
-// each file of testdata/llvm/reader-validation (spec §1.9): nil when it lists
-// the file, else the class of its error. images is the count it lists.
+// readerValidation is what llvm-objdump --offloading of LLVM 19 and 22 does
+// with each file of testdata/llvm/reader-validation
+// (docs/offload-binary.md#reader-validation): nil when it lists the file, else
+// the class of its error. images is the count it lists.
 var readerValidation = []struct {
 	file   string
 	err    error

@@ -14,7 +14,8 @@ import (
 // none is chosen: the newest release verified with the real tools.
 const DefaultRelease = 22
 
-// EntryLayout is the binary layout of an offload entry (spec §2.1).
+// EntryLayout is the binary layout of an offload entry
+// (docs/entries.md#entry-layouts).
 type EntryLayout uint8
 
 const (
@@ -187,11 +188,11 @@ var (
 )
 
 // releases is the table: one row per release, oldest first
-// (docs/releases.md). The facts users read are fields of Release; the
-// others, grouped by the package that reads them, are in f.
+// (docs/releases.md#release-table). The facts users read are fields of Release;
+// the others, grouped by the package that reads them, are in f.
 var releases = []Release{
 	{
-		// The old OpenMP driver (around-the-binary §2): device code in
+		// The old OpenMP driver (docs/old-driver.md#old-driver): device code in
 		// __CLANG_OFFLOAD_BUNDLE__ sections, registered by
 		// clang-offload-wrapper. Entries, requires and ctor/dtor entries as
 		// in 15 (measured with clang-13 -c: the same bytes, names and
@@ -275,10 +276,11 @@ var releases = []Release{
 		},
 	},
 	{
-		// Inferred (spec §9.1): the name strings moved to .llvm.rodata.offloading
-		// (PR #111890, Oct 2024); the kind renumbering (PR #135809) and the unified
-		// section (PR #125731) came after the branch. The 56-byte entry (PR #124018)
-		// was committed on the branch day; 32 bytes is assumed.
+		// Inferred (docs/releases.md#llvm-20): the name strings moved to
+		// .llvm.rodata.offloading (PR #111890, Oct 2024); the kind renumbering
+		// (PR #135809) and the unified section (PR #125731) came after the
+		// branch. The 56-byte entry (PR #124018) was committed on the branch
+		// day; 32 bytes is assumed.
 		Major: 20, Inferred: true, BinaryVersion: 1, EntryLayout: EntryLegacy, RuntimeLibrary: "libomptarget.so.20.1",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 3},

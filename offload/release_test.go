@@ -47,7 +47,8 @@ func TestReleaseTable(t *testing.T) {
 	}
 }
 
-// TestReleaseFacts pins facts of the spec's version timeline (spec §7).
+// TestReleaseFacts pins facts of the release table
+// (docs/releases.md#release-table).
 func TestReleaseFacts(t *testing.T) {
 	for _, c := range []struct {
 		major                  int

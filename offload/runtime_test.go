@@ -8,7 +8,7 @@ import (
 )
 
 // TestRuntimeFacts pins what each release's libomptarget reads, as measured
-// with libomptarget 14, 15, 16, 19 and 22 (around-the-binary §3).
+// with libomptarget 14, 15, 16, 19 and 22 (docs/releases.md#runtimes).
 func TestRuntimeFacts(t *testing.T) {
 	for _, c := range []struct {
 		major    int

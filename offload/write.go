@@ -23,13 +23,13 @@ type ImageData struct {
 	Size int64
 }
 
-// appendMeta appends everything of release r's binary of ims before the
-// first image (spec §1.5): the header, an entry per image, the string
-// entries of every image, the string table ls[0].StringTable points to,
-// and zeros to ls[0].ImageOffset. Version 1 (LLVM 15 to 22) holds one
-// image and has EntrySize 40 where later versions count the entries; from
-// version 2 a string entry holds its value's size too; version 3 (main
-// after 22) has a 40-byte header ending in InflatedSize, 0 here.
+// appendMeta appends everything of release r's binary of ims before the first
+// image (docs/offload-binary.md#binary-layout): the header, an entry per image,
+// the string entries of every image, the string table ls[0].StringTable points
+// to, and zeros to ls[0].ImageOffset. Version 1 (LLVM 15 to 22) holds one image
+// and has EntrySize 40 where later versions count the entries; from version 2 a
+// string entry holds its value's size too; version 3 (main after 22) has a
+// 40-byte header ending in InflatedSize, 0 here.
 func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.Table) ([]byte, error) {
 	v := r.BinaryVersion
 	hdr, _ := recordSizes(v)

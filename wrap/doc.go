@@ -3,20 +3,21 @@
 // that a program links and runs with the offloading runtime without any LLVM
 // tool at link time.
 //
-// [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 22 on
-// x86-64, AArch64, ppc64le and riscv64 hosts (spec §3.1, §3.2): each binary
-// embedded whole in .llvm.offloading (SHF_ALLOC), a __tgt_device_image per
-// binary whose ImageStart and ImageEnd point where that release points them,
-// the __tgt_bin_desc, the release's __start_/__stop_ symbols and dummy of
-// the entries section, and the constructor in .text.startup that calls
-// __tgt_register_lib, registered through .init_array.1 and .fini_array.1 (15
-// to 18) or .init_array.101 with atexit (19 and later), with its .eh_frame.
-// On x86-64 the object is the same as clang-linker-wrapper's, section by
-// section and symbol by symbol; on the other hosts the same as llc's from the
-// same IR, except that the riscv64 object is double-float so that it links.
-// Images are streamed from their readers: a 2 GiB image is never held in
-// memory. With [Options.Relocatable] the images go to
-// .llvm.offloading.relocatable, for a relocatable link (LLVM 19+).
+// [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 23 on
+// x86-64, AArch64, ppc64le and riscv64 hosts
+// (docs/registration.md#openmp-module, docs/registration.md#openmp-object):
+// each binary embedded whole in .llvm.offloading (SHF_ALLOC), a
+// __tgt_device_image per binary whose ImageStart and ImageEnd point where that
+// release points them, the __tgt_bin_desc, the release's __start_/__stop_
+// symbols and dummy of the entries section, and the constructor in
+// .text.startup that calls __tgt_register_lib, registered through .init_array.1
+// and .fini_array.1 (15 to 18) or .init_array.101 with atexit (19 and later),
+// with its .eh_frame. On x86-64 the object is the same as
+// clang-linker-wrapper's, section by section and symbol by symbol; on the other
+// hosts the same as llc's from the same IR, except that the riscv64 object is
+// double-float so that it links. Images are streamed from their readers: a
+// 2 GiB image is never held in memory. With [Options.Relocatable] the images
+// go to .llvm.offloading.relocatable, for a relocatable link (LLVM 19+).
 //
 //	bin, _ := wrap.FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-pc-linux-gnu", ""), image)
 //	o, _ := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []wrap.Binary{bin})
@@ -33,21 +34,22 @@
 // x86-64, AArch64 and ppc64le and for 13 (compiled static) on x86-64, but
 // for images so small that LLVM merges them (see [OpenMP]).
 //
-// [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 22 on
-// x86-64 and AArch64 hosts (spec §3.3) around a fatbin that it first checks
-// as the runtime will read it ([ErrNotFatbin]).
+// [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 23 on x86-64
+// and AArch64 hosts (docs/registration.md#cuda-hip) around a fatbin that it
+// first checks as the runtime will read it ([ErrNotFatbin]).
 //
-// [SYCL] builds the object of LLVM 22's wrapSYCLBinaries (spec §3.4) on
-// x86-64 and AArch64 hosts, from the SYCL images of OffloadBinaries
-// ([SYCLImages] reads them as clang-sycl-linker writes them): per image its
-// raw bytes in .llvm.offloading, its triple and option strings, an offload
-// entry per kernel of its "symbols" string and the array of them, then the
-// __sycl.tgt_device_image array and __sycl.tgt_bin_desc, and
-// sycl.descriptor_reg/_unreg calling __sycl_register_lib and
-// __sycl_unregister_lib from .init_array.1 and .fini_array.1; section by
-// section and symbol by symbol the same as clang-linker-wrapper-22's.
-// Releases without that form are refused: before 22 there is no SYCL
-// wrapper, and main after 22 registers the whole binary another way.
+// [SYCL] builds the object of LLVM 22's wrapSYCLBinaries
+// (docs/registration.md#sycl-22) on x86-64 and AArch64 hosts, from the SYCL
+// images of OffloadBinaries ([SYCLImages] reads them as clang-sycl-linker
+// writes them): per image its raw bytes in .llvm.offloading, its triple and
+// option strings, an offload entry per kernel of its "symbols" string and the
+// array of them, then the __sycl.tgt_device_image array and
+// __sycl.tgt_bin_desc, and sycl.descriptor_reg/_unreg calling
+// __sycl_register_lib and __sycl_unregister_lib from .init_array.1 and
+// .fini_array.1; section by section and symbol by symbol the same as
+// clang-linker-wrapper-22's. Releases without that form are refused: before 22
+// there is no SYCL wrapper, and main after 22 registers the whole binary
+// another way.
 //
 //	images, _ := wrap.SYCLImages(r, f, size) // what clang-sycl-linker wrote
 //	o, _ := wrap.SYCL(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)

@@ -19,7 +19,8 @@ type fatbin struct {
 	Size int64
 }
 
-// gpuNames are the names that differ between CUDA and HIP wrappers (spec §3.3).
+// gpuNames are the names that differ between CUDA and HIP wrappers
+// (docs/registration.md#cuda-hip).
 var gpuNames = map[offload.OffloadKind]struct {
 	prefix, fatbin, segment string
 	magic                   uint32
@@ -30,13 +31,14 @@ var gpuNames = map[offload.OffloadKind]struct {
 }
 
 // GPU returns the registration object that clang-linker-wrapper of the chosen
-// release (17 to 22) makes for a CUDA or HIP fatbinary on an x86-64 or AArch64
-// host (spec §3.3): the fatbin in .nv_fatbin or .hip_fatbin, the 24-byte
-// wrapper that points to it in .nvFatBinSegment or .hipFatBinSegment, the
-// handle in .bss, and the constructor that registers the fatbinary, then
-// every entry of the entries section (kernels, variables, managed variables,
-// surfaces and textures as that release does), and unregisters it at exit,
-// with the machine code, symbols and .eh_frame of LLVM's code generator.
+// release (17 to 23) makes for a CUDA or HIP fatbinary on an x86-64 or AArch64
+// host (docs/registration.md#cuda-hip): the fatbin in .nv_fatbin or
+// .hip_fatbin, the 24-byte wrapper that points to it in .nvFatBinSegment or
+// .hipFatBinSegment, the handle in .bss, and the constructor that registers the
+// fatbinary, then every entry of the entries section (kernels, variables,
+// managed variables, surfaces and textures as that release does), and
+// unregisters it at exit, with the machine code, symbols and .eh_frame of
+// LLVM's code generator.
 //
 // The fatbin is checked first as the runtime will read it, and anything else
 // is refused with an error matching [ErrNotFatbin] that says what it is: for

@@ -49,11 +49,12 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 }
 
 // realFatbinary returns the object of a CUDA fixture with the stand-in
-// "FAKEFATBIN-fatbinary" that the shared fixtures hold, which is no
-// fatbinary, replaced by tooltest.CUDAFatbinary, as long and so aligned
-// alike. clang-linker-wrapper copies the fatbinary into .nv_fatbin as it is
-// (TestGPUMatchesFreshLinkerWrapper runs it on the real header), so its
-// object of the real header differs in those bytes only.
+// "FAKEFATBIN-fatbinary" that the CUDA wrapper objects in
+// offload/testdata/llvm/wrapper hold, which is no fatbinary, replaced by
+// tooltest.CUDAFatbinary, as long and so aligned alike. clang-linker-wrapper
+// copies the fatbinary into .nv_fatbin as it is
+// (TestGPUMatchesFreshLinkerWrapper runs it on the real header), so its object
+// of the real header differs in those bytes only.
 func realFatbinary(t *testing.T, obj []byte) []byte {
 	t.Helper()
 	fake := []byte("FAKEFATBIN-fatbinary")

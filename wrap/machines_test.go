@@ -90,9 +90,10 @@ func wrapBinaries(t *testing.T, r *offload.Release, triple string, bins []crossB
 	return writeObject(t, o)
 }
 
-// The wrapper modules, as LLVM's wrapOpenMPBinaries builds them (spec §3.1;
-// the IR of clang-linker-wrapper --save-temps with the image bytes given):
-// one `.omp_offloading.device_image[.N]` global per binary, in order, then the
+// The wrapper modules, as LLVM's wrapOpenMPBinaries builds them
+// (docs/registration.md#openmp-module; the IR of clang-linker-wrapper
+// --save-temps with the image bytes given): one
+// `.omp_offloading.device_image[.N]` global per binary, in order, then the
 // [N x %__tgt_device_image] array and the descriptor.
 var (
 	// crossIR19 is the LLVM 19 module: ImageStart and ImageEnd bound the
@@ -213,8 +214,9 @@ func wrapperModule(t *testing.T, major int, triple string, bins []crossBinary) s
 	return buf.String()
 }
 
-// runLLC compiles a wrapper module as clang-linker-wrapper does (spec §3):
-// PIC, CPU and features empty, no IR passes.
+// runLLC compiles a wrapper module as clang-linker-wrapper does
+// (docs/registration.md#wrapper-module): PIC, CPU and features empty, no IR
+// passes.
 func runLLC(t *testing.T, llc, triple, module string) []byte {
 	t.Helper()
 	dir := t.TempDir()
@@ -497,9 +499,10 @@ func entriesObject(t *testing.T, r *offload.Release, triple string, ents []offlo
 	return writeObject(t, o)
 }
 
-// expectedRun is what runtime.c prints for a program of release r's wrapper
-// of bins and the entries ents: ImageStart to ImageEnd is the device image in
-// LLVM 19 (spec §3.1) and the whole OffloadBinary in LLVM 15.
+// expectedRun is what runtime.c prints for a program of release r's wrapper of
+// bins and the entries ents: ImageStart to ImageEnd is the device image in LLVM
+// 19 (docs/registration.md#image-bounds) and the whole OffloadBinary in LLVM
+// 15.
 func expectedRun(r *offload.Release, bins []crossBinary, ents []offload.Entry) string {
 	addrs := map[string]string{
 		entries.RegionID("__omp_offloading_fe00_1_goffload_kernel_l7"): "region_id",

@@ -162,7 +162,7 @@ func (o Options) triple() string {
 	return o.Triple
 }
 
-// names of the wrapper's globals (spec §3.1).
+// names of the wrapper's globals (docs/registration.md#openmp-module).
 const (
 	nameImage  = ".omp_offloading.device_image"
 	nameImages = ".omp_offloading.device_images"
@@ -178,35 +178,34 @@ const (
 )
 
 // OpenMP returns the registration object that clang-linker-wrapper of the
-// chosen release makes for the OpenMP device binaries bins on the host (spec
-// §3.1, §3.2): the binaries in .llvm.offloading, one __tgt_device_image each in
+// chosen release makes for the OpenMP device binaries bins on the host
+// (docs/registration.md#openmp-module, docs/registration.md#openmp-object): the
+// binaries in .llvm.offloading, one __tgt_device_image each in
 // .omp_offloading.device_images, the __tgt_bin_desc, the entries section's
 // __start_/__stop_ symbols and dummy, and the constructor that registers the
 // descriptor with __tgt_register_lib (and unregisters it at exit), with the
 // machine code, symbols and .eh_frame that LLVM's code generator gives them on
-// that host. Two things differ on purpose: on riscv64 LLVM writes a
-// soft-float object (e_flags 0) that no Linux linker accepts next to a
-// double-float libc, and this one has the flags of the triple (RVC,
-// double-float); and LLVM 15 and 16 describe the riscv64 frames with
-// relocation pairs (R_RISCV_ADD32/SUB32, SET6/SUB6) between unnamed symbols,
-// where this .eh_frame holds the values they resolve to, which is the same
-// since the code is not relaxed.
+// that host. Two things differ on purpose: on riscv64 LLVM writes a soft-float
+// object (e_flags 0) that no Linux linker accepts next to a double-float libc,
+// and this one has the flags of the triple (RVC, double-float); and LLVM 15 and
+// 16 describe the riscv64 frames with relocation pairs (R_RISCV_ADD32/SUB32,
+// SET6/SUB6) between unnamed symbols, where this .eh_frame holds the values
+// they resolve to, which is the same since the code is not relaxed.
 //
 // For a release whose Wrapper is offload.WrapperOffloadWrapper (LLVM 13 and
-// 14), bins are raw device images ([RawImage]) and the object is the one
-// that clang-offload-wrapper and `clang -cc1 -emit-obj` make with the flags
-// of that release's driver (around-the-binary §2): each image in .rodata,
-// aligned to 16 when it is longer than 16 bytes, the module named
+// 14), bins are raw device images ([RawImage]) and the object is the one that
+// clang-offload-wrapper and `clang -cc1 -emit-obj` make with the flags of that
+// release's driver (docs/old-driver.md#legacy-wrapper-object): each image in
+// .rodata, aligned to 16 when it is longer than 16 bytes, the module named
 // offload.wrapper.object, .init_array.1 and .fini_array.1, the hidden
-// __dummy.omp_offloading.entry, and .llvm_addrsig; LLVM 14 on x86-64,
-// AArch64 and ppc64le (its riscv64 object is compiled rv64gc, which this
-// package does not write), LLVM 13 on x86-64, where its driver compiles the
-// module static, with the tables in .rodata too. One thing differs: LLVM
-// puts an image of 4, 8, 16 or 32 bytes, or one that is a C string (a NUL
-// at the end and none before), in a mergeable section (.rodata.cstN,
-// .rodata.str1.N); this package puts every image in .rodata. No device
-// image, an ELF file, is either. Suffix and Relocatable are not for these
-// releases.
+// __dummy.omp_offloading.entry, and .llvm_addrsig; LLVM 14 on x86-64, AArch64
+// and ppc64le (its riscv64 object is compiled rv64gc, which this package does
+// not write), LLVM 13 on x86-64, where its driver compiles the module static,
+// with the tables in .rodata too. One thing differs: LLVM puts an image of 4,
+// 8, 16 or 32 bytes, or one that is a C string (a NUL at the end and none
+// before), in a mergeable section (.rodata.cstN, .rodata.str1.N); this package
+// puts every image in .rodata. No device image, an ELF file, is either. Suffix
+// and Relocatable are not for these releases.
 func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
@@ -550,8 +549,9 @@ func (b *builder) ref(secSym, own *elfobj.Symbol, off uint64) (*elfobj.Symbol, i
 	return own, int64(off - own.Value)
 }
 
-// data fills .data.rel.ro, the device images then the descriptor (spec
-// §3.2), and the relocations of the data and the code.
+// data fills .data.rel.ro, the device images then the descriptor
+// (docs/registration.md#openmp-object), and the relocations of the data and the
+// code.
 func (b *builder) data(bins []Binary) error {
 	order := b.o.ByteOrder()
 	n := len(bins)
@@ -702,7 +702,8 @@ func (b *builder) mappingSymbols() {
 }
 
 // bounds returns where ImageStart and ImageEnd point for the binary at off of
-// the images section, by the release's rule (spec §3.1, §7).
+// the images section, by the release's rule (docs/registration.md#image-bounds,
+// docs/releases.md#release-table).
 func (b *builder) bounds(off uint64, bin Binary) (start, end uint64) {
 	at := func(rule facts.ImageBound) uint64 {
 		switch rule {

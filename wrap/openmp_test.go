@@ -134,8 +134,9 @@ func TestOpenMPStreamsImages(t *testing.T) {
 	_ = elf.EM_X86_64
 }
 
-// TestRelocatableSuffix pins the suffix of the spec's example (§3.5): digest
-// 861c240c659aa5dd... gives _dda59a650c241c86; leading zeros are dropped.
+// TestRelocatableSuffix pins the suffix of the example in
+// docs/registration.md#relocatable-link: digest 861c240c659aa5dd... gives
+// _dda59a650c241c86; leading zeros are dropped.
 func TestRelocatableSuffix(t *testing.T) {
 	for _, c := range []struct{ digest, want string }{
 		{"861c240c659aa5dd0000000000000000", "_dda59a650c241c86"},

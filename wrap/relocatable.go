@@ -14,9 +14,10 @@ import (
 )
 
 // RelocatableSuffix is the suffix LLVM gives the entries section of a
-// relocatable link's output (spec §3.5): "_" and the lower-case hex, without
-// leading zeros, of the first eight bytes of the MD5 of the merged object read
-// as a little-endian number. The object is read once, as a stream.
+// relocatable link's output (docs/registration.md#relocatable-link): "_" and
+// the lower-case hex, without leading zeros, of the first eight bytes of the
+// MD5 of the merged object read as a little-endian number. The object is read
+// once, as a stream.
 func RelocatableSuffix(merged io.Reader) (string, error) {
 	h := md5.New()
 	if _, err := io.Copy(h, merged); err != nil {
@@ -32,11 +33,11 @@ func digestSuffix(sum [md5.Size]byte) string {
 }
 
 // FinishRelocatable does to o, the output of `ld -r` over host objects and a
-// relocatable wrapper, what LLVM 19 and later do with llvm-objcopy (spec
-// §3.5): it removes the inputs' .llvm.offloading sections and renames the
-// release's entries sections and their __start_/__stop_ symbols with suffix,
-// so that this object's constructor registers only its own entries when it is
-// linked with others.
+// relocatable wrapper, what LLVM 19 and later do with llvm-objcopy
+// (docs/registration.md#relocatable-link): it removes the inputs'
+// .llvm.offloading sections and renames the release's entries sections and
+// their __start_/__stop_ symbols with suffix, so that this object's constructor
+// registers only its own entries when it is linked with others.
 func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) error {
 	if facts.Of(r).Wrapper.RelocatableSection == "" {
 		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, goffload.ErrUnsupported)

@@ -16,10 +16,10 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// SYCLImage is one SYCL device image as LLVM's wrapSYCLBinaries takes it
-// from an OffloadBinary (spec §3.4): the raw image Data (read each time the
-// object is written, never held in memory; nil is an empty image), with the
-// binary's image kind and its "triple" and "symbols" strings.
+// SYCLImage is one SYCL device image as LLVM's wrapSYCLBinaries takes it from
+// an OffloadBinary (docs/registration.md#sycl-22): the raw image Data (read
+// each time the object is written, never held in memory; nil is an empty
+// image), with the binary's image kind and its "triple" and "symbols" strings.
 type SYCLImage struct {
 	Data *io.SectionReader
 	// Kind is the binary's image kind; the __sycl.tgt_device_image holds
@@ -106,7 +106,7 @@ func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 	return out, nil
 }
 
-// SYCL names (spec §3.4).
+// SYCL names (docs/registration.md#sycl-22).
 const (
 	syclTag          = ".sycl_offloading."
 	syclRegName      = "sycl.descriptor_reg"
@@ -127,24 +127,24 @@ const (
 
 // SYCL returns the registration object that LLVM 22's wrapSYCLBinaries, as
 // clang-linker-wrapper compiles it, makes for the SYCL device images on an
-// x86-64 or AArch64 host (spec §3.4): per image, in this order, the
-// "triple" string, the compile and link option strings
+// x86-64 or AArch64 host (docs/registration.md#sycl-22): per image, in this
+// order, the "triple" string, the compile and link option strings
 // (.rodata.str1.N), the raw image in .llvm.offloading, an offload entry per
 // kernel name (its name in .llvm.rodata.offloading, a weak
-// `.offloading.entry.<name>` in llvm_offload_entries) and the image's own
-// array of those entries (.sycl_offloading.entries_arr); then the
-// __sycl.tgt_device_image array (Version 3, the offload kind, the low
-// byte of the image kind, the pointers, null properties) and the
-// __sycl.tgt_bin_desc (Version 1, the image count, null host entries);
-// sycl.descriptor_reg and sycl.descriptor_unreg in .text.startup, which
-// call __sycl_register_lib and __sycl_unregister_lib with the descriptor,
-// registered in .init_array.1 and .fini_array.1; and their .eh_frame.
-// Sections, symbols (with LLVM's numbering of repeated names: ".1", ".2",
-// ... from one counter), relocations and the bytes of every section are the
-// same as clang-linker-wrapper's, including where LLVM's code generator
-// splits .llvm.offloading: an image of 4, 8, 16 or 32 bytes, or one that is
-// a C string, goes to a mergeable .llvm.offloading of its own kind (the
-// image's bytes are read to tell). Images are streamed from their readers.
+// `.offloading.entry.<name>` in llvm_offload_entries) and the image's own array
+// of those entries (.sycl_offloading.entries_arr); then the
+// __sycl.tgt_device_image array (Version 3, the offload kind, the low byte of
+// the image kind, the pointers, null properties) and the __sycl.tgt_bin_desc
+// (Version 1, the image count, null host entries); sycl.descriptor_reg and
+// sycl.descriptor_unreg in .text.startup, which call __sycl_register_lib and
+// __sycl_unregister_lib with the descriptor, registered in .init_array.1 and
+// .fini_array.1; and their .eh_frame. Sections, symbols (with LLVM's numbering
+// of repeated names: ".1", ".2", ... from one counter), relocations and the
+// bytes of every section are the same as clang-linker-wrapper's, including
+// where LLVM's code generator splits .llvm.offloading: an image of 4, 8, 16 or
+// 32 bytes, or one that is a C string, goes to a mergeable .llvm.offloading of
+// its own kind (the image's bytes are read to tell). Images are streamed from
+// their readers.
 //
 // The release must wrap SYCL in this form: one whose row has
 // SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older

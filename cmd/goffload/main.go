@@ -40,9 +40,10 @@
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).
 //
-// Every subcommand takes --llvm N (13 to 22, default 22): the release whose
-// format to write and whose numbering to read offload kinds by. The exit status
-// is 0 on success and 1, with a one-line message, on bad input or failure.
+// Every subcommand takes --llvm N (13 to 23, default 22; 23 is LLVM's main
+// branch after 22): the release whose format to write and whose numbering to
+// read offload kinds by. The exit status is 0 on success and 1, with a
+// one-line message, on bad input or failure.
 package main
 
 import (

@@ -204,8 +204,8 @@ func (l *mixLab) usmSource() string {
 const noTargetPointer = "does not have a matching target pointer"
 
 // TestCheckFindsMixedReleases builds the broken programs of mixed releases
-// (around-the-binary §3) with the real tools: check names what is wrong with
-// each in one line, and each fails when it runs, as check predicts.
+// (docs/releases.md#mixing-releases) with the real tools: check names what is
+// wrong with each in one line, and each fails when it runs, as check predicts.
 func TestCheckFindsMixedReleases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links and runs programs")

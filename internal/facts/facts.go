@@ -203,7 +203,8 @@ func enumName(names []string, v int, typ string) string {
 }
 
 // MapOrder names the container whose iteration order clang-offload-packager's
-// output inherits (docs/releases.md; spec §1.6).
+// output inherits (docs/releases.md#release-table;
+// docs/offload-binary.md#map-orders).
 type MapOrder uint8
 
 const (
@@ -220,8 +221,8 @@ var mapOrderNames = [...]string{"insertion", "StringMap(djb)", "DenseMap(hash_va
 
 func (v MapOrder) String() string { return enumName(mapOrderNames[:], int(v), "MapOrder") }
 
-// RequiresEncoding is how a translation unit's `#pragma omp requires` reaches the
-// runtime (docs/releases.md; spec §2.3).
+// RequiresEncoding is how a translation unit's `#pragma omp requires` reaches
+// the runtime (docs/releases.md#release-table; docs/entries.md#requires).
 type RequiresEncoding uint8
 
 const (
@@ -242,8 +243,9 @@ func (v RequiresEncoding) String() string {
 	return enumName(requiresEncodingNames[:], int(v), "RequiresEncoding")
 }
 
-// ImageBound says where a __tgt_device_image's ImageStart or ImageEnd points in the
-// embedded OffloadBinary (docs/releases.md; spec §3.1, §7).
+// ImageBound says where a __tgt_device_image's ImageStart or ImageEnd points in
+// the embedded OffloadBinary (docs/releases.md#release-table;
+// docs/registration.md#image-bounds).
 type ImageBound uint8
 
 const (
@@ -261,8 +263,9 @@ var imageBoundNames = [...]string{"binary-start", "binary-end", "image-start", "
 
 func (v ImageBound) String() string { return enumName(imageBoundNames[:], int(v), "ImageBound") }
 
-// DummyLinkage is how the wrapper's zero-sized dummy object in the entries section
-// is defined (docs/releases.md; spec §2.5).
+// DummyLinkage is how the wrapper's zero-sized dummy object in the entries
+// section is defined (docs/releases.md#release-table;
+// docs/entries.md#section-bounds).
 type DummyLinkage uint8
 
 const (
@@ -277,7 +280,8 @@ var dummyLinkageNames = [...]string{"hidden-global", "local-used"}
 func (v DummyLinkage) String() string { return enumName(dummyLinkageNames[:], int(v), "DummyLinkage") }
 
 // WrapperForm is how a release's driver registers the OpenMP device code of
-// a program with the runtime at link time (docs/releases.md; spec §3, §6).
+// a program with the runtime at link time (docs/releases.md#release-table;
+// docs/registration.md#registration, docs/old-driver.md#clang-offload-wrapper).
 type WrapperForm uint8
 
 const (
@@ -378,7 +382,8 @@ const (
 	// SYCLRegistrationDescriptor (22): a __sycl.tgt_device_image per image
 	// (the raw image, its entries and option strings) in a
 	// __sycl.tgt_bin_desc passed to __sycl_register_lib from a constructor
-	// and destructor of priority 1 (docs/releases.md; spec §3.4).
+	// and destructor of priority 1 (docs/releases.md#release-table;
+	// docs/registration.md#sycl-22).
 	SYCLRegistrationDescriptor
 	// SYCLRegistrationBinary (main after 22): the whole OffloadBinary
 	// registered with __sycl_register_lib(start, size) (llvm-project

@@ -5,8 +5,9 @@ import (
 	"math/bits"
 )
 
-// This file models the two hash tables whose iteration order clang-offload-packager
-// leaks into its output (spec §1.6): llvm::StringMap hashed with djbHash, and
+// This file models the two hash tables whose iteration order
+// clang-offload-packager leaks into its output
+// (docs/offload-binary.md#map-orders): llvm::StringMap hashed with djbHash, and
 // llvm::DenseMap<StringRef, ...> hashed with llvm::hash_value(StringRef).
 
 // djbHash is llvm::djbHash(s, 0): h = h*33 + c over the bytes, 32 bits.

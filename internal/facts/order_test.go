@@ -6,7 +6,7 @@ import (
 )
 
 // The values come from the Python model of llvm::hash_value checked against
-// libLLVM 19 and 22 (shared/reference/fixtures/llvmhash.py), one per length class.
+// libLLVM 19 and 22, one per length class.
 func TestHashValue(t *testing.T) {
 	for _, c := range []struct {
 		s    string

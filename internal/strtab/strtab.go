@@ -4,8 +4,8 @@
 // order, each string that is a suffix of the string written just before it
 // sharing that string's tail. The empty string is at offset 0.
 //
-// Both the OffloadBinary string table (spec §1.4) and ELF .strtab/.shstrtab
-// sections use it.
+// Both the OffloadBinary string table (docs/offload-binary.md#string-table) and
+// ELF .strtab/.shstrtab sections use it.
 package strtab
 
 import "sort"

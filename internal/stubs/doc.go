@@ -1,9 +1,10 @@
 // Package stubs holds the machine code of the two functions of the OpenMP
 // registration ("wrapper") object that clang-linker-wrapper compiles, for the
 // host machines x86-64, AArch64, ppc64le and riscv64, byte for byte as LLVM's
-// code generators of releases 15 to 22 emit them (spec §3.1–§3.2), and of
-// the object that the old driver of LLVM 13 and 14 compiles from
-// clang-offload-wrapper's module (around-the-binary §2):
+// code generators of releases 15 to 22 emit them
+// (docs/registration.md#openmp-module, docs/registration.md#openmp-object), and
+// of the object that the old driver of LLVM 13 and 14 compiles from
+// clang-offload-wrapper's module (docs/old-driver.md#legacy-wrapper-object):
 //
 //   - `.omp_offloading.descriptor_reg` calls `__tgt_register_lib(&descriptor)`
 //     and, in the LLVM 19+ module, `atexit(.omp_offloading.descriptor_unreg)`;

@@ -9,11 +9,11 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// Targets of the CUDA and HIP wrapper code (spec §3.3), after those of the
-// OpenMP code. Addends are relative to the target, as for the OpenMP ones;
-// [GPUCode.ViaSection] says which targets LLVM relocates against a section
-// symbol instead, and [GPUCode.Symbols] names the undefined ones. `atexit`
-// is [Atexit].
+// Targets of the CUDA and HIP wrapper code (docs/registration.md#cuda-hip),
+// after those of the OpenMP code. Addends are relative to the target, as for
+// the OpenMP ones; [GPUCode.ViaSection] says which targets LLVM relocates
+// against a section symbol instead, and [GPUCode.Symbols] names the undefined
+// ones. `atexit` is [Atexit].
 const (
 	// FatbinWrapper is `.fatbin_wrapper`, alone at offset 0 of
 	// `.nvFatBinSegment` (HIP: `.hipFatBinSegment`).
@@ -98,11 +98,11 @@ type GPUCode struct {
 	// FatbinUnreg).
 	ViaSection map[Target]string
 
-	// Measured is true when this code was compared with llc of its own
-	// release on the module that release's clang-linker-wrapper writes
-	// (LLVM 19 and 22), false when the module is inferred from the source
-	// and the spec, and compiled by a neighbouring llc (17, 18, 20: llc-19;
-	// 21: llc-22).
+	// Measured is true when this code was compared with llc of its own release
+	// on the module that release's clang-linker-wrapper writes (LLVM 19 and
+	// 22), false when the module is inferred from the source and
+	// docs/registration.md#globals-reg, and compiled by a neighbouring llc
+	// (17, 18, 20: llc-19; 21: llc-22).
 	Measured bool
 }
 
@@ -120,7 +120,7 @@ type GPUJumpTable struct {
 
 // GPUOptions selects the code generator and the wrapper module.
 type GPUOptions struct {
-	// LLVM is the release of clang-linker-wrapper, 17 to 22; 0 means 19.
+	// LLVM is the release of clang-linker-wrapper, 17 to 23; 0 means 19.
 	LLVM int
 	Kind GPUKind
 }

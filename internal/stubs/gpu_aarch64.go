@@ -7,13 +7,13 @@ import (
 	"github.com/goffload/goffload/internal/facts"
 )
 
-// AArch64 CUDA and HIP wrapper code (spec §3.3). (The file is not named
-// gpu_arm64.go, which Go would build on arm64 only.) Functions are aligned
-// to 4, so nothing pads them; branches have one size. fatbin_reg saves x19
-// with x30 to keep the handle (CUDA); globals_reg has a 48-byte frame whose
-// first 16 bytes hold the stack arguments of __<p>RegisterFunction. The
-// fatbin wrapper and the handle are addressed page-relative against the
-// section symbols of .nvFatBinSegment/.hipFatBinSegment and .bss, and so is
+// AArch64 CUDA and HIP wrapper code (docs/registration.md#cuda-hip). (The file
+// is not named gpu_arm64.go, which Go would build on arm64 only.) Functions are
+// aligned to 4, so nothing pads them; branches have one size. fatbin_reg saves
+// x19 with x30 to keep the handle (CUDA); globals_reg has a 48-byte frame whose
+// first 16 bytes hold the stack arguments of __<p>RegisterFunction. The fatbin
+// wrapper and the handle are addressed page-relative against the section
+// symbols of .nvFatBinSegment/.hipFatBinSegment and .bss, and so is
 // fatbin_unreg (against .text.startup), which x86-64 resolves; the call of
 // globals_reg needs no relocation. The only mapping symbol is `$x` at the
 // start; llc lowers the switch to compares on all releases (no jump table).

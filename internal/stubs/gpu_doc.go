@@ -2,10 +2,11 @@ package stubs
 
 import "fmt"
 
-// GPUKind is the offload kind of a CUDA or HIP wrapper object (spec §3.3):
-// the object that clang-linker-wrapper compiles for CUDA or HIP images to
-// register the fatbinary and the entries of the offloading entries section
-// with the CUDA or HIP runtime. [GPU] returns its `.text.startup`:
+// GPUKind is the offload kind of a CUDA or HIP wrapper object
+// (docs/registration.md#globals-reg): the object that clang-linker-wrapper
+// compiles for CUDA or HIP images to register the fatbinary and the entries of
+// the offloading entries section with the CUDA or HIP runtime. [GPU] returns
+// its `.text.startup`:
 //
 //   - `.<p>.fatbin_reg` (p = cuda or hip) calls
 //     `h = __<p>RegisterFatBinary(&.fatbin_wrapper)`, stores h in
@@ -29,8 +30,8 @@ import "fmt"
 //	        CUDA and HIP have the same globals_reg. Inferred from
 //	        clang-linker-wrapper's OffloadWrapper.cpp before llvm-project
 //	        PR #73177 (November 2023, which brought the flag bits and
-//	        surfaces/textures); the spec's "flags & 7 for ≤20" does not hold
-//	        for 17.
+//	        surfaces/textures); the `flags & 7` loop came with 18
+//	        (docs/registration.md#globals-reg).
 //	18–20   32-byte entries; flags & 7, extern and constant from bits 3 and
 //	        4; HIP registers surfaces and textures with the entry's
 //	        reserved word as the texture type, CUDA only declares them.

@@ -14,11 +14,13 @@ import (
 const gpuImage = "FAKEFATBIN-fatbinary"
 
 // gpuIR is the CUDA or HIP wrapper module of LLVM release llvm as
-// clang-linker-wrapper writes it, with image as the fatbinary. For 19 and 22
-// it is the fixture module wrapper/{cuda,hip}-wrapper-llvm{19,22}.ll but for
-// the ModuleID, the target triple (llc is given one) and the image; for 17
-// it follows the source of clang-linker-wrapper's OffloadWrapper.cpp of that
-// release, for 18, 20 and 21 the spec's description (§3.3).
+// clang-linker-wrapper writes it, with image as the fatbinary. For 19 and 22 it
+// is the module that release's clang-linker-wrapper writes (--save-temps; its
+// objects are offload/testdata/llvm/wrapper/{cuda,hip}-wrapper-llvm{19,22}.o)
+// but for the ModuleID, the target triple (llc is given one) and the image; for
+// 17 it follows the source of clang-linker-wrapper's OffloadWrapper.cpp of that
+// release, for 18, 20 and 21 the description in
+// docs/registration.md#globals-reg.
 func gpuIR(llvm int, kind GPUKind, image string) string {
 	rel, err := offload.LookupRelease(llvm)
 	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {

@@ -73,7 +73,7 @@ func TestGPUMatchesLLC(t *testing.T) {
 
 // TestGPUMatchesClangLinkerWrapper compares the x86-64 code with the CUDA
 // and HIP wrapper objects that the clang-linker-wrapper of LLVM 19 and 22
-// wrote (offload/testdata/llvm/wrapper, spec §3.3).
+// wrote (offload/testdata/llvm/wrapper, docs/registration.md#cuda-hip).
 func TestGPUMatchesClangLinkerWrapper(t *testing.T) {
 	for _, llvm := range []int{19, 22} {
 		for _, kind := range gpuKinds {

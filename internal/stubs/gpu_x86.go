@@ -7,13 +7,13 @@ import (
 	"github.com/goffload/goffload/internal/facts"
 )
 
-// x86-64 CUDA and HIP wrapper code (spec §3.3). fatbin_reg keeps the handle
-// in rbx across globals_reg for __cudaRegisterFatBinaryEnd (CUDA; HIP only
-// aligns the stack with `push %rax`); globals_reg keeps the handle in rbx,
-// the end of the entries in r14 and the entry in r15, passes the stack
-// arguments with pushes (each with its call-frame rule: there is no frame
-// pointer) and aligns its loop header to 16. The fatbin wrapper and the
-// handle are addressed RIP-relative against the section symbols of
+// x86-64 CUDA and HIP wrapper code (docs/registration.md#cuda-hip). fatbin_reg
+// keeps the handle in rbx across globals_reg for __cudaRegisterFatBinaryEnd
+// (CUDA; HIP only aligns the stack with `push %rax`); globals_reg keeps the
+// handle in rbx, the end of the entries in r14 and the entry in r15, passes the
+// stack arguments with pushes (each with its call-frame rule: there is no frame
+// pointer) and aligns its loop header to 16. The fatbin wrapper and the handle
+// are addressed RIP-relative against the section symbols of
 // .nvFatBinSegment/.hipFatBinSegment and .bss; local functions need no
 // relocation; runtime calls go through the PLT.
 var gpuX86 = gpuArch{

@@ -151,7 +151,7 @@ type Options struct {
 	// LLVM is the release whose code generator compiles the wrapper module
 	// (clang-linker-wrapper compiles in process, with its own libLLVM; the
 	// driver of 13 and 14 compiles clang-offload-wrapper's module with
-	// `clang -cc1 -emit-obj`): 13 to 22; 0 means 19. LLVM 13 has x86-64
+	// `clang -cc1 -emit-obj`): 13 to 23; 0 means 19. LLVM 13 has x86-64
 	// code only, 14 has no riscv64 code.
 	LLVM int
 	// Atexit says that reg calls atexit(unreg), as the wrapper module of
@@ -175,7 +175,8 @@ type Options struct {
 	Size    uint64
 }
 
-// Function names, as the wrapper module gives them (spec §3.1).
+// Function names, as the wrapper module gives them
+// (docs/registration.md#openmp-module).
 const (
 	RegName   = ".omp_offloading.descriptor_reg"
 	UnregName = ".omp_offloading.descriptor_unreg"

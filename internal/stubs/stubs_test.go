@@ -629,8 +629,8 @@ func run(t *testing.T, name string, args ...string) string {
 }
 
 // wrapperIR is the OpenMP wrapper module as clang-linker-wrapper writes it
-// (spec §3.1), with images zero-filled images of 256 bytes: the LLVM 19 form
-// when atexit is true, the LLVM 15 form otherwise.
+// (docs/registration.md#openmp-module), with images zero-filled images of 256
+// bytes: the LLVM 19 form when atexit is true, the LLVM 15 form otherwise.
 func wrapperIR(atexit bool, images int) string {
 	var b strings.Builder
 	b.WriteString("source_filename = \"offload.wrapper.module\"\n\n")

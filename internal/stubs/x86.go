@@ -9,7 +9,7 @@ import (
 // x86-64: `push %rax` aligns the stack to 16 for the calls; the descriptor
 // is addressed RIP-relative against .data.rel.ro, the calls go through the
 // PLT, and the reference to unreg is resolved by the assembler (same section,
-// no relocation). Spec §3.2.
+// no relocation). See docs/registration.md#openmp-object.
 var x86 = arch{
 	align: 16,
 	pad:   x86Nops,

@@ -6,11 +6,12 @@ import (
 	"strings"
 )
 
-// CUDAFatbinary returns the smallest fatbinary that the CUDA runtime reads
-// (and wrap.GPU accepts): its 16-byte header, little-endian magic 0xBA55ED50,
-// version 1, header size 16 and 4 bytes of payload, then the payload "FAKE".
-// It is 20 bytes long like the stand-in "FAKEFATBIN-fatbinary" of the shared
-// fixtures that it replaces, so that .nv_fatbin keeps its alignment.
+// CUDAFatbinary returns the smallest fatbinary that the CUDA runtime reads (and
+// wrap.GPU accepts): its 16-byte header, little-endian magic 0xBA55ED50,
+// version 1, header size 16 and 4 bytes of payload, then the payload "FAKE". It
+// is 20 bytes long like the stand-in "FAKEFATBIN-fatbinary" of the CUDA wrapper
+// objects in offload/testdata/llvm/wrapper that it replaces, so that .nv_fatbin
+// keeps its alignment.
 func CUDAFatbinary() []byte {
 	b := binary.LittleEndian.AppendUint32(nil, 0xBA55ED50)
 	b = binary.LittleEndian.AppendUint16(b, 1)

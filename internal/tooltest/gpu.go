@@ -75,8 +75,8 @@ func BuildGPUProgram(t testing.TB, major int, kind, src, dir string) GPUProgram 
 // --cuda-path, and returns dir: include/cuda.h gives the version (11.8),
 // bin/ptxas writes an empty ELF object of the host (clang-nvlink-wrapper reads
 // its inputs as ELF), bin/nvlink a marker, and bin/fatbinary the 20-byte
-// [CUDAFatbinary] (the shared fixtures have "FAKEFATBIN-fatbinary", which is
-// no fatbinary).
+// [CUDAFatbinary] (the CUDA wrapper objects in offload/testdata/llvm/wrapper
+// have "FAKEFATBIN-fatbinary", which is no fatbinary).
 func CUDAStandIns(t testing.TB, dir string) string {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
