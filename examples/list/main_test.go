@@ -409,3 +409,37 @@ func madeFiles(t *testing.T, dir string) []string {
 	})
 	return append(paths, fat)
 }
+
+// TestOldDriverSameAsGoffloadList does the same for what the old OpenMP
+// driver leaves, made by clang 14: a bundled object, an object of
+// -fopenmp-new-driver (clang 14's image sections), and a program it links,
+// whose clang-offload-wrapper registers the raw device image.
+func TestOldDriverSameAsGoffloadList(t *testing.T) {
+	clang := tooltest.Tool(t, "clang", 14)
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "cmd", "goffload", "testdata", "prog.c")
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			t.Fatalf("clang-14 %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	omp := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+	bundled := filepath.Join(dir, "bundled.o")
+	run(append(omp, "-c", "-o", bundled, src)...)
+	newDriver := filepath.Join(dir, "newdriver.o")
+	run(append(omp, "-fopenmp-new-driver", "-c", "-o", newDriver, src)...)
+	prog := filepath.Join(dir, "prog")
+	run(append(omp, "-o", prog, bundled, "-L"+tooltest.OpenMPRuntime(t, 14))...)
+	want := map[string]string{bundled: "bundled-object", newDriver: "image-section", prog: "registered"}
+	for _, path := range []string{bundled, newDriver, prog} {
+		ims := compare(t, path)
+		found := false
+		for _, im := range ims {
+			found = found || im.Source == want[path]
+		}
+		if !found {
+			t.Errorf("%s: no %s image in %v", filepath.Base(path), want[path], ims)
+		}
+	}
+}
