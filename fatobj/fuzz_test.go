@@ -5,12 +5,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+)
+
+// The allocation budget of FuzzNewFile: per input byte, and fixed (a
+// compressed OffloadBinary inflates in memory up to 64 MiB, above that into
+// a temporary file; a zstd window takes up to 128 MiB; each image read
+// takes a 1 MiB buffer).
+const (
+	fuzzBytesPerByte = 1024
+	fuzzFixedBytes   = 256 << 20
 )
 
 // FuzzNewFile: any bytes give a File or an error, never a panic, and so do
 // checking its objects, planning an extraction of it and reading every
-// image it lists.
+// image it lists (1 MiB of each at most); and what that allocates is
+// bounded by the input's size: fuzzBytesPerByte a byte, plus what a
+// compressed binary may inflate to in memory.
 func FuzzNewFile(f *testing.F) {
 	for _, glob := range []string{"host-objects/*.o", "wrapper/*.o", "packager/*.bin"} {
 		files, _ := filepath.Glob(llvmTestdata(glob))
@@ -21,6 +33,14 @@ func FuzzNewFile(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defer func() {
+			runtime.ReadMemStats(&after)
+			if got, bound := after.TotalAlloc-before.TotalAlloc, fuzzBytesPerByte*uint64(len(data))+fuzzFixedBytes; got > bound {
+				t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
+			}
+		}()
 		file, err := NewFile("fuzz", bytes.NewReader(data), int64(len(data)), nil)
 		if err != nil {
 			return
