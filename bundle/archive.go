@@ -20,7 +20,7 @@ import (
 // ArchiveOptions are the options of [UnbundleArchive].
 type ArchiveOptions struct {
 	// Release is the release whose clang-offload-bundler to follow: how it
-	// reads IDs ([offload.Release.BundleIDs]). Nil means offload.Default().
+	// reads IDs (see [ParseID]). Nil means offload.Default().
 	Release *offload.Release
 	// HIPOpenMPCompatible is -hip-openmp-compatible: HIP code objects serve
 	// OpenMP targets and the other way.

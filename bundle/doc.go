@@ -91,7 +91,7 @@
 // 22) puts a bundle's entries in the sections of an object instead:
 // [SectionPrefix] + the entry's ID, the host's entry one zero byte.
 // [ObjectEntries] lists them with what they hold ([Classify]). A release's
-// bundler reads IDs by its own rule ([offload.Release.BundleIDs]): up to 19
+// bundler reads IDs by its own rule: up to 19
 // the last '-' part is a target ID when it names an offload arch, from 20 an
 // ID has five or six parts; [ParseID] reads an entry's ID, [ParseTarget] a
 // requested target as the bundler standardizes it, and [Compatible] decides

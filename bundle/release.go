@@ -15,7 +15,7 @@ const HIPAlign = 4096
 
 // Release holds what one LLVM release's clang-linker-wrapper asks of
 // clang-offload-bundler for a HIP fatbin, and what the bundler then writes: a
-// view of [offload.HIPFatbin], the release table's row.
+// view of the release table's row ([offload.LookupRelease]).
 type Release struct {
 	// Major is the LLVM major version.
 	Major int

@@ -117,7 +117,7 @@ func TestCFIEncodesTheShortestForm(t *testing.T) {
 	}
 }
 
-func TestBuildEHFrameRejectsInvalidInput(t *testing.T) {
+func TestEHFrameRejectsInvalidInput(t *testing.T) {
 	fn := &elfobj.Symbol{Name: "f", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Index: elf.SHN_UNDEF}
 	x86, _ := ehframe.FrameInfoFor(elf.EM_X86_64)
 	ppc, _ := ehframe.FrameInfoFor(elf.EM_PPC64)
@@ -309,12 +309,12 @@ func ehTargets(t *testing.T, f *elf.File) []ehTarget {
 	return out
 }
 
-// TestBuildEHFrameMatchesLLVM assembles functions with .cfi directives with
-// llvm-mc 19 and builds the same rules with BuildEHFrame: the .eh_frame
+// TestEHFrameMatchesLLVM assembles functions with .cfi directives with
+// llvm-mc 19 and builds the same rules with ehframe.Build: the .eh_frame
 // sections must be equal byte for byte, their relocations must have the same
 // types and targets, and llvm-dwarfdump and binutils readelf must print the
 // same for both.
-func TestBuildEHFrameMatchesLLVM(t *testing.T) {
+func TestEHFrameMatchesLLVM(t *testing.T) {
 	mc := tooltest.Tool(t, "llvm-mc", 19)
 	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
 	readelf := lookTool(t, "readelf")

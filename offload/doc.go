@@ -2,7 +2,9 @@
 // CUDA, HIP) as Go data: the OffloadBinary container that carries device images
 // (magic 10 FF 10 AD), image and offload kinds, the offload entry tables in both
 // layouts, `ident_t`, the runtime's `__tgt_device_image` and `__tgt_bin_desc`,
-// and one table of every fact that differs between LLVM releases. It knows
+// and the table of the LLVM releases: one row per release, whose exported
+// fields are the facts users read, and which holds every other fact that
+// differs between releases for the module's packages. It knows
 // nothing of ELF; see the elfobj, entries and wrap packages for objects.
 //
 // # Releases
@@ -17,10 +19,10 @@
 // 22. LLVM 13 and 14, the old OpenMP driver, have no OffloadBinary and no
 // packager ([Release.BinaryVersion] 0: writing one for them is refused with
 // [goffload.ErrUnsupported]), and register raw device images with
-// clang-offload-wrapper ([Release.Wrapper]). A row also says what the release's
-// libomptarget reads ([Release.RuntimeReadsEntries],
-// [Release.RuntimeReadsRequires]) and the soname a program records for it
-// ([RuntimeReleases]). [DefaultRelease] is 22.
+// clang-offload-wrapper. A row also says what the release's libomptarget
+// reads ([Release.RuntimeReadsEntries]) and the soname a program records for
+// it ([Release.RuntimeLibrary], [RuntimeReleases]). [ReleaseSet] is a set of
+// releases: those that made a file, or can link it. [DefaultRelease] is 22.
 //
 // # OffloadBinary
 //
