@@ -26,8 +26,9 @@
 // [Read] finds the entries sections of a file by name, detects their layout,
 // and resolves each pointer: through RELA relocations in a relocatable object,
 // through the dynamic relocations (or the stored address) in a linked file.
-// [Check] compares the entries of a file with the symbols of the device images
-// it carries, which LLVM only does when a program runs and fails to load one.
+// fatobj.Check compares the entries of a file with the symbols of the device
+// images it carries, which LLVM only does when a program runs and fails to
+// load one.
 //
 // # Mixed releases
 //
