@@ -61,8 +61,9 @@
 //
 // The readers take untrusted files: every size and offset comes through
 // package elfobj's checked reader, strings are bounded by their sections, and
-// bad input gives an error wrapping [goffload.ErrInvalid] or the underlying package's
-// errors, never a panic. Mixing follows the pointers of a descriptor only
+// bad input gives a [*goffload.FormatError] at its byte in the file
+// (matching [goffload.ErrInvalid], and [goffload.ErrTruncated] for a cut
+// section), never a panic. Mixing follows the pointers of a descriptor only
 // inside the file's sections, and bounds its work: at most 1024 images per
 // descriptor, 256 descriptors, and in a stripped file 4096 candidates of 64
 // images at most.
