@@ -63,23 +63,9 @@ type ExtractedFile struct {
 	write func(w io.Writer) error
 }
 
-// WriteTo writes the file's contents to w.
-func (f *ExtractedFile) WriteTo(w io.Writer) (int64, error) {
-	cw := &countingWriter{w: w}
-	err := f.write(cw)
-	return cw.n, err
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
+// Copy writes the file's contents to w: what [Extraction.Write] puts in the
+// file, for a caller that stores it elsewhere.
+func (f *ExtractedFile) Copy(w io.Writer) error { return f.write(w) }
 
 // PlanExtract names the files that extracting the selected images of files
 // writes: as clang-offload-packager names them, the index counting on from

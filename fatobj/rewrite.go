@@ -76,14 +76,20 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 		if err := check(); err != nil {
 			return nil, err
 		}
-		if o == nil {
-			_, err = io.Copy(w, obj.Open())
-			return out, err
-		}
-		_, err = elfobj.Write(w, o)
-		return out, fromInput(f.Name, err)
+		return out, writeObject(w, f, o)
 	}
 	return nil, notRewritable(f)
+}
+
+// writeObject writes o, the rewritten object of f, to w, or f's bytes as they
+// are when o is nil.
+func writeObject(w io.Writer, f *File, o *elfobj.Object) error {
+	if o == nil {
+		_, err := io.Copy(w, f.Objects[0].Open())
+		return err
+	}
+	_, err := elfobj.Write(w, o)
+	return fromInput(f.Name, err)
 }
 
 // String returns "kept K, dropped D device binaries".
@@ -170,12 +176,7 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 		if err != nil {
 			return nil, err
 		}
-		if o == nil {
-			_, err = io.Copy(w, obj.Open())
-			return out, err
-		}
-		_, err = elfobj.Write(w, o)
-		return out, fromInput(f.Name, err)
+		return out, writeObject(w, f, o)
 	}
 	return nil, notRewritable(f)
 }

@@ -114,6 +114,22 @@ func RawImage(data *io.SectionReader) Binary {
 	return b
 }
 
+// ReadRawImage returns the linked device image data as clang-offload-wrapper
+// of LLVM 13 and 14 embeds it ([RawImage]), after checking that it is one:
+// an empty file, or an OffloadBinary (the image of one is what those
+// releases wrap: extract it first), is an error matching goffload.ErrInvalid.
+func ReadRawImage(data *io.SectionReader) (Binary, error) {
+	var head [4]byte
+	n, _ := data.ReadAt(head[:], 0)
+	switch {
+	case data.Size() == 0:
+		return Binary{}, fmt.Errorf("holds no device image: %w", goffload.ErrInvalid)
+	case n == len(head) && head == offload.Magic:
+		return Binary{}, fmt.Errorf("an offload binary, where LLVM 13 and 14 wrap the device image itself: %w", goffload.ErrInvalid)
+	}
+	return RawImage(data), nil
+}
+
 // FromImage returns the binary that clang-linker-wrapper makes of a linked
 // device image data with metadata im (see offload.LinkedImage). The image is
 // read from data each time the object is written. For a release whose

@@ -84,6 +84,9 @@ func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 		return nil, err
 	}
 	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
+	if err == nil && len(all) == 0 {
+		err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}

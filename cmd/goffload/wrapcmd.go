@@ -11,11 +11,14 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
 )
 
 func runWrap(args []string, _ io.Writer) error {
+	in := &inputs{}
+	defer in.close()
 	var llvm, kind, triple, out, suffix string
 	var relocatable, compress bool
 	var compressFormat string
@@ -58,7 +61,7 @@ func runWrap(args []string, _ io.Writer) error {
 		if len(images) > 0 {
 			return fmt.Errorf("--image is for --kind hip; OpenMP images come in offload binaries")
 		}
-		return wrapOpenMP(out, opt, fs.Args())
+		return wrapOpenMP(in, out, opt, fs.Args())
 	case "cuda":
 		if len(images) > 0 || fs.NArg() != 1 {
 			return fmt.Errorf("--kind cuda wraps one fatbinary file (what NVIDIA's fatbinary made)")
@@ -79,111 +82,90 @@ func runWrap(args []string, _ io.Writer) error {
 		case suffix != "" || relocatable:
 			return fmt.Errorf("--suffix and -r are for --kind openmp: LLVM's SYCL wrapper has neither")
 		}
-		return wrapSYCL(out, opt, fs.Args())
+		return wrapSYCL(in, out, opt, fs.Args())
 	}
 	return fmt.Errorf("--kind %s: want openmp, cuda, hip or sycl", kind)
 }
 
-func wrapOpenMP(out string, opt wrap.Options, paths []string) error {
-	if opt.Release.BinaryVersion == 0 { // LLVM 13, 14: clang-offload-wrapper
-		return wrapRawImages(out, opt, paths)
-	}
+func wrapOpenMP(in *inputs, out string, opt wrap.Options, paths []string) error {
 	var bins []wrap.Binary
+	err := in.each(paths, func(f *infile.File) error {
+		if opt.Release.BinaryVersion == 0 { // LLVM 13, 14: clang-offload-wrapper's raw images
+			bin, err := wrap.ReadRawImage(f.Section())
+			bins = append(bins, bin)
+			if err != nil {
+				return fmt.Errorf("%w (extract --raw writes the image)", err)
+			}
+			return nil
+		}
+		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
+		// or not) in main after 22.
+		all, err := wrap.ReadBinaries(f.Section(), opt.Release)
+		bins = append(bins, all...)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return writeWrapper(out, opt, bins)
+}
+
+// inputs are the files a command opened, open until it ends: the objects
+// made of them read them when they are written.
+type inputs struct{ files []*infile.File }
+
+func (in *inputs) close() {
+	for _, f := range in.files {
+		f.Close()
+	}
+}
+
+// each calls fn with each file of paths opened, and names the file in what
+// fn returns.
+func (in *inputs) each(paths []string, fn func(f *infile.File) error) error {
 	for _, path := range paths {
 		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
-		// or not) in main after 22.
-		all, err := wrap.ReadBinaries(f.Section(), opt.Release)
-		if err != nil {
+		in.files = append(in.files, f)
+		if err := fn(f); err != nil {
+			if errors.Is(err, goffload.ErrUnsupported) {
+				return err // the release or the host, not the file
+			}
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		bins = append(bins, all...)
 	}
-	return writeWrapper(out, opt, bins)
+	return nil
 }
 
 // wrapSYCL wraps the SYCL images of the offload binaries in paths (each file
 // one binary or several in a row, as clang-sycl-linker writes them) as the
 // release's wrapSYCLBinaries does: 22 describes each image; main after 22
 // registers the one binary clang-sycl-linker wrote, embedded as it is.
-func wrapSYCL(out string, opt wrap.Options, paths []string) error {
-	if opt.Release.SYCLWholeBinary() {
-		return wrapSYCLBinary(out, opt, paths)
-	}
-	var images []wrap.SYCLImage
-	for _, path := range paths {
-		f, err := openSized(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		ims, err := wrap.SYCLImages(opt.Release, f, f.Size())
-		if errors.Is(err, goffload.ErrUnsupported) {
-			return err // the release, not the file
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if len(ims) == 0 {
-			return fmt.Errorf("%s: holds no offload binary: %w", path, goffload.ErrInvalid)
-		}
-		images = append(images, ims...)
-	}
-	o, err := wrap.SYCL(opt, images)
-	if err != nil {
-		return err
-	}
-	return writeObject(out, o)
-}
-
-// wrapSYCLBinary wraps the one offload binary file in paths as LLVM main's
-// wrapSYCLBinaries does: clang-linker-wrapper hands it the single file that
-// clang-sycl-linker writes, which it embeds byte for byte (a compressed
-// binary stays compressed) and registers by its start and size.
-func wrapSYCLBinary(out string, opt wrap.Options, paths []string) error {
-	if len(paths) != 1 {
+func wrapSYCL(in *inputs, out string, opt wrap.Options, paths []string) error {
+	if opt.Release.SYCLWholeBinary() && len(paths) != 1 {
 		return fmt.Errorf("--kind sycl with %v wraps one offload binary file (what clang-sycl-linker writes: its wrapSYCLBinaries registers one buffer), not %d", opt.Release, len(paths))
 	}
-	f, err := openSized(paths[0])
+	var images []wrap.SYCLImage
+	var o *elfobj.Object
+	err := in.each(paths, func(f *infile.File) error {
+		var err error
+		if opt.Release.SYCLWholeBinary() {
+			o, err = wrap.SYCLBinary(opt, f, f.Size())
+			return err
+		}
+		ims, err := wrap.SYCLImages(opt.Release, f, f.Size())
+		images = append(images, ims...)
+		return err
+	})
+	if err == nil && o == nil {
+		o, err = wrap.SYCL(opt, images)
+	}
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	o, err := wrap.SYCLBinary(opt, f, f.Size())
-	if errors.Is(err, goffload.ErrUnsupported) {
-		return err // the release or the host, not the file
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", paths[0], err)
-	}
 	return writeObject(out, o)
-}
-
-// wrapRawImages wraps linked device images as they are, as
-// clang-offload-wrapper of LLVM 13 and 14 does.
-func wrapRawImages(out string, opt wrap.Options, paths []string) error {
-	var bins []wrap.Binary
-	for _, path := range paths {
-		f, err := openSized(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		var head [4]byte
-		n, _ := f.ReadAt(head[:], 0)
-		switch {
-		case f.Size() == 0:
-			return fmt.Errorf("%s: holds no device image: %w", path, goffload.ErrInvalid)
-		case n == len(head) && head == offload.Magic:
-			return fmt.Errorf("%s: an offload binary, where %v wraps the device image itself (extract --raw writes it): %w", path, opt.Release, goffload.ErrInvalid)
-		}
-		bins = append(bins, wrap.RawImage(f.Section()))
-	}
-	return writeWrapper(out, opt, bins)
 }
 
 // wrapCUDA wraps a CUDA fatbinary, copied into the object as is.
