@@ -163,7 +163,7 @@ func PackagerName(stem string, im *offload.Image, index int) (string, error) {
 
 // ErrUnsafeName: a file name made from an image's strings would not be one
 // plain file name inside the output folder.
-var ErrUnsafeName = atomicfile.ErrBadName
+var ErrUnsafeName = errors.New("not a safe file name")
 
 // Target names a device target to keep: a triple and, if not empty, an arch.
 type Target struct{ Triple, Arch string }
