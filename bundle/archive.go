@@ -1,8 +1,8 @@
 package bundle
 
 import (
+	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -12,12 +12,11 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
 
-// ArchiveOptions are the options of [UnbundleArchive].
+// ArchiveOptions are the options of [NewDeviceArchive].
 type ArchiveOptions struct {
 	// Release is the release whose clang-offload-bundler to follow: how it
 	// reads IDs (see [ParseID]). Nil means offload.Default().
@@ -44,19 +43,14 @@ type DeviceMember struct {
 // Open returns a reader of the member's data.
 func (m *DeviceMember) Open() *io.SectionReader { return io.NewSectionReader(m.r, 0, m.Size) }
 
-// DeviceArchive is what [UnbundleArchive] finds for a target.
+// DeviceArchive is the device archive of one target (see
+// [NewDeviceArchive]).
 type DeviceArchive struct {
 	Members []DeviceMember
-	closers []io.Closer
-}
 
-// Close releases the scratch files of decompressed members.
-func (d *DeviceArchive) Close() error {
-	for _, c := range d.closers {
-		c.Close()
-	}
-	d.closers = nil
-	return nil
+	want      ID
+	rel       *offload.Release
+	hipOpenMP bool
 }
 
 // Write writes the archive as clang-offload-bundler writes it: a GNU archive,
@@ -73,15 +67,14 @@ func (d *DeviceArchive) Write(w io.Writer) error {
 	return ar.WriteGNU(w, ms)
 }
 
-// UnbundleArchive finds in the archive held in the size bytes of r the code
-// objects for target, as `clang-offload-bundler -unbundle -type=a
-// -targets=<target> -allow-missing-bundles` does: every bundle entry of
-// every member (a bundled object's sections, or a bundle file, compressed or
-// not) whose ID is compatible with target ([Compatible], with the release's
-// [ParseID]), in member and entry order (a bundle file's entries in the
-// order of the bundler's hash map). Members that hold no bundle are left
-// out. A thin archive is refused: the bundler reads only regular ones.
-func UnbundleArchive(r io.ReaderAt, size int64, target string, opt ArchiveOptions) (*DeviceArchive, error) {
+// NewDeviceArchive returns an empty device archive for target, to which
+// [DeviceArchive.AddObject] and [DeviceArchive.AddBundle] add the members of
+// a static library as `clang-offload-bundler -unbundle -type=a
+// -targets=<target> -allow-missing-bundles` does: every bundle entry whose
+// ID is compatible with target ([Compatible], with the release's [ParseID]),
+// in member and entry order. fatobj.DeviceArchive does it for a library.
+// A host target is refused: a device archive holds device code.
+func NewDeviceArchive(target string, opt ArchiveOptions) (*DeviceArchive, error) {
 	rel := opt.Release
 	if rel == nil {
 		rel = offload.Default()
@@ -93,110 +86,61 @@ func UnbundleArchive(r io.ReaderAt, size int64, target string, opt ArchiveOption
 	if want.IsHost() {
 		return nil, fmt.Errorf("offload bundle: target %q: a device archive holds device code: %w", target, goffload.ErrUnsupported)
 	}
-	a, err := ar.Open(r, size)
-	if err != nil {
-		return nil, err
-	}
-	if a.Kind() == ar.Thin {
-		return nil, fmt.Errorf("offload bundle: a thin archive: %w", goffload.ErrUnsupported)
-	}
-	d := &DeviceArchive{}
-	for _, m := range a.Members() {
-		sr, err := a.Open(m)
-		if err != nil {
-			d.Close()
-			return nil, err
-		}
-		if err := d.member(m.Name, sr, want, rel, opt.HIPOpenMPCompatible); err != nil {
-			d.Close()
-			return nil, fmt.Errorf("offload bundle: member %q: %w", m.Name, err)
-		}
-	}
-	return d, nil
+	return &DeviceArchive{want: want, rel: rel, hipOpenMP: opt.HIPOpenMPCompatible}, nil
 }
 
-// member adds the compatible entries of one archive member.
-func (d *DeviceArchive) member(name string, sr *io.SectionReader, want ID, rel *offload.Release, hipOpenMP bool) error {
-	type found struct {
-		id   string
-		r    io.ReaderAt
-		size int64
-	}
-	var entries []found
-	switch Classify(sr, sr.Size()) {
-	case ContentsELF:
-		f, err := elfobj.Read(sr, sr.Size())
-		if err != nil {
+// AddObject adds the compatible entries of the bundled object member: its
+// sections __CLANG_OFFLOAD_BUNDLE__<ID> (an [Input] each: the ID and the
+// section's bytes), in section order.
+func (d *DeviceArchive) AddObject(member string, sections []Input) error {
+	for _, e := range sections {
+		if err := d.add(member, e); err != nil {
 			return err
 		}
-		es, err := ObjectEntries(f)
-		if err != nil {
-			return err
-		}
-		for i := range es {
-			entries = append(entries, found{es[i].ID, es[i].Open(), int64(es[i].Size)})
-		}
-	case ContentsBundle:
-		b, data, err := d.openBundle(sr)
-		if err != nil {
-			return err
-		}
-		// The bundler keeps the entries in an llvm::StringMap: the last of
-		// one ID, in the map's order.
-		byID := map[string]int{}
-		var ids []string
-		for i, e := range b.Entries {
-			if _, ok := byID[e.ID]; !ok {
-				ids = append(ids, e.ID)
-			}
-			byID[e.ID] = i
-		}
-		for _, id := range facts.OrderStringMap.Order(ids) {
-			e := b.Entries[byID[id]]
-			entries = append(entries, found{id, io.NewSectionReader(data, int64(e.Offset), int64(e.Size)), int64(e.Size)})
-		}
-	default:
-		return nil
-	}
-	for _, e := range entries {
-		have, err := ParseID(e.id, rel)
-		if err != nil {
-			return err
-		}
-		if !Compatible(have, want, hipOpenMP) {
-			continue
-		}
-		m := DeviceMember{Name: DeviceMemberName(name, e.id, have.TargetID), From: name, ID: e.id, Size: e.size, r: e.r}
-		if m.Symbols, err = archiveSymbols(e.r, e.size); err != nil {
-			return fmt.Errorf("entry %q: %w", e.id, err)
-		}
-		d.Members = append(d.Members, m)
 	}
 	return nil
 }
 
-// openBundle reads a bundle file member; a compressed one is decompressed
-// into a scratch file, so that memory stays bounded.
-func (d *DeviceArchive) openBundle(sr *io.SectionReader) (*Bundle, io.ReaderAt, error) {
-	b, err := Read(sr, sr.Size())
-	if !errors.Is(err, ErrCompressed) {
-		return b, sr, err
+// AddBundle adds the compatible entries of the bundle file member, b read
+// from data (the uncompressed bundle): as the bundler keeps them in an
+// llvm::StringMap, the last entry of each ID, in the map's order.
+func (d *DeviceArchive) AddBundle(member string, b *Bundle, data io.ReaderAt) error {
+	byID := map[string]int{}
+	var ids []string
+	for i, e := range b.Entries {
+		if _, ok := byID[e.ID]; !ok {
+			ids = append(ids, e.ID)
+		}
+		byID[e.ID] = i
 	}
-	c, err := ReadCompressed(sr, sr.Size())
+	for _, id := range facts.OrderStringMap.Order(ids) {
+		e := b.Entries[byID[id]]
+		if err := d.add(member, Input{ID: id, Data: io.NewSectionReader(data, int64(e.Offset), int64(e.Size))}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add adds entry e of member when it is compatible with the target.
+func (d *DeviceArchive) add(member string, e Input) error {
+	have, err := ParseID(e.ID, d.rel)
 	if err != nil {
-		return nil, nil, err
+		return fmt.Errorf("offload bundle: member %q: %w", member, err)
 	}
-	f, err := atomicfile.Scratch()
-	if err != nil {
-		return nil, nil, err
+	if !Compatible(have, d.want, d.hipOpenMP) {
+		return nil
 	}
-	d.closers = append(d.closers, f)
-	n, err := io.Copy(f, c.Open())
-	if err != nil {
-		return nil, nil, err
+	data := e.Data
+	if data == nil {
+		data = io.NewSectionReader(bytes.NewReader(nil), 0, 0)
 	}
-	b, err = Read(f, n)
-	return b, f, err
+	m := DeviceMember{Name: DeviceMemberName(member, e.ID, have.TargetID), From: member, ID: e.ID, Size: data.Size(), r: data}
+	if m.Symbols, err = archiveSymbols(data, data.Size()); err != nil {
+		return fmt.Errorf("offload bundle: member %q: entry %q: %w", member, e.ID, err)
+	}
+	d.Members = append(d.Members, m)
+	return nil
 }
 
 // DeviceMemberName is the name clang-offload-bundler gives, in a device

@@ -97,8 +97,9 @@
 // requested target as the bundler standardizes it, and [Compatible] decides
 // as clang's isCodeObjectCompatible does (kinds, triples compared as
 // llvm::Triple compares them, processors, xnack and sramecc features).
-// [UnbundleArchive] does what -unbundle -type=a does for a static library
-// of such objects: the compatible code objects, named as the bundler names
+// [NewDeviceArchive] takes what -unbundle -type=a takes of a static library
+// of such objects (fatobj.DeviceArchive feeds it a library's members): the
+// compatible code objects, named as the bundler names
 // them ([DeviceMemberName]), and [DeviceArchive.Write] writes the archive
 // byte for byte as the bundler of 19 and 22 does, its symbol index made of
 // the members' ELF symbols or of their bitcode's IR symbol table.
@@ -140,5 +141,5 @@
 // [ErrCompressed], [goffload.ErrInvalid], [goffload.ErrTruncated], [goffload.ErrUnsupported],
 // [ErrCorrupt] or [goffload.ErrLimit], never a panic. Read, the compressed
 // readers, bundle IDs, bundled objects and device archives are fuzzed
-// (FuzzRead, FuzzZstd, FuzzParseID, FuzzObjectEntries, FuzzUnbundleArchive).
+// (FuzzRead, FuzzZstd, FuzzParseID, FuzzObjectEntries, FuzzDeviceArchive).
 package bundle

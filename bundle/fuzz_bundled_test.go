@@ -65,8 +65,8 @@ func FuzzObjectEntries(f *testing.F) {
 	})
 }
 
-// FuzzUnbundleArchive: a device archive of any archive, or an error.
-func FuzzUnbundleArchive(f *testing.F) {
+// FuzzDeviceArchive: a device archive of any archive, or an error.
+func FuzzDeviceArchive(f *testing.F) {
 	obj := objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde"))
 	var lib bytes.Buffer
 	ar.WriteGNU(&lib, []ar.NewMember{{Name: "k.o", Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader(obj), 0, int64(len(obj)))}})
@@ -74,12 +74,11 @@ func FuzzUnbundleArchive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, major := range []int{19, 22} {
 			rel, _ := offload.LookupRelease(major)
-			d, err := UnbundleArchive(bytes.NewReader(data), int64(len(data)), "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel})
+			d, err := deviceArchive(data, "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel})
 			if err != nil {
 				continue
 			}
 			d.Write(io.Discard)
-			d.Close()
 		}
 	})
 }

@@ -75,6 +75,7 @@ type File struct {
 	r       *io.SectionReader
 	archive *ar.Archive // a regular archive's index, for rewriting it
 	files   []*infile.File
+	closers []io.Closer // scratch files of decompressed bundles
 }
 
 // Close closes the files opened for f (the file itself and the members of
@@ -86,7 +87,10 @@ func (f *File) Close() error {
 			first = err
 		}
 	}
-	f.files = nil
+	for _, c := range f.closers {
+		c.Close()
+	}
+	f.files, f.closers = nil, nil
 	return first
 }
 
@@ -199,7 +203,7 @@ func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, out
 	case format == FormatArchive || format == FormatThinArchive:
 		return o.archive(name, dir, r, base, outer, depth, top)
 	}
-	obj := &Object{Name: name, Format: format, Offset: base, r: r}
+	obj := &Object{Name: name, Format: format, Offset: base, r: r, depth: depth, file: o.f}
 	if !top {
 		obj.Member = memberName(name)
 	}

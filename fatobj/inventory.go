@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
@@ -54,6 +55,8 @@ type Object struct {
 	Entries []entries.FileEntry
 
 	r         *io.SectionReader
+	depth     int   // 0 for the file, 1 for a member, 2 for a member of a nested archive, ...
+	file      *File // the file it is in
 	origin    *entries.Origin
 	originErr error
 }
@@ -157,7 +160,39 @@ type Bundle struct {
 	Compressed *bundle.CompressedHeader
 
 	plain *bundle.Bundle
+	data  *io.SectionReader // what plain was read from
 	comp  *bundle.Compressed
+	file  *File
+
+	inflated     *bundle.Bundle // Uncompressed's, of a compressed bundle
+	inflatedData *io.SectionReader
+}
+
+// Uncompressed returns the bundle as it reads uncompressed: in place, or
+// for a compressed one decompressed into a scratch file (which has no name,
+// and is closed with the File) and read as a bundle.
+func (b *Bundle) Uncompressed() (*bundle.Bundle, *io.SectionReader, error) {
+	if b.plain != nil {
+		return b.plain, b.data, nil
+	}
+	if b.inflated == nil {
+		f, err := atomicfile.Scratch()
+		if err != nil {
+			return nil, nil, err
+		}
+		b.file.closers = append(b.file.closers, f)
+		n, err := io.Copy(f, b.comp.Open())
+		if err != nil {
+			return nil, nil, fmt.Errorf("bundle at %#x: %w", b.Offset, err)
+		}
+		data := io.NewSectionReader(f, 0, n)
+		pb, err := bundle.Read(data, n)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bundle at %#x, decompressed: %w", b.Offset, err)
+		}
+		b.inflated, b.inflatedData = pb, data
+	}
+	return b.inflated, b.inflatedData, nil
 }
 
 // open returns a reader of the data of entry i, decompressing a compressed
@@ -182,7 +217,12 @@ type BundledSection struct {
 	Contents bundle.Contents
 	// Offset and Size locate the section's bytes in the file.
 	Offset, Size int64
+
+	r *io.SectionReader
 }
+
+// Open returns a reader of the section's bytes.
+func (s *BundledSection) Open() *io.SectionReader { return io.NewSectionReader(s.r, 0, s.r.Size()) }
 
 // Host reports whether s is the host's entry.
 func (s *BundledSection) Host() bool { return strings.HasPrefix(s.ID, "host-") }
@@ -561,7 +601,7 @@ func (o *Object) bundledSections() error {
 		id, err := bundle.ParseID(e.ID, r)
 		sr := e.Open()
 		bs := &BundledSection{Section: e.Section, ID: e.ID, Image: id.Image(e.Contents, r), Contents: e.Contents,
-			Offset: o.Offset + int64(e.Offset), Size: int64(e.Size)}
+			Offset: o.Offset + int64(e.Offset), Size: int64(e.Size), r: sr}
 		o.Bundled = append(o.Bundled, bs)
 		if err != nil || bs.Host() {
 			continue
@@ -598,7 +638,7 @@ func (o *Object) readBundles(section string, sr *io.SectionReader, base int64) e
 		}
 		rest := io.NewSectionReader(sr, off, sr.Size()-off)
 		fileOff := o.Offset + base + off
-		b := &Bundle{Section: section, Offset: fileOff}
+		b := &Bundle{Section: section, Offset: fileOff, file: o.file}
 		pb, err := bundle.Read(rest, rest.Size())
 		switch {
 		case errors.Is(err, bundle.ErrCompressed):
@@ -621,7 +661,7 @@ func (o *Object) readBundles(section string, sr *io.SectionReader, base int64) e
 			return fmt.Errorf("%s: %w", where(off), ferr.Rebase(err, fileOff))
 		default:
 			b.Size = int64(pb.End())
-			b.plain, b.Entries = pb, pb.Entries
+			b.plain, b.Entries, b.data = pb, pb.Entries, rest
 		}
 		o.Bundles = append(o.Bundles, b)
 		if off, err = nextNonZero(sr, off+max(b.Size, 1)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 )
 
@@ -32,16 +33,15 @@ func runDeviceArchive(args []string, stdout io.Writer) error {
 		return err
 	}
 	in := fs.Arg(0)
-	f, err := openSized(in)
+	f, err := fatobj.Open(in, nil)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	d, err := bundle.UnbundleArchive(f, f.Size(), target, bundle.ArchiveOptions{Release: rel, HIPOpenMPCompatible: hipOpenMP})
+	d, err := fatobj.DeviceArchive(f, target, bundle.ArchiveOptions{Release: rel, HIPOpenMPCompatible: hipOpenMP})
 	if err != nil {
-		return fmt.Errorf("%s: %w", in, err)
+		return err
 	}
-	defer d.Close()
 	if err := atomicfile.Write(out, d.Write); err != nil {
 		return err
 	}
