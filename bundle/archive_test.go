@@ -78,42 +78,46 @@ func deviceArchive(data []byte, target string, opt ArchiveOptions) (*DeviceArchi
 		if err != nil {
 			return nil, err
 		}
-		switch Classify(sr, sr.Size()) {
-		case ContentsELF:
-			f, err := elfobj.Read(sr, sr.Size())
-			if err != nil {
-				return nil, err
-			}
-			es, err := ObjectEntries(f)
-			if err != nil {
-				return nil, err
-			}
-			var sections []Input
-			for i := range es {
-				sections = append(sections, Input{ID: es[i].ID, Data: es[i].Open()})
-			}
-			err = d.AddObject(m.Name, sections)
-		case ContentsBundle:
-			var raw []byte
-			if c, cerr := ReadCompressed(sr, sr.Size()); cerr == nil {
-				raw, err = io.ReadAll(c.Open())
-			} else {
-				raw, err = io.ReadAll(sr)
-			}
-			if err != nil {
-				return nil, err
-			}
-			b, berr := Read(bytes.NewReader(raw), int64(len(raw)))
-			if berr != nil {
-				return nil, berr
-			}
-			err = d.AddBundle(m.Name, b, bytes.NewReader(raw))
-		}
-		if err != nil {
+		if err := addMember(d, m.Name, sr); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
+}
+
+// addMember adds the bundles of the archive member name, held in sr.
+func addMember(d *DeviceArchive, name string, sr *io.SectionReader) error {
+	switch Classify(sr, sr.Size()) {
+	case ContentsELF:
+		f, err := elfobj.Read(sr, sr.Size())
+		if err != nil {
+			return err
+		}
+		es, err := ObjectEntries(f)
+		if err != nil {
+			return err
+		}
+		var sections []Input
+		for i := range es {
+			sections = append(sections, Input{ID: es[i].ID, Data: es[i].Open()})
+		}
+		return d.AddObject(name, sections)
+	case ContentsBundle:
+		r := io.Reader(sr)
+		if c, err := ReadCompressed(sr, sr.Size()); err == nil {
+			r = c.Open()
+		}
+		raw, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		b, err := Read(bytes.NewReader(raw), int64(len(raw)))
+		if err != nil {
+			return err
+		}
+		return d.AddBundle(name, b, bytes.NewReader(raw))
+	}
+	return nil
 }
 
 // unbundleArchive makes the device archive and writes it.
