@@ -35,7 +35,7 @@ var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}
 // Compression names a compressed OffloadBinary's stream format and level,
 // as llvm::compression::Params does.
 type Compression struct {
-	// Format is "zstd" or "zlib".
+	// Format is "zstd" (also "", llvm-offload-binary's default) or "zlib".
 	Format string
 	// Level is the compression level; 0 means the format's default (zstd 5,
 	// zlib 6, as LLVM's compression::Params). zstd takes -131072 to 22, as
@@ -53,7 +53,7 @@ const zstdMinLevel = -(1 << 17)
 
 func (c Compression) check() error {
 	switch c.Format {
-	case "zstd":
+	case "zstd", "":
 		if c.Level < zstdMinLevel || c.Level > 22 {
 			return fmt.Errorf("invalid zstd compression level %d; expected a value in [%d, 22]: %w", c.Level, zstdMinLevel, goffload.ErrLimit)
 		}

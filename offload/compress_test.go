@@ -258,3 +258,18 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroCompressionIsZstd: the zero Compression is llvm-offload-binary's
+// default, zstd at its default level.
+func TestZeroCompressionIsZstd(t *testing.T) {
+	r23 := mustRelease(t, 23)
+	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	var buf bytes.Buffer
+	if _, err := WriteCompressedBinary(&buf, r23, &im, bytes.NewReader([]byte("image")), 5, Compression{}); err != nil {
+		t.Fatal(err)
+	}
+	bins, err := ReadAllBytes(buf.Bytes(), nil)
+	if err != nil || len(bins) != 1 || bins[0].Compression != "zstd" {
+		t.Fatalf("%v, %v", bins, err)
+	}
+}
