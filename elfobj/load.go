@@ -29,7 +29,7 @@ func (f *File) Object() (*Object, error) {
 			return nil, elfErr(f.headerField(fs.Index, shdrType), goffload.ErrUnsupported, "section %q: extended symbol section indices (SHT_SYMTAB_SHNDX)", fs.Name)
 		}
 		s := &Section{Name: fs.Name, Type: fs.Type, Flags: fs.Flags, Addr: fs.Addr, Addralign: fs.Addralign,
-			Entsize: fs.Entsize, Info: fs.Info}
+			Entsize: fs.Entsize, Info: fs.Info, fileOffset: int64(fs.Offset) + 1}
 		if fs.Type == elf.SHT_NOBITS {
 			s.Size = int64(fs.Size)
 		} else {
@@ -170,6 +170,9 @@ func (f *File) loadLinks(fs *FileSection, s *Section, secs []*Section, syms []*S
 		s.Group, s.Reader, s.Size = g, nil, 0
 		return nil
 	case SHT_LLVM_ADDRSIG:
+		if fs.Link == 0 {
+			return nil // not linked to the symbol table: data
+		}
 		data, err := fs.Data()
 		if err != nil {
 			return err

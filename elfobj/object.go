@@ -43,6 +43,11 @@ type Object struct {
 	// SectionNames is the string table of section names (e_shstrndx); nil
 	// makes a `.shstrtab`. It may be the symbol string table, as LLVM does.
 	SectionNames *Section
+	// KeepLayout places the contents of the sections of an object read from
+	// a file ([File.Object]) in the order of their offsets there, and those
+	// made since after them, as llvm-objcopy does; without it they are in
+	// section order.
+	KeepLayout bool
 }
 
 // Section is one section. Its contents are Data, or the Size bytes of Reader
@@ -77,8 +82,12 @@ type Section struct {
 	Target *Section
 	// Group describes a SHT_GROUP section.
 	Group *Group
-	// Addrsig lists the symbols of a SHT_LLVM_ADDRSIG section.
+	// Addrsig lists the symbols of a SHT_LLVM_ADDRSIG section. One whose
+	// sh_link is not the symbol table (0, as GNU ld -r leaves it) is read as
+	// data: its indices are not the table's.
 	Addrsig []*Symbol
+
+	fileOffset int64 // where the contents were in the file read, plus one; 0 for a section made since
 }
 
 // ContentSize returns the size of s's contents as given (Data, or Size).

@@ -2,12 +2,15 @@ package elfobj
 
 import (
 	"bufio"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/goffload/goffload/internal/strtab"
@@ -255,6 +258,8 @@ func (p *plan) fillGenerated() error {
 		case s.Type == elf.SHT_GROUP:
 			os.data, os.info, err = p.groupData(s)
 			os.link, os.ent = symtabIdx, 4
+		case s.Type == SHT_LLVM_ADDRSIG && s.Addrsig == nil && s.ContentSize() > 0:
+			os.gen = false // data, not linked to the symbol table (see Section.Addrsig)
 		case s.Type == SHT_LLVM_ADDRSIG:
 			os.data, err = p.addrsigData(s)
 			os.link = symtabIdx
@@ -402,7 +407,22 @@ func (p *plan) addrsigData(s *Section) ([]byte, error) {
 // table after them.
 func (p *plan) layout() error {
 	off := uint64(ehdrSize)
-	for _, os := range p.secs {
+	order := p.secs
+	if p.o.KeepLayout {
+		// fileOffset is the offset plus one, 0 for a section made since.
+		order = slices.Clone(p.secs)
+		slices.SortStableFunc(order, func(a, b *out) int {
+			ka, kb := a.s.fileOffset-1, b.s.fileOffset-1
+			if ka < 0 {
+				ka = math.MaxInt64
+			}
+			if kb < 0 {
+				kb = math.MaxInt64
+			}
+			return cmp.Compare(ka, kb)
+		})
+	}
+	for _, os := range order {
 		if os.align > 1 && bits.OnesCount64(os.align) != 1 {
 			return inconsistent("section %q: alignment %d is not a power of two", os.s.Name, os.align)
 		}
@@ -432,7 +452,9 @@ func (p *plan) write(w *bufio.Writer) error {
 		return err
 	}
 	pos := uint64(ehdrSize)
-	for _, os := range p.secs {
+	order := slices.Clone(p.secs)
+	slices.SortStableFunc(order, func(a, b *out) int { return cmp.Compare(a.off, b.off) })
+	for _, os := range order {
 		if os.s.Type == elf.SHT_NOBITS {
 			continue
 		}
