@@ -32,11 +32,15 @@ const (
 	recordBlob  = 1  // STRTAB_BLOB and SYMTAB_BLOB
 )
 
-// The flag bits of a storage::Symbol.
+// The flag bits of a storage::Symbol: the visibility in the low two bits
+// (0 default, 1 hidden, 2 protected), then one bit a flag.
 const (
+	visibilityMask     = 3
+	visibilityHidden   = 1
 	flagUndefined      = 1 << 3
 	flagWeak           = 1 << 4
 	flagCommon         = 1 << 5
+	flagMayOmit        = 1 << 9
 	flagGlobal         = 1 << 10
 	flagFormatSpecific = 1 << 11
 )
@@ -51,6 +55,13 @@ type Symbol struct {
 func (s Symbol) Undefined() bool      { return s.Flags&flagUndefined != 0 }
 func (s Symbol) Global() bool         { return s.Flags&flagGlobal != 0 }
 func (s Symbol) FormatSpecific() bool { return s.Flags&flagFormatSpecific != 0 }
+
+// Weak, Hidden and MayOmit read the symbol's flags too: weak linkage,
+// hidden visibility, and whether it may be left out of a symbol table
+// (a linkonce_odr unnamed_addr definition).
+func (s Symbol) Weak() bool    { return s.Flags&flagWeak != 0 }
+func (s Symbol) Hidden() bool  { return s.Flags&visibilityMask == visibilityHidden }
+func (s Symbol) MayOmit() bool { return s.Flags&flagMayOmit != 0 }
 
 // ArchiveSymbol reports whether an archive's symbol index lists the symbol:
 // global, defined and not format-specific, as LLVM's archive writer decides.

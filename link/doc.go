@@ -1,8 +1,9 @@
 // Package link is the link flow of clang-linker-wrapper, releases 15 to 23,
 // as a library: [ParseWrapperArgs] reads the arguments clang passes to the
-// wrapper; [Plan] reads the inputs, finds their device code (objects, the
-// archive members the host link pulls as ld pulls them, libraries found
-// through -l and -L, members whose device code resolves a device symbol),
+// wrapper; [Plan] reads the inputs, finds their device code as the
+// release's wrapper does (every object, and the members of static libraries,
+// named or found through -l and -L, by the release's rule on device
+// symbols: docs/releases.md#archive-members),
 // chooses the release and returns the steps as data (extract, device link
 // per target, bundle or fatbinary, wrap, host link); [Link.Run] runs them,
 // the device links in parallel. The device links run the release's clang (ld

@@ -25,6 +25,11 @@ type Options struct {
 	// -L, -l, inputs), and has the link add the OpenMP runtime
 	// (-lomp -lomptarget from RuntimeDir) when it wraps OpenMP images.
 	Driver bool
+	// Language is the language whose driver a Driver link links as: "c"
+	// (clang), "c++" (clang++: the C++ library and libm, on the host and
+	// a CPU target's device), or "" to tell from the inputs (see
+	// [IsCPlusPlus]) and from a -lstdc++ or -lc++ among LinkerArgs.
+	Language string
 	// RuntimeDir is the folder of libomp and libomptarget for a Driver
 	// link; "" is /usr/lib/llvm-N/lib.
 	RuntimeDir string

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"debug/elf"
-
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
@@ -149,11 +147,12 @@ type planner struct {
 	resolver *ldsym.Resolver
 }
 
-// Plan reads the inputs of the link that o describes, finds their device
-// code (objects, and the archive members the host link pulls, --whole-archive
-// regions and libraries found through -l, as ld finds them, and members
-// whose device code resolves a device symbol), chooses the release and
-// returns the steps. The inputs stay open until [Link.Close].
+// Plan reads the inputs of the link that o describes, chooses the release,
+// finds their device code as that release's wrapper does (every object,
+// and the members of static libraries by the release's rule:
+// docs/releases.md#archive-members; for 13 and 14, the members the host
+// link pulls, as ld pulls them) and returns the steps. The inputs stay open
+// until [Link.Close].
 func Plan(o *Options) (*Link, error) {
 	opt := *o
 	if opt.HostTriple == "" {
@@ -164,6 +163,9 @@ func Plan(o *Options) (*Link, error) {
 	}
 	if opt.Linker == "" && !opt.Driver {
 		return nil, fmt.Errorf("%w: no host linker (--linker-path)", ErrUsage)
+	}
+	if opt.Language != "" && opt.Language != "c" && opt.Language != "c++" {
+		return nil, fmt.Errorf("%w: language %q: want c or c++", ErrUsage, opt.Language)
 	}
 	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}}
 	p.ldArgs = opt.LinkerArgs
@@ -219,7 +221,7 @@ func Plan(o *Options) (*Link, error) {
 	}
 	if opt.Linker == "" {
 		opt.Linker = "cc"
-		if p.cxx {
+		if p.cxxLink() {
 			opt.Linker = "c++" // the C++ libraries, as clang++ adds them
 		}
 		for i := range p.l.Steps {
@@ -291,13 +293,19 @@ func (p *planner) gather() error {
 		}
 		p.l.closers = nil
 	}
-	if err := openAll(&offload.ReadOptions{Release: p.rel}); err != nil {
-		return err
-	}
 	p.legacy = facts.Of(p.rel).Wrapper.Form == facts.WrapperOffloadWrapper
-	for _, a := range all {
-		if err := p.input(a.in, a.f); err != nil {
+	if !p.legacy {
+		if err := p.gatherWrapper(); err != nil {
 			return err
+		}
+	} else {
+		if err := openAll(&offload.ReadOptions{Release: p.rel}); err != nil {
+			return err
+		}
+		for _, a := range all {
+			if err := p.input(a.in, a.f); err != nil {
+				return err
+			}
 		}
 	}
 	for i, fs := range entries.Incompatible(p.used) {
@@ -565,7 +573,13 @@ func (p *planner) use(in *fatobj.Object, ims []devImage) error {
 
 // add plans the extraction of one device image for its target.
 func (p *planner) add(in *fatobj.Object, d devImage) error {
-	t := &target{kind: d.im.OffloadKind, triple: d.im.Triple(), arch: d.im.Arch()}
+	return p.addTo(targetID{d.im.Triple(), d.im.Arch()}, d.im.OffloadKind, in, d)
+}
+
+// addTo plans the extraction of one device image for the device link of
+// target id (its own, or another it is compatible with).
+func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object, d devImage) error {
+	t := &target{kind: kind, triple: id.triple, arch: id.arch}
 	if old, ok := p.byKey[t.key()]; ok {
 		t = old
 	} else {
@@ -593,7 +607,7 @@ func (p *planner) add(in *fatobj.Object, d devImage) error {
 	if f, _ := d.im.Lookup("feature"); !idFeatures(t.arch, f) {
 		t.features = true
 	}
-	name, err := p.tempName(safeName(fmt.Sprintf("%s-%s-%s", stem, t.triple, t.arch)), "."+safeName(ext))
+	name, err := p.tempName(safeName(fmt.Sprintf("%s-%s-%s", stem, d.im.Triple(), d.im.Arch())), "."+safeName(ext))
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
@@ -696,17 +710,48 @@ func (p *planner) runtimeDir() string {
 	return fmt.Sprintf("/usr/lib/llvm-%d/lib", p.rel.Major)
 }
 
-// IsCPlusPlus reports whether an object's host code is C++'s (it refers
-// to the C++ library), for a driver link that must add the C++ libraries:
-// c++ rather than cc.
+// IsCPlusPlus reports whether an object's host code is C++'s, for a driver
+// link that must link as clang++ does (the C++ library and libm, on the host
+// and the device): it has a symbol of C++'s (a mangled name, _Z..., the C++
+// ABI's __cxa_... and __gxx_personality_v0, or a global constructor
+// _GLOBAL__sub_I_...). A C++ file with none (main, calling C functions
+// only) cannot be told from C's: name the language ([Options.Language],
+// goffload link --lang c++), or link with -lstdc++.
 func IsCPlusPlus(f *elfobj.File) bool {
 	syms, err := f.Symbols()
 	if err != nil {
 		return false
 	}
 	for _, s := range syms {
-		if s.Section == elf.SHN_UNDEF && (strings.HasPrefix(s.Name, "_ZSt") || strings.HasPrefix(s.Name, "_Zn") ||
-			strings.HasPrefix(s.Name, "_Zd") || strings.HasPrefix(s.Name, "__cxa_") || s.Name == "__gxx_personality_v0") {
+		if cxxSymbol(s.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+func cxxSymbol(name string) bool {
+	return strings.HasPrefix(name, "_Z") || strings.HasPrefix(name, "__cxa_") || name == "__gxx_personality_v0" ||
+		strings.HasPrefix(name, "_GLOBAL__sub_I_")
+}
+
+// cxxLink reports whether a driver link links as clang++ does: the
+// language asked for, else an input of C++'s, or the C++ library named.
+func (p *planner) cxxLink() bool {
+	switch p.opt.Language {
+	case "c++":
+		return true
+	case "c":
+		return false
+	}
+	return p.cxx || cxxLibraries(p.opt.LinkerArgs)
+}
+
+// cxxLibraries reports whether a driver's link arguments name the C++
+// library (-lstdc++, -lc++): a C++ program's link.
+func cxxLibraries(args []string) bool {
+	for i, a := range args {
+		if a == "-lstdc++" || a == "-lc++" || a == "-l" && i+1 < len(args) && (args[i+1] == "stdc++" || args[i+1] == "c++") {
 			return true
 		}
 	}

@@ -31,14 +31,16 @@ func (p *planner) steps() error {
 	for _, t := range p.targets {
 		hasOpenMP = hasOpenMP || t.kind == offload.OffloadOpenMP
 	}
-	if opt.Driver && hasOpenMP && !opt.Relocatable {
-		// The OpenMP runtime, as clang -fopenmp adds it.
-		dir := p.runtimeDir()
-		args := append(slices.Clone(opt.LinkerArgs), p.runtimeArgs(dir)...)
-		if p.cxx {
-			// The C++ libraries, which clang++ passes to ld and the wrapper
-			// on to the device link.
+	if opt.Driver && !opt.Relocatable {
+		args := slices.Clone(opt.LinkerArgs)
+		if p.cxxLink() {
+			// The C++ libraries, which clang++ passes to ld, and the
+			// wrapper on to a CPU target's device link, before the runtime.
 			args = append(args, "-lstdc++", "-lm")
+		}
+		if hasOpenMP {
+			// The OpenMP runtime, as clang -fopenmp adds it.
+			args = append(args, p.runtimeArgs(p.runtimeDir())...)
 		}
 		p.ldArgs, _ = driverToLD(args)
 	}
@@ -94,6 +96,9 @@ func (p *planner) steps() error {
 				ts = append(ts, t)
 			}
 		}
+		if facts.Of(p.rel).Link.SortImages {
+			sortImages(ts)
+		}
 		w, err := p.wrapSteps(k, ts)
 		if err != nil {
 			return err
@@ -112,6 +117,30 @@ func (p *planner) steps() error {
 		l.Wrapper = wrappers[0]
 	}
 	return p.hostLinkSteps(wrappers)
+}
+
+// sortImages orders the linked images of one offload kind as the wrapper
+// sorts them before bundling (llvm::sort, that is libstdc++'s std::sort,
+// with "triple after, or arch after" as its less-than: arches descending,
+// gfx90a before gfx1100). The comparison is not a strict weak order across
+// triples, so the result is that of the algorithm: libstdc++'s insertion
+// sort, which std::sort is for up to 16 elements.
+func sortImages(ts []*target) {
+	less := func(a, b *target) bool { return a.triple > b.triple || a.arch > b.arch }
+	for i := 1; i < len(ts); i++ {
+		v := ts[i]
+		if less(v, ts[0]) {
+			copy(ts[1:i+1], ts[:i])
+			ts[0] = v
+			continue
+		}
+		j := i
+		for less(v, ts[j-1]) {
+			ts[j] = ts[j-1]
+			j--
+		}
+		ts[j] = v
+	}
 }
 
 // runtimeArgs are the OpenMP runtime's arguments of a driver link.
@@ -334,6 +363,7 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 				if err := wrap.FinishRelocatable(o, rel, suffix); err != nil {
 					return err
 				}
+				o.KeepLayout = true // as llvm-objcopy writes it for LLVM's wrapper
 				return writeObject(final, o)
 			}})
 	}

@@ -26,7 +26,7 @@ const releaseEnv = "GOFFLOAD_LLVM"
 // linkFlags are goffload link's own flags; every other argument, in order,
 // is the host link driver's.
 var linkFlags = map[string]bool{ // name -> takes a value
-	"llvm": true, "clang": true, "host-linker": true, "libdir": true, "triple": true, "jobs": true,
+	"llvm": true, "clang": true, "host-linker": true, "libdir": true, "triple": true, "jobs": true, "lang": true,
 	"dry-run": false, "plan": false, "save-temps": false, "verbose": false,
 }
 
@@ -50,7 +50,7 @@ func runLink(args []string, stdout io.Writer) error {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
+			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
 			return nil
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -77,6 +77,8 @@ func runLink(args []string, stdout io.Writer) error {
 			opt.Linker = val
 		case "libdir":
 			opt.RuntimeDir = val
+		case "lang":
+			opt.Language = val
 		case "triple":
 			opt.HostTriple = val
 		case "jobs":

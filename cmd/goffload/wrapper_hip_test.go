@@ -71,6 +71,9 @@ func TestWrapperHIP(t *testing.T) {
 			t.Run("rdc", func(t *testing.T) { e.rdc(t, "gfx90a", true) })
 			t.Run("rdc-xnack", func(t *testing.T) { e.rdc(t, "gfx90a:xnack+", true) })
 			t.Run("rdc-O0", func(t *testing.T) { e.rdc(t, "gfx90a", false, "-O0") })
+			// Two arches, given in the order the wrapper does not bundle
+			// them in (it sorts them, gfx90a first).
+			t.Run("rdc-two-arches", func(t *testing.T) { e.rdc(t, "gfx1100,gfx90a", true) })
 			t.Run("nordc", e.nordc)
 		})
 	}
@@ -130,9 +133,14 @@ func newWrapperHIP(t *testing.T, major int) *wrapperHIP {
 }
 
 // hipCompile returns the arguments that compile the HIP source name of the
-// test data into obj for the target ID arch; rdc adds -fgpu-rdc.
+// test data into obj for the target ID arch (several, separated by commas);
+// rdc adds -fgpu-rdc.
 func (e *wrapperHIP) hipCompile(arch, name, obj string, rdc bool, more ...string) []string {
-	args := []string{"-x", "hip", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-nogpuinc"}
+	args := []string{"-x", "hip", "--offload-new-driver"}
+	for _, a := range strings.Split(arch, ",") {
+		args = append(args, "--offload-arch="+a)
+	}
+	args = append(args, "-nogpulib", "-nogpuinc")
 	if rdc {
 		args = append(args, "-fgpu-rdc")
 	}
@@ -144,7 +152,11 @@ func (e *wrapperHIP) hipCompile(arch, name, obj string, rdc bool, more ...string
 // folder for the target ID arch from the given inputs (and options), against
 // the stand-in runtime, with -Wl,--save-temps if saveTemps.
 func (e *wrapperHIP) hipLink(arch string, rdc, saveTemps bool, inputs ...string) []string {
-	args := []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib"}
+	args := []string{"--hip-link", "--offload-new-driver"}
+	for _, a := range strings.Split(arch, ",") {
+		args = append(args, "--offload-arch="+a)
+	}
+	args = append(args, "-nogpulib")
 	if rdc {
 		args = append(args, "-fgpu-rdc")
 	}
@@ -231,9 +243,11 @@ func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...stri
 			t.Fatalf("LLVM's wrapper's program does not log %s:\n%s", call, want)
 		}
 	}
-	img := "prog.amdgcn." + arch + ".img"
+	arches := strings.Split(arch, ",")
 	if saveTemps {
-		checkCodeObject(t, filepath.Join(ref, img), "_Z5akernPi", "_Z5bkernPl")
+		for _, a := range arches {
+			checkCodeObject(t, filepath.Join(ref, "prog.amdgcn."+a+".img"), "_Z5akernPi", "_Z5bkernPl")
+		}
 	}
 
 	e.viaB(t, ours, link...)
@@ -242,18 +256,24 @@ func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...stri
 	if got := runLog(t, filepath.Join(ours, "prog")); got != want {
 		t.Errorf("registration with the wrapper under test:\n%s\nwith LLVM's wrapper:\n%s", got, want)
 	}
+	sameFile(t, filepath.Join(ref, "prog"), filepath.Join(ours, "prog"), "the program")
 	if !saveTemps {
 		return
 	}
-	sameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
+	for _, a := range arches {
+		img := "prog.amdgcn." + a + ".img"
+		sameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
+	}
 	sameFile(t, filepath.Join(ref, "prog.hipfb"), filepath.Join(ours, "prog.hipfb"), "the fatbin")
 	if e.major < 22 {
 		// LLVM 17-21's wrapper runs the device LTO itself; goffload runs it
 		// as the wrapper does (lld --lto-emit-llvm, llc -filetype=asm, and
 		// clang -save-temps assembles the .s).
-		for _, ext := range []string{".postopt.bc", ".s", ".o"} {
-			f := "prog.amdgcn-amd-amdhsa." + arch + ext
-			sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the device LTO's file")
+		for _, a := range arches {
+			for _, ext := range []string{".postopt.bc", ".s", ".o"} {
+				f := "prog.amdgcn-amd-amdhsa." + a + ext
+				sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the device LTO's file")
+			}
 		}
 	}
 }

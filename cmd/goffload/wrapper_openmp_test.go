@@ -28,6 +28,7 @@ import (
 //	# what the program exercises
 //	only 19 22: why not the other releases
 //	llvm-fails 22: why clang-22's own program fails
+//	differs 22: why goffload's files differ from clang-22's own
 //	cc [FLAGS] SOURCE...     compile with offloading to x86-64 (C or C++ by the extension) into STEM.o
 //	host [FLAGS] SOURCE...   compile with -fopenmp alone: a host object
 //	ar LIB.a MEMBER...       make a static library
@@ -36,7 +37,10 @@ import (
 // and the last link makes `prog`, which runs with OMP_TARGET_OFFLOAD=MANDATORY
 // against libomptarget N. For a release where clang's own program fails
 // (llvm-fails), that failure is checked, and goffload's programs must print
-// the output all the same.
+// the output all the same. What every link step of clang -B DIR makes (the
+// program, and the libraries and relocatable objects on the way) must be
+// byte for byte what clang's own link makes, but where clang's program fails
+// or the build file says why they differ (differs), which is then checked.
 //
 // With OFFLOAD_TEST_WRAPPER=llvm, DIR holds LLVM's own clang-linker-wrapper
 // instead of goffload, and goffload link is not run: every program must pass
@@ -63,14 +67,16 @@ var saveTempsFiles = map[int][]string{
 
 // wrapperProgram is one folder of testdata/wrapper.
 type wrapperProgram struct {
-	name, dir string
-	only      []int  // the releases it is for (nil: all)
-	why       string // why not the others
-	llvmFails []int  // the releases whose clang links a program that fails
-	failsWhy  string
-	steps     []wrapperStep
-	cxx       bool   // a source is C++: clang++ links it
-	want      string // its output
+	name, dir  string
+	only       []int  // the releases it is for (nil: all)
+	why        string // why not the others
+	llvmFails  []int  // the releases whose clang links a program that fails
+	failsWhy   string
+	differs    []int // the releases whose own link goffload's differs from, on purpose
+	differsWhy string
+	steps      []wrapperStep
+	cxx        bool   // a source is C++: clang++ links it
+	want       string // its output
 }
 
 // wrapperStep is one line of a build file.
@@ -120,7 +126,7 @@ func parseWrapperBuild(path string) (*wrapperProgram, error) {
 		bad := func(msg string) error { return fmt.Errorf("%s:%d: %s: %q", path, n, msg, line) }
 		f := strings.Fields(line)
 		switch op := f[0]; op {
-		case "only", "llvm-fails":
+		case "only", "llvm-fails", "differs":
 			list, why, ok := strings.Cut(strings.Join(f[1:], " "), ":")
 			if !ok {
 				return nil, bad("want " + op + " N...: why")
@@ -133,10 +139,13 @@ func parseWrapperBuild(path string) (*wrapperProgram, error) {
 				}
 				releases = append(releases, n)
 			}
-			if op == "only" {
+			switch op {
+			case "only":
 				p.only, p.why = releases, strings.TrimSpace(why)
-			} else {
+			case "llvm-fails":
 				p.llvmFails, p.failsWhy = releases, strings.TrimSpace(why)
+			default:
+				p.differs, p.differsWhy = releases, strings.TrimSpace(why)
 			}
 		case "cc", "host":
 			s := wrapperStep{op: op}
@@ -500,8 +509,59 @@ func (l *wrapperLab) testProgram(t *testing.T, p *wrapperProgram, variant int) {
 			if got := l.runOffloaded(t, dir); got != want {
 				t.Errorf("printed\n%s\nclang-%d's program printed\n%s", got, l.major, want)
 			}
+			if mode == byWrapper {
+				l.compareBytes(t, p, ref, dir, llvmFails)
+			}
 		})
 	}
+}
+
+// compareBytes checks that the files the link steps made in dir (clang -B
+// DIR with goffload) are those they made in ref (clang's own link), byte
+// for byte, as the build file says.
+func (l *wrapperLab) compareBytes(t *testing.T, p *wrapperProgram, ref, dir string, llvmFails bool) {
+	t.Helper()
+	differs := slices.Contains(p.differs, l.major)
+	same := true
+	for _, s := range p.steps {
+		if s.op != "link" {
+			continue
+		}
+		if llvmFails && s.out == "prog" {
+			t.Logf("prog not compared with clang-%d's: its program fails (%s)", l.major, p.failsWhy)
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(ref, s.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, s.out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			same = false
+			if !differs {
+				t.Errorf("%s: %d bytes, not the %d bytes clang-%d's own link makes (first difference at byte %d)", s.out, len(got), len(want), l.major, firstDiff(got, want))
+			}
+		}
+	}
+	switch {
+	case differs && same:
+		t.Errorf("the files are clang-%d's, byte for byte: differs %d (%s) is out of date", l.major, l.major, p.differsWhy)
+	case differs:
+		t.Logf("differs from clang-%d's files on purpose: %s", l.major, p.differsWhy)
+	}
+}
+
+// firstDiff returns the offset of the first byte where a and b differ.
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // testDriverRunsDIR: clang-N -B DIR -### runs DIR/clang-linker-wrapper.

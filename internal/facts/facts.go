@@ -119,6 +119,17 @@ type Wrapper struct {
 // Link is how the release's clang-linker-wrapper links device code.
 type Link struct {
 	Device DeviceLink
+	// Archives is how the wrapper takes device code from static libraries
+	// (docs/releases.md#archive-members).
+	Archives ArchiveRule
+	// WholeArchive: the wrapper honours --whole-archive, taking every member
+	// of the archives within (measured not in 15 and 16, and in 19 and 22;
+	// inferred in 17).
+	WholeArchive bool
+	// SortImages: the linked images of each offload kind are sorted before
+	// they are bundled and wrapped (by triple and arch, both descending),
+	// from 16; 15 keeps the order of its map of targets.
+	SortImages bool
 	// KernelArgsVersion is the version of the __tgt_kernel_arguments the
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
@@ -324,6 +335,40 @@ const (
 	// files OUT.ARCH..img for a generic image.
 	DeviceLinkClang22
 )
+
+// ArchiveRule is which members of a static library the wrapper takes device
+// code from (measured in 15, 16, 19 and 22).
+type ArchiveRule uint8
+
+const (
+	// ArchiveNone: no clang-linker-wrapper (13, 14).
+	ArchiveNone ArchiveRule = iota
+	// ArchiveUsedTargets (15): every member of an archive named as an input
+	// or found by -l, whose image's target (triple and arch) an object
+	// input has, after all the objects; -l stops at a folder holding
+	// libNAME.so and is silently dropped when nothing is found;
+	// --whole-archive changes nothing.
+	ArchiveUsedTargets
+	// ArchiveOrdered (16 to 18): in command-line order, an archive's
+	// members are taken as ld.bfd takes them, by the device symbols of what
+	// came before (a member that resolves an undefined strong symbol or
+	// defines a new visible global is taken, and the archive is scanned
+	// again); members of a target nothing before has are not taken.
+	ArchiveOrdered
+	// ArchiveResolve (19, 20): as ArchiveOrdered, but after every object
+	// (and --whole-archive member), the archives being scanned again from
+	// the first whenever a member is taken, in any order on the command
+	// line.
+	ArchiveResolve
+	// ArchiveAllMembers (21 and later): every member of an archive whose
+	// target an object has, or whose arch --should-extract names, after
+	// every object, without looking at symbols.
+	ArchiveAllMembers
+)
+
+var archiveRuleNames = [...]string{"none", "used-targets", "ordered", "resolve", "all-members"}
+
+func (v ArchiveRule) String() string { return enumName(archiveRuleNames[:], int(v), "ArchiveRule") }
 
 var wrapperFormNames = [...]string{"clang-linker-wrapper", "clang-offload-wrapper"}
 
