@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -60,7 +61,21 @@ func wrapperLike(name string) bool {
 // wrapper's options, then (15, 16) `--` and the host linker's argv, or (19+)
 // the wrapper's options mixed with the host linker's argv, which are kept in
 // order. The release is not chosen here: see [Plan].
+//
+// Response files are expanded first, as the wrapper's option parser
+// (llvm::opt::OptTable) expands them: an argument @FILE anywhere is replaced
+// by the arguments FILE holds, split as LLVM splits them, and so on for
+// those FILE names; relative names are relative to the current directory, a
+// FILE that does not exist leaves @FILE as it is. A file that cannot be
+// read, one that names itself (matching goffload.ErrInvalid) and an
+// expansion past goffload's bounds (goffload.ErrLimit; see
+// docs/commands.md, response files) are ErrUsage errors naming the file;
+// LLVM's wrapper prints these and links with what it has expanded so far.
 func ParseWrapperArgs(argv []string) (*Options, error) {
+	argv, err := respfile.Expand(argv)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	o := &Options{OptLevel: "O2"}
 	sep := false // 15, 16: everything after -- is the linker's
 	for i := 0; i < len(argv); i++ {

@@ -42,8 +42,10 @@
 //
 // Every subcommand takes --llvm N (13 to 23, default 22; 23 is LLVM's main
 // branch after 22): the release whose format to write and whose numbering to
-// read offload kinds by. The exit status is 0 on success and 1, with a
-// one-line message, on bad input or failure.
+// read offload kinds by. An argument @FILE, anywhere, is replaced by the
+// arguments FILE holds, as LLVM's tools read response files. The exit
+// status is 0 on success and 1, with a one-line message, on bad input or
+// failure.
 package main
 
 import (
@@ -57,6 +59,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -92,6 +95,13 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// Response files, as LLVM's tools expand theirs: an @file argument
+	// anywhere, for every command (clang runs the wrapper with one).
+	args, err := respfile.Expand(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "goffload: %v\n", oneLine(err))
+		return 1
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
