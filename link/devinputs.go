@@ -480,7 +480,7 @@ func (p *planner) gatherWrapper() error {
 		if err != nil {
 			return err
 		}
-		p.l.closers = append(p.l.closers, func() { f.Close() })
+		p.files = append(p.files, f)
 		archive := f.Format == fatobj.FormatArchive || f.Format == fatobj.FormatThinArchive
 		if !archive && len(f.Objects) == 1 && f.Objects[0].ELF != nil && f.Objects[0].ELF.Type == elf.ET_DYN {
 			// A shared library (or a PIE program): the wrapper takes no
@@ -489,8 +489,8 @@ func (p *planner) gatherWrapper() error {
 			objects = append(objects, f.Objects[0])
 			continue
 		}
-		for _, in := range f.Objects {
-			ims, err := p.images(in)
+		for oi, in := range f.Objects {
+			ims, err := p.images(in, path, oi)
 			if err != nil {
 				return inFile(in.Name, err)
 			}

@@ -3,14 +3,15 @@ package link_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/goffload/goffload/link"
 	"github.com/goffload/goffload/offload"
 )
 
 // Plan the link of a fat object made by clang-22 as clang-linker-wrapper 22
-// runs it, without running it: the steps are data a build system can run as
-// actions of its own.
+// runs it, without running it: the steps are commands a build system can run
+// as actions of its own, goffload's own steps (extract, wrap) included.
 func ExamplePlan() {
 	r, _ := offload.LookupRelease(22)
 	obj := filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
@@ -23,9 +24,11 @@ func ExamplePlan() {
 	for _, s := range l.Steps {
 		fmt.Println(s.Kind, s.Target, s.Tool, s.Outputs)
 	}
+	fmt.Println(l.Steps[0].Tool, strings.Join(l.Steps[0].Args, " "))
 	// Output:
-	// extract x86_64-unknown-linux-gnu:generic goffload [tmp/openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.o]
+	// extract  goffload [tmp/openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.o]
 	// device-link x86_64-unknown-linux-gnu:generic clang-22 [tmp/prog.x86_64..img]
 	// wrap openmp goffload [tmp/prog.openmp.image.wrapper.o]
 	// host-link  cc [prog]
+	// goffload step extract --llvm 22 --input ../offload/testdata/llvm/host-objects/openmp-x86-llvm22.o 0:0=tmp/openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.o
 }

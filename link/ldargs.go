@@ -192,7 +192,8 @@ var driverValueOptions = map[string]bool{
 	"-o": true, "-L": true, "-l": true, "-Xlinker": true, "-x": true, "-u": true, "-T": true, "-z": true,
 	"-target": true, "-B": true, "--sysroot": true, "-isysroot": true, "-include": true, "-I": true,
 	"-MF": true, "-MT": true, "-MQ": true, "-e": true, "-specs": true, "--param": true, "-Xassembler": true,
-	"-Xpreprocessor": true, "-Xclang": true, "-mllvm": true, "-arch": true,
+	"-Xpreprocessor": true, "-Xclang": true, "-mllvm": true, "-arch": true, "-rpath": true, "-dumpdir": true,
+	"-Xcuda-ptxas": true, "-Xoffload-linker": true,
 }
 
 // driverToLD turns a compiler driver's link arguments into the host

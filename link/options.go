@@ -85,9 +85,16 @@ type Options struct {
 	Jobs int
 	// CUDAPath and ROCmPath are the GPU toolkits (--cuda-path, --rocm-path).
 	CUDAPath, ROCmPath string
-	// TempDir holds the temporary files (not with SaveTemps); "" makes one
-	// in os.TempDir, removed by [Link.Close].
+	// TempDir is the folder of the intermediate files (not with
+	// SaveTemps, which writes them in the current folder); "" is a new
+	// folder in os.TempDir that Plan names, Run makes and [Link.Close]
+	// removes. A relative TempDir keeps the plan's paths relative: a build
+	// system can run its steps anywhere.
 	TempDir string
+	// Goffload is the goffload program that the plan's own steps name
+	// ([Step.Goffload]): "" is "goffload" (on $PATH when a build system runs
+	// them). Link.Run runs them within the calling program.
+	Goffload string
 	// Stdout receives the printed commands (Verbose, DryRun); Stderr the
 	// commands' own output. nil discards.
 	Stdout, Stderr io.Writer

@@ -2,6 +2,8 @@ package link
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -45,18 +47,34 @@ const (
 	StepFinish     StepKind = "finish"      // -r: rename the merged object's entries sections
 )
 
-// Step is one step of a link, as data: a build system can run each as an
-// action of its own. Steps of goffload's own (Tool "goffload") are run by
-// [Link.Run]; the others are commands.
+// Step is one step of a link, as data: a command that a build system can
+// run as an action of its own, alone, in a folder holding its Inputs (at
+// the paths given: relative ones from the folder it runs in), making its
+// Outputs and nothing else the link needs.
+//
+// A step of goffload's own (Goffload) is `goffload step KIND ...`: Tool is
+// the goffload program ([Options.Goffload]) and Args its arguments, which
+// [RunCommand] runs; [Link.Run] and [Link.RunStep] run it within the
+// calling program. The others are the release's tools (clang, llc, the host
+// linker).
 type Step struct {
-	Kind    StepKind `json:"kind"`
-	Target  string   `json:"target,omitempty"` // triple or triple:arch
-	Tool    string   `json:"tool"`             // a program, or "goffload"
-	Args    []string `json:"args,omitempty"`   // the program's arguments
-	Inputs  []string `json:"inputs,omitempty"`
+	Kind   StepKind `json:"kind"`
+	Target string   `json:"target,omitempty"` // triple or triple:arch
+	Tool   string   `json:"tool"`             // the program
+	Args   []string `json:"args,omitempty"`   // its arguments
+	// Inputs are the files the step reads: those its arguments name, and
+	// the libraries its -l options find in its -L folders. The files of the
+	// tools themselves (clang's own crt files and libraries, found in its
+	// installation) are not listed.
+	Inputs []string `json:"inputs,omitempty"`
+	// Outputs are the files it writes; their folders are made before it
+	// runs.
 	Outputs []string `json:"outputs,omitempty"`
-
-	run func() error // a goffload step
+	// Env are the NAME=VALUE settings the step needs beyond the
+	// environment of the program that runs it (none today).
+	Env []string `json:"env,omitempty"`
+	// Goffload marks a step of goffload's own.
+	Goffload bool `json:"goffload,omitempty"`
 }
 
 // Link is a planned offload link.
@@ -71,20 +89,21 @@ type Link struct {
 	// Output is the file the link writes.
 	Output string `json:"output"`
 
+	// TempDir is the folder of the intermediate files, "" for the current
+	// folder (SaveTemps): Options.TempDir, or a new name of Plan's in
+	// os.TempDir, which Run and RunStep make and Close removes.
+	TempDir string `json:"temp_dir,omitempty"`
+
 	opt     *Options
-	closers []func()
-	tmp     string
-	remove  func()
+	ownTmp  bool   // Plan named TempDir: it must not exist before Run
+	remove  func() // removes TempDir, once made
 	discard func()
 }
 
-// Close releases the inputs and removes the temporary files (kept with
-// SaveTemps, which writes them in the current folder).
+// Close removes the temporary files (kept with SaveTemps, which writes them
+// in the current folder, and in a TempDir of the caller's). Plan holds
+// nothing open: Close is needed only after Run or RunStep.
 func (l *Link) Close() {
-	for _, c := range l.closers {
-		c()
-	}
-	l.closers = nil
 	if l.discard != nil {
 		l.discard()
 		l.discard = nil
@@ -109,8 +128,17 @@ type target struct {
 // extracted is a device image to write for the device link.
 type extracted struct {
 	from string // the input's name
-	path string
-	r    *io.SectionReader
+	path string // where it is written
+	src  imageRef
+}
+
+// imageRef names an image of an input so that a later process finds it: the
+// file (as the link names it), the object in it ([fatobj.File.Objects],
+// members of an archive in order) and the image in the object
+// ([fatobj.Object.Images]), as the release reads them.
+type imageRef struct {
+	file     string
+	obj, img int
 }
 
 func (t *target) key() string { return t.kind.String() + "\x00" + t.triple + "\x00" + t.arch }
@@ -145,14 +173,15 @@ type planner struct {
 	legacy   bool
 	cxx      bool // an input is C++
 	resolver *ldsym.Resolver
+	files    []*fatobj.File // the opened inputs, closed when Plan returns
 }
 
 // Plan reads the inputs of the link that o describes, chooses the release,
 // finds their device code as that release's wrapper does (every object,
 // and the members of static libraries by the release's rule:
 // docs/releases.md#archive-members; for 13 and 14, the members the host
-// link pulls, as ld pulls them) and returns the steps. The inputs stay open
-// until [Link.Close].
+// link pulls, as ld pulls them) and returns the steps. It only reads: it
+// makes no file or folder and holds nothing open when it returns.
 func Plan(o *Options) (*Link, error) {
 	opt := *o
 	if opt.HostTriple == "" {
@@ -196,27 +225,28 @@ func Plan(o *Options) (*Link, error) {
 	if h.relocatable {
 		opt.Relocatable = true
 	}
-	if !opt.DryRun && !opt.SaveTemps {
-		if opt.TempDir == "" {
-			dir, remove, err := atomicfile.TempDir("", "goffload-link")
-			if err != nil {
-				return nil, err
-			}
-			opt.TempDir, p.l.remove = dir, remove
+	switch {
+	case opt.SaveTemps:
+	case opt.TempDir != "":
+		p.l.TempDir = opt.TempDir
+	default:
+		// A new name, made only when the link runs (and refused then if
+		// it exists).
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
 		}
+		p.l.TempDir, p.l.ownTmp = filepath.Join(os.TempDir(), "goffload-link-"+hex.EncodeToString(b[:])), true
 	}
-	p.l.tmp = opt.TempDir
-	if opt.SaveTemps {
-		p.l.tmp = ""
-	} else if p.l.tmp == "" {
-		p.l.tmp = os.TempDir()
-	}
+	defer func() {
+		for _, f := range p.files {
+			f.Close()
+		}
+	}()
 	if err := p.gather(); err != nil {
-		p.l.Close()
 		return nil, err
 	}
 	if err := p.steps(); err != nil {
-		p.l.Close()
 		return nil, err
 	}
 	if opt.Linker == "" {
@@ -252,7 +282,7 @@ func (p *planner) gather() error {
 			if err != nil {
 				return err
 			}
-			p.l.closers = append(p.l.closers, func() { f.Close() })
+			p.files = append(p.files, f)
 			all = append(all, opened{hi, f})
 		}
 		return nil
@@ -288,10 +318,10 @@ func (p *planner) gather() error {
 		if p.rel == nil {
 			p.rel, p.relFrom = offload.Default(), "the default"
 		}
-		for _, c := range p.l.closers {
-			c()
+		for _, f := range p.files {
+			f.Close()
 		}
-		p.l.closers = nil
+		p.files = nil
 	}
 	p.legacy = facts.Of(p.rel).Wrapper.Form == facts.WrapperOffloadWrapper
 	if !p.legacy {
@@ -381,17 +411,18 @@ func hasOffload(f *elfobj.File) bool {
 
 // devImage is one device image of an input.
 type devImage struct {
-	im *offload.Image
-	r  *io.SectionReader
+	im  *offload.Image
+	r   *io.SectionReader
+	ref imageRef
 }
 
 // images returns the device images of in that the link uses: of its
 // OffloadBinaries (not those of the -r link of a release's wrapper), or
 // for LLVM 13 and 14 the OpenMP device code of a bundled object and of
 // clang 14's image sections.
-func (p *planner) images(in *fatobj.Object) ([]devImage, error) {
+func (p *planner) images(in *fatobj.Object, file string, obj int) ([]devImage, error) {
 	var out []devImage
-	for _, im := range in.Images {
+	for i, im := range in.Images {
 		switch {
 		case p.legacy && (im.Source == fatobj.SourceBundled || im.Source == fatobj.SourceImageSection) && im.OffloadKind == offload.OffloadOpenMP:
 		case p.legacy || im.Source != fatobj.SourceBinary:
@@ -408,7 +439,7 @@ func (p *planner) images(in *fatobj.Object) ([]devImage, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, devImage{&im.Image, r})
+		out = append(out, devImage{&im.Image, r, imageRef{file, obj, i}})
 	}
 	return out, nil
 }
@@ -469,8 +500,8 @@ func (p *planner) deviceSymbolsOf(ims []devImage) ([]ldsym.Symbol, bool, error) 
 func (p *planner) input(hi hostInput, f *fatobj.File) error {
 	ins := f.Objects
 	if f.Format != fatobj.FormatArchive && f.Format != fatobj.FormatThinArchive {
-		for _, in := range ins {
-			ims, err := p.images(in)
+		for oi, in := range ins {
+			ims, err := p.images(in, hi.path, oi)
 			if err != nil {
 				return inFile(in.Name, err)
 			}
@@ -505,7 +536,7 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 		if err != nil {
 			return inFile(in.Name, err)
 		}
-		ims, err := p.images(in)
+		ims, err := p.images(in, hi.path, i)
 		if err != nil {
 			return inFile(in.Name, err)
 		}
@@ -611,7 +642,7 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	t.images = append(t.images, &extracted{from: in.Name, path: name, r: d.r})
+	t.images = append(t.images, &extracted{from: in.Name, path: name, src: d.ref})
 	return nil
 }
 
@@ -654,10 +685,10 @@ func (p *planner) tempName(base, ext string) (string, error) {
 		return "", err
 	}
 	p.names[name] = true
-	if p.l.tmp == "" {
+	if p.l.TempDir == "" {
 		return name, nil
 	}
-	return filepath.Join(p.l.tmp, name), nil
+	return filepath.Join(p.l.TempDir, name), nil
 }
 
 // findClang returns the release's clang: beside the wrapper's release in

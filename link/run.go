@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,9 +18,8 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
-	"github.com/goffload/goffload/wrap"
 )
 
 // steps plans every step after the inputs are read.
@@ -45,22 +46,7 @@ func (p *planner) steps() error {
 		p.ldArgs, _ = driverToLD(args)
 	}
 	// Extract, then link, each target.
-	for _, t := range p.targets {
-		var ins, outs []string
-		for _, x := range t.images {
-			ins, outs = append(ins, x.from), append(outs, x.path)
-		}
-		images := t.images
-		l.Steps = append(l.Steps, Step{Kind: StepExtract, Target: t.name(), Tool: "goffload", Inputs: ins, Outputs: outs,
-			run: func() error {
-				for _, x := range images {
-					if err := copyTo(x.path, x.r); err != nil {
-						return err
-					}
-				}
-				return nil
-			}})
-	}
+	p.extractSteps()
 	for _, t := range p.targets {
 		out, err := p.linkedName(t)
 		if err != nil {
@@ -85,6 +71,10 @@ func (p *planner) steps() error {
 		prog, args, err := p.deviceLink(t, out, ins)
 		if err != nil {
 			return err
+		}
+		if t.cpu() {
+			// A CPU target's link reads the host link's libraries too.
+			ins = appendNew(ins, linkedFiles(args, p.deviceLinkStyle() != facts.DeviceLinkLD)...)
 		}
 		l.Steps = append(l.Steps, Step{Kind: StepDeviceLink, Target: t.name(), Tool: prog, Args: args, Inputs: ins, Outputs: []string{out}})
 	}
@@ -148,11 +138,47 @@ func (p *planner) runtimeArgs(dir string) []string {
 	return []string{"-L" + dir, "-Wl,--push-state,--no-as-needed", "-lomp", "-lomptarget", "-Wl,--pop-state", "-Wl,-rpath," + dir}
 }
 
+// own returns a step of goffload's own: `goffload step KIND ARGS...`.
+func (p *planner) own(kind StepKind, target string, args []string, inputs, outputs []string) Step {
+	tool := p.opt.Goffload
+	if tool == "" {
+		tool = "goffload"
+	}
+	args = append([]string{"step", string(kind), "--llvm", strconv.Itoa(p.rel.Major)}, args...)
+	return Step{Kind: kind, Target: target, Tool: tool, Args: args, Inputs: inputs, Outputs: outputs, Goffload: true}
+}
+
+// extractSteps plans the extraction of the targets' images: a step for
+// each input file that gives images, in the order of the files.
+func (p *planner) extractSteps() {
+	var order []string
+	byFile := map[string]*Step{}
+	for _, t := range p.targets {
+		for _, x := range t.images {
+			s := byFile[x.src.file]
+			if s == nil {
+				st := p.own(StepExtract, "", []string{"--input", x.src.file}, thinFiles(x.src.file), nil)
+				s = &st
+				byFile[x.src.file] = s
+				order = append(order, x.src.file)
+			}
+			s.Args = append(s.Args, fmt.Sprintf("%d:%d=%s", x.src.obj, x.src.img, x.path))
+			s.Outputs = append(s.Outputs, x.path)
+		}
+	}
+	for _, f := range order {
+		p.l.Steps = append(p.l.Steps, *byFile[f])
+	}
+}
+
 // wrapSteps plans the steps from the linked images of one offload kind to
 // its registration object, and returns the object's name.
 func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error) {
 	l, opt := p.l, p.opt
-	wopt := wrap.Options{Release: p.rel, Triple: opt.HostTriple, Relocatable: opt.Relocatable}
+	var flags []string
+	if opt.Relocatable {
+		flags = append(flags, "--relocatable")
+	}
 	var linked []string
 	for _, t := range ts {
 		linked = append(linked, t.linked)
@@ -163,31 +189,16 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		if err != nil {
 			return "", err
 		}
-		l.Steps = append(l.Steps, Step{Kind: StepWrap, Target: k.String(), Tool: "goffload", Inputs: linked, Outputs: []string{name},
-			run: func() error {
-				var bins []wrap.Binary
-				for _, t := range ts {
-					f, err := infile.Open(t.linked)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					arch := t.arch
-					if arch == "generic" {
-						arch = "" // clang-linker-wrapper 22 writes "" for a generic image
-					}
-					b, err := wrap.FromImage(p.rel, offload.LinkedImage(k, t.triple, arch), f.Section())
-					if err != nil {
-						return err
-					}
-					bins = append(bins, b)
-				}
-				o, err := wrap.OpenMP(wopt, bins)
-				if err != nil {
-					return err
-				}
-				return writeObject(name, o)
-			}})
+		args := append([]string{"--kind", "openmp", "--triple", opt.HostTriple}, flags...)
+		args = append(args, "-o", name)
+		for _, t := range ts {
+			arch := t.arch
+			if arch == "generic" {
+				arch = "" // clang-linker-wrapper 22 writes "" for a generic image
+			}
+			args = append(args, "--image", t.triple+"/"+arch+"="+t.linked)
+		}
+		l.Steps = append(l.Steps, p.own(StepWrap, k.String(), args, linked, []string{name}))
 		return name, nil
 	case offload.OffloadHIP:
 		br, err := bundle.LookupRelease(p.rel.Major)
@@ -201,57 +212,29 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		if opt.EmitFatbinOnly {
 			fb = p.host.output
 		}
-		var ids []string
-		for _, t := range ts {
-			ids = append(ids, br.DeviceID(t.arch))
-		}
-		args := []string{"-type=o", fmt.Sprintf("-bundle-align=%d", bundle.HIPAlign)}
-		var comp *bundle.CompressOptions
+		var args []string
 		if opt.Compress {
 			// The wrapper passes -compress and -compression-level on;
 			// the bundler's defaults do the rest.
 			level := 0
-			args = append(args, "-compress")
+			args = append(args, "--compress")
 			if opt.CompressionLevel != nil {
 				level = *opt.CompressionLevel
-				args = append(args, fmt.Sprintf("-compression-level=%d", level))
+				args = append(args, fmt.Sprintf("--compression-level=%d", level))
 			}
-			c, err := br.CompressOptions(bundle.MethodZstd, level)
-			if err != nil {
+			if _, err := br.CompressOptions(bundle.MethodZstd, level); err != nil {
 				return "", fmt.Errorf("--compress: %w", err)
 			}
-			comp = &c
 		}
-		l.Steps = append(l.Steps, Step{Kind: StepBundle, Target: k.String(), Tool: "goffload",
-			Args: append(args, "-targets="+br.HostID+","+strings.Join(ids, ","),
-				"-input=/dev/null", "-input="+strings.Join(linked, " -input="), "-output="+fb),
-			Inputs: linked, Outputs: []string{fb},
-			run: func() error {
-				var devs []bundle.CodeObject
-				for _, t := range ts {
-					f, err := infile.Open(t.linked)
-					if err != nil {
-						return err
-					}
-					defer f.Close()
-					devs = append(devs, bundle.CodeObject{TargetID: t.arch, Data: io.NewSectionReader(f, 0, f.Size())})
-				}
-				if comp != nil {
-					return atomicfile.Write(fb, func(w io.Writer) error {
-						_, err := br.WriteCompressedHIPFatbin(w, devs, *comp)
-						return err
-					})
-				}
-				r, err := br.HIPFatbin(devs)
-				if err != nil {
-					return err
-				}
-				return copyTo(fb, r)
-			}})
+		args = append(args, "-o", fb)
+		for _, t := range ts {
+			args = append(args, "--image", t.arch+"="+t.linked)
+		}
+		l.Steps = append(l.Steps, p.own(StepBundle, k.String(), args, linked, []string{fb}))
 		if opt.EmitFatbinOnly {
 			return "", nil
 		}
-		return p.gpuWrap(k, wopt, fb)
+		return p.gpuWrap(k, flags, fb)
 	case offload.OffloadCUDA:
 		fb, err := p.tempName(filepath.Base(p.host.output), ".fatbin")
 		if err != nil {
@@ -273,30 +256,20 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		if opt.EmitFatbinOnly {
 			return "", nil
 		}
-		return p.gpuWrap(k, wopt, fb)
+		return p.gpuWrap(k, flags, fb)
 	}
 	return "", fmt.Errorf("%w: offload kind %v", goffload.ErrUnsupported, k)
 }
 
 // gpuWrap plans the registration object of a CUDA or HIP fatbin.
-func (p *planner) gpuWrap(k offload.OffloadKind, wopt wrap.Options, fb string) (string, error) {
+func (p *planner) gpuWrap(k offload.OffloadKind, flags []string, fb string) (string, error) {
 	name, err := p.wrapperName(k)
 	if err != nil {
 		return "", err
 	}
-	p.l.Steps = append(p.l.Steps, Step{Kind: StepWrap, Target: k.String(), Tool: "goffload", Inputs: []string{fb}, Outputs: []string{name},
-		run: func() error {
-			f, err := infile.Open(fb)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			o, err := wrap.GPU(wopt, k, io.NewSectionReader(f, 0, f.Size()))
-			if err != nil {
-				return err
-			}
-			return writeObject(name, o)
-		}})
+	args := append([]string{"--kind", k.String(), "--triple", p.opt.HostTriple}, flags...)
+	args = append(args, "-o", name, "--fatbin", fb)
+	p.l.Steps = append(p.l.Steps, p.own(StepWrap, k.String(), args, []string{fb}, []string{name}))
 	return name, nil
 }
 
@@ -336,36 +309,16 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 		}
 		args = append(args[:at:at], append(slices.Clone(wrappers), args[at:]...)...)
 	}
-	step := Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Inputs: wrappers, Outputs: []string{out}}
+	step := Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Outputs: []string{out}}
 	step.Args = withOutput(step.Args, out, opt.Driver)
+	ld := step.Args
+	if opt.Driver {
+		ld, _ = driverToLD(step.Args)
+	}
+	step.Inputs = appendNew(slices.Clone(wrappers), linkedFiles(ld, false)...)
 	l.Steps = append(l.Steps, step)
 	if opt.Relocatable && len(wrappers) > 0 {
-		rel := p.rel
-		l.Steps = append(l.Steps, Step{Kind: StepFinish, Tool: "goffload", Inputs: []string{out}, Outputs: []string{final},
-			run: func() error {
-				mf, err := infile.Open(out)
-				if err != nil {
-					return err
-				}
-				defer mf.Close()
-				suffix, err := wrap.RelocatableSuffix(mf.Section())
-				if err != nil {
-					return err
-				}
-				f, err := elfobj.Read(mf, mf.Size())
-				if err != nil {
-					return err
-				}
-				o, err := f.Object()
-				if err != nil {
-					return err
-				}
-				if err := wrap.FinishRelocatable(o, rel, suffix); err != nil {
-					return err
-				}
-				o.KeepLayout = true // as llvm-objcopy writes it for LLVM's wrapper
-				return writeObject(final, o)
-			}})
+		l.Steps = append(l.Steps, p.own(StepFinish, "", []string{"-o", final, out}, []string{out}, []string{final}))
 	}
 	return nil
 }
@@ -425,20 +378,27 @@ func insertDriver(args, objs []string) []string {
 
 // Run runs the steps in order; the device links of the targets (each
 // target's LTO, code generation and link in turn) at once, up to
-// Options.Jobs targets. With DryRun it prints the commands, in order, and
-// runs none.
-// The output is written whole or not at all.
+// Options.Jobs targets. It makes TempDir first (a folder of Plan's naming
+// must not exist yet); [Link.Close] removes it. With DryRun it prints the
+// commands, in order, and runs none. The output is written whole or not
+// at all.
 func (l *Link) Run(ctx context.Context) (err error) {
 	opt := l.opt
 	jobs := opt.Jobs
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
-	// The host link writes beside the output, which replaces it only when
-	// the link succeeds.
-	if !opt.DryRun {
-		for i := range l.Steps {
-			s := &l.Steps[i]
+	steps := slices.Clone(l.Steps)
+	if opt.DryRun {
+		jobs = 1 // the commands printed in the plan's order
+	} else {
+		if err := l.makeTempDir(); err != nil {
+			return err
+		}
+		// The host link writes beside the output, which replaces it only
+		// when the link succeeds.
+		for i := range steps {
+			s := &steps[i]
 			if s.Kind == StepHostLink && len(s.Outputs) == 1 && s.Outputs[0] == l.Output {
 				pending, err := atomicfile.Reserve(l.Output)
 				if err != nil {
@@ -447,6 +407,7 @@ func (l *Link) Run(ctx context.Context) (err error) {
 				l.discard = pending.Discard
 				defer pending.Discard()
 				s.Args = withOutput(s.Args, pending.Name, opt.Driver)
+				s.Outputs = []string{pending.Name}
 				defer func() {
 					if err == nil {
 						err = pending.Commit()
@@ -455,22 +416,53 @@ func (l *Link) Run(ctx context.Context) (err error) {
 			}
 		}
 	}
-	if opt.DryRun {
-		jobs = 1 // the commands printed in the plan's order
-	}
-	for i := 0; i < len(l.Steps); {
+	for i := 0; i < len(steps); {
 		j := i + 1
-		if deviceStep(l.Steps[i].Kind) {
-			for j < len(l.Steps) && deviceStep(l.Steps[j].Kind) {
+		if deviceStep(steps[i].Kind) {
+			for j < len(steps) && deviceStep(steps[j].Kind) {
 				j++
 			}
 		}
-		if err := l.runGroup(ctx, l.Steps[i:j], jobs); err != nil {
+		if err := l.runGroup(ctx, steps[i:j], jobs); err != nil {
 			return err
 		}
 		i = j
 	}
 	return nil
+}
+
+// RunStep runs step i alone, as a build system runs it: it makes the
+// folders of the step's outputs, then runs its command (goffload's own
+// steps within this program, through [RunCommand]). The step's inputs must
+// be there: RunStep runs no other step.
+func (l *Link) RunStep(ctx context.Context, i int) error {
+	if i < 0 || i >= len(l.Steps) {
+		return fmt.Errorf("%w: no step %d of %d", ErrUsage, i, len(l.Steps))
+	}
+	if l.opt.DryRun {
+		return l.runStep(ctx, &l.Steps[i])
+	}
+	if err := l.makeTempDir(); err != nil {
+		return err
+	}
+	return l.runStep(ctx, &l.Steps[i])
+}
+
+// makeTempDir makes TempDir, once: a folder of Plan's naming must not exist
+// yet, and is removed by Close (and on a signal).
+func (l *Link) makeTempDir() error {
+	switch {
+	case l.TempDir == "" || l.remove != nil:
+		return nil
+	case l.ownTmp:
+		remove, err := atomicfile.MakeDir(l.TempDir)
+		if err != nil {
+			return err
+		}
+		l.remove = remove
+		return nil
+	}
+	return os.MkdirAll(l.TempDir, 0o755)
 }
 
 // deviceStep reports whether steps of kind k make a target's linked image:
@@ -528,9 +520,11 @@ func (l *Link) runGroup(ctx context.Context, steps []Step, jobs int) error {
 
 var printMu sync.Mutex
 
+// runStep prints the step (LLVM's wrapper prints its commands: the
+// programs, and the bundling), then runs it.
 func (l *Link) runStep(ctx context.Context, s *Step) error {
 	opt := l.opt
-	if s.run == nil || s.Kind == StepBundle {
+	if !s.Goffload || s.Kind == StepBundle {
 		if opt.Verbose || opt.Print || opt.DryRun {
 			printMu.Lock()
 			fmt.Fprintln(writer(opt.Stdout), FormatCommand(s))
@@ -540,16 +534,44 @@ func (l *Link) runStep(ctx context.Context, s *Step) error {
 	if opt.DryRun {
 		return nil
 	}
-	if s.run != nil {
-		if err := s.run(); err != nil {
+	for _, out := range s.Outputs {
+		if dir := filepath.Dir(out); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+		}
+	}
+	if s.Goffload {
+		if len(s.Args) == 0 || s.Args[0] != "step" {
+			return fmt.Errorf("%w: %s: not a goffload step command", ErrUsage, s.Kind)
+		}
+		if err := RunCommand(ctx, s.Args[1:]); err != nil {
 			return fmt.Errorf("%s: %w", s.Kind, err)
 		}
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, s.Tool, s.Args...)
+	args := s.Args
+	if !respfile.Fits(s.Tool, args) && s.Kind != StepFatbinary {
+		// Too long for a command line: in a response file, as clang's
+		// driver passes one (clang, ld and llc read them).
+		dir := l.TempDir
+		if dir == "" && len(s.Outputs) > 0 {
+			dir = filepath.Dir(s.Outputs[0])
+		}
+		rsp, remove, err := atomicfile.TempFile(dir, "."+filepath.Base(s.Tool)+"-*.rsp", func(w io.Writer) error { return respfile.Write(w, args) })
+		if err != nil {
+			return err
+		}
+		defer remove()
+		args = []string{"@" + rsp}
+	}
+	cmd := exec.CommandContext(ctx, s.Tool, args...)
 	cmd.Stdout, cmd.Stderr = writer(opt.Stderr), writer(opt.Stderr)
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
 	if err := atomicfile.Run(cmd); err != nil {
-		return fmt.Errorf("'%s' failed: %w", filepath.Base(s.Tool), err)
+		return fmt.Errorf("'%s' %w: %w", filepath.Base(s.Tool), errStepFailed, err)
 	}
 	return nil
 }
@@ -567,12 +589,16 @@ func writer(w io.Writer) io.Writer {
 // own prints as `# goffload: KIND ARGS`.
 func FormatCommand(s *Step) string {
 	var b strings.Builder
-	if s.run != nil || s.Tool == "goffload" {
+	args := s.Args
+	if s.Goffload {
 		b.WriteString("# goffload: " + string(s.Kind))
+		if len(args) >= 2 && args[0] == "step" {
+			args = args[2:]
+		}
 	} else {
 		b.WriteString(` "` + s.Tool + `"`)
 	}
-	for _, a := range s.Args {
+	for _, a := range args {
 		b.WriteByte(' ')
 		b.WriteString(quoteArg(a))
 	}

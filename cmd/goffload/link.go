@@ -27,7 +27,7 @@ const releaseEnv = "GOFFLOAD_LLVM"
 // is the host link driver's.
 var linkFlags = map[string]bool{ // name -> takes a value
 	"llvm": true, "clang": true, "host-linker": true, "libdir": true, "triple": true, "jobs": true, "lang": true,
-	"dry-run": false, "plan": false, "save-temps": false, "verbose": false,
+	"temp-dir": true, "dry-run": false, "save-temps": false, "verbose": false,
 }
 
 // driverValues are the driver's options whose value is the next argument:
@@ -36,10 +36,13 @@ var driverValues = map[string]bool{"-o": true, "-L": true, "-l": true, "-Xlinker
 
 func runLink(args []string, stdout io.Writer) error {
 	opt := &link.Options{Driver: true, Stdout: stdout, Stderr: os.Stderr}
-	var llvm string
-	plan := false
+	var llvm, plan string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if p, ok := planFlag(a); ok {
+			plan = p
+			continue
+		}
 		if a == "--" {
 			opt.LinkerArgs = append(opt.LinkerArgs, args[i:]...)
 			break
@@ -50,7 +53,7 @@ func runLink(args []string, stdout io.Writer) error {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--dry-run] [--plan] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
+			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--temp-dir D] [--dry-run] [--plan[=json|ninja]] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
 			return nil
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -87,10 +90,10 @@ func runLink(args []string, stdout io.Writer) error {
 				return fmt.Errorf("--jobs %q: want a number", val)
 			}
 			opt.Jobs = n
+		case "temp-dir":
+			opt.TempDir = val
 		case "dry-run":
 			opt.DryRun = true
-		case "plan":
-			plan = true
 		case "save-temps":
 			opt.SaveTemps = true
 		case "verbose":
@@ -105,14 +108,39 @@ func runLink(args []string, stdout io.Writer) error {
 	return runPlan(opt, plan, stdout)
 }
 
+// planFlag reads --plan, --plan=json or --plan=ninja: what to print
+// instead of linking ("" for an argument that is not --plan).
+func planFlag(a string) (string, bool) {
+	switch a {
+	case "--plan", "--plan=json":
+		return "json", true
+	case "--plan=ninja":
+		return "ninja", true
+	}
+	if strings.HasPrefix(a, "--plan=") {
+		return a[len("--plan="):], true // refused by runPlan
+	}
+	return "", false
+}
+
 // runLinkerWrapper is clang-linker-wrapper: the arguments clang 15 to 22
-// pass it (see link.ParseWrapperArgs), and --plan.
+// pass it (see link.ParseWrapperArgs), and --plan and --temp-dir.
 func runLinkerWrapper(args []string, stdout io.Writer) error {
-	plan := false
+	var plan, tempDir string
 	var rest []string
-	for _, a := range args {
-		if a == "--plan" {
-			plan = true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if p, ok := planFlag(a); ok {
+			plan = p
+			continue
+		}
+		if v, ok := strings.CutPrefix(a, "--temp-dir="); ok {
+			tempDir = v
+			continue
+		}
+		if a == "--temp-dir" && i+1 < len(args) {
+			tempDir = args[i+1]
+			i++
 			continue
 		}
 		rest = append(rest, a)
@@ -121,6 +149,7 @@ func runLinkerWrapper(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opt.TempDir = tempDir
 	// As LLVM's wrapper, commands go to the standard error.
 	opt.Stdout, opt.Stderr = os.Stderr, os.Stderr
 	if err := chooseRelease(opt, ""); err != nil {
@@ -147,26 +176,51 @@ func chooseRelease(opt *link.Options, llvm string) error {
 	return nil
 }
 
-// runPlan plans the link, then prints the plan as JSON or runs it.
-func runPlan(opt *link.Options, plan bool, stdout io.Writer) error {
-	if plan {
+// runPlan plans the link, then runs it, or prints the plan as JSON or as a
+// ninja file (plan). A printed plan's own steps run this goffload program,
+// and its intermediate files go to --temp-dir, by default OUT.offload
+// beside the output: a plan is for later, Plan's own temporary folder would
+// be gone.
+func runPlan(opt *link.Options, plan string, stdout io.Writer) error {
+	if plan != "" && plan != "json" && plan != "ninja" {
+		return fmt.Errorf("--plan=%s: want json or ninja", plan)
+	}
+	if plan != "" {
 		opt.DryRun = true
+		if exe, err := os.Executable(); err == nil {
+			opt.Goffload = exe
+		}
 	}
 	l, err := link.Plan(opt)
 	if err != nil {
 		return err
+	}
+	if plan != "" && opt.TempDir == "" && !opt.SaveTemps {
+		// Plan again with the folder beside the output.
+		opt.TempDir = l.Output + ".offload"
+		if l, err = link.Plan(opt); err != nil {
+			return err
+		}
 	}
 	defer l.Close()
 	// -o replaces only a regular file (checked again when it is written).
 	if err := atomicfile.Check(l.Output); err != nil {
 		return err
 	}
-	if plan {
+	switch plan {
+	case "json":
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
 		return e.Encode(l)
+	case "ninja":
+		return l.WriteNinja(stdout)
 	}
 	return l.Run(context.Background())
+}
+
+// runStep runs one of goffload's own steps of a link plan.
+func runStep(args []string, _ io.Writer) error {
+	return link.RunCommand(context.Background(), args)
 }
 
 // isWrapperName reports whether goffload runs as clang-linker-wrapper.

@@ -191,6 +191,7 @@ type wrapperLab struct {
 	clang, clangX string // clang-N, clang++-N
 	wrapperDir    string // the DIR of -B: clang-linker-wrapper alone
 	goffload      string // the goffload program ("" with LLVM's wrapper in DIR)
+	ninja         string // ninja, which runs goffload link's plans
 	rt            string // libomp and libomptarget N
 	llvmWrapper   bool   // DIR holds LLVM's wrapper
 	root          string
@@ -222,6 +223,7 @@ func newWrapperLab(t *testing.T, major int) *wrapperLab {
 	if !l.llvmWrapper {
 		l.goffload, _ = filepath.Abs(goffloadExe(t))
 		wrapper = l.goffload
+		l.ninja = tooltest.Program(t, "ninja")
 	}
 	l.wrapperDir = t.TempDir()
 	if err := os.Symlink(wrapper, filepath.Join(l.wrapperDir, "clang-linker-wrapper")); err != nil {
@@ -309,10 +311,11 @@ const (
 	byClang    linkMode = iota // clang-N with LLVM's wrapper: the reference
 	byWrapper                  // clang-N -B DIR: goffload as clang-linker-wrapper
 	byGoffload                 // goffload link
+	byNinja                    // goffload link --plan=ninja, run by ninja
 )
 
 func (m linkMode) String() string {
-	return [...]string{"clang", "clang-B-goffload", "goffload-link"}[m]
+	return [...]string{"clang", "clang-B-goffload", "goffload-link", "goffload-link-ninja"}[m]
 }
 
 // build makes p's libraries and program in dir, linking by mode; a failure
@@ -333,6 +336,20 @@ func (l *wrapperLab) build(t *testing.T, p *wrapperProgram, dir string, mode lin
 			continue
 		case mode == byGoffload:
 			name, args = l.goffload, l.goffloadLinkArgs(s, variant)
+		case mode == byNinja:
+			// The plan as a ninja file, which ninja runs: the same files.
+			plan := l.goffloadLinkArgs(s, variant)
+			plan = append(plan[:1:1], append([]string{"--plan=ninja"}, plan[1:]...)...)
+			cmd := exec.Command(l.goffload, plan...)
+			cmd.Dir = dir
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("in %s: goffload %s: %v", filepath.Base(dir), strings.Join(plan, " "), err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, s.out+".ninja"), out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			name, args = l.ninja, []string{"-f", s.out + ".ninja"}
 		default:
 			name, args = l.clangLinkArgs(p, s, mode)
 		}
@@ -499,9 +516,9 @@ func (l *wrapperLab) testProgram(t *testing.T, p *wrapperProgram, variant int) {
 	} else if got != want {
 		t.Fatalf("clang-%d's program printed\n%s\nwant (testdata/wrapper/%s/output)\n%s", l.major, got, p.name, want)
 	}
-	for _, mode := range []linkMode{byWrapper, byGoffload} {
+	for _, mode := range []linkMode{byWrapper, byGoffload, byNinja} {
 		t.Run(mode.String(), func(t *testing.T) {
-			if l.llvmWrapper && (mode == byGoffload || llvmFails) {
+			if l.llvmWrapper && (mode != byWrapper || llvmFails) {
 				t.Skip("OFFLOAD_TEST_WRAPPER=llvm: goffload is not tested")
 			}
 			dir := filepath.Join(root, mode.String())
@@ -509,8 +526,17 @@ func (l *wrapperLab) testProgram(t *testing.T, p *wrapperProgram, variant int) {
 			if got := l.runOffloaded(t, dir); got != want {
 				t.Errorf("printed\n%s\nclang-%d's program printed\n%s", got, l.major, want)
 			}
-			if mode == byWrapper {
+			switch mode {
+			case byWrapper:
 				l.compareBytes(t, p, ref, dir, llvmFails)
+			case byNinja:
+				// Every file of a link step, byte for byte as goffload
+				// link made it.
+				for _, s := range p.steps {
+					if s.op == "link" {
+						sameFile(t, filepath.Join(root, byGoffload.String(), s.out), filepath.Join(dir, s.out), "the link run by ninja")
+					}
+				}
 			}
 		})
 	}

@@ -354,6 +354,58 @@ func TempDir(dir, pattern string) (path string, remove func(), err error) {
 	}, nil
 }
 
+// MakeDir makes the folder path, which must not exist yet (a name chosen
+// beforehand, as a link plan chooses its own), for the signal handler to
+// remove; remove removes it.
+func MakeDir(path string) (remove func(), err error) {
+	var id int
+	err = register(func() (func(), error) {
+		if err := os.Mkdir(path, 0o700); err != nil {
+			return nil, err
+		}
+		return func() { os.RemoveAll(path) }, nil
+	}, &id)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		os.RemoveAll(path)
+		unregister(id)
+	}, nil
+}
+
+// TempFile writes a new temporary file in dir (os.TempDir() if empty),
+// named by pattern as os.CreateTemp names it, that the signal handler
+// removes; remove removes it.
+func TempFile(dir, pattern string, fill func(w io.Writer) error) (path string, remove func(), err error) {
+	var id int
+	var f *os.File
+	err = register(func() (func(), error) {
+		var err error
+		if f, err = os.CreateTemp(dir, pattern); err != nil {
+			return nil, err
+		}
+		path = f.Name()
+		return func() { os.Remove(path) }, nil
+	}, &id)
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() {
+		os.Remove(path)
+		unregister(id)
+	}
+	err = fill(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		remove()
+		return "", nil, err
+	}
+	return path, remove, nil
+}
+
 // Scratch returns a new temporary file in os.TempDir() that has no name (it
 // is removed at once), so that nothing is left whatever happens.
 func Scratch() (*os.File, error) {

@@ -62,6 +62,17 @@ func Tool(t testing.TB, name string, major int) string {
 	return ""
 }
 
+// Program returns the path of a program that is no LLVM tool (ninja, say)
+// on $PATH, or ends the test as Tool does.
+func Program(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	Missing(t, name+" not found in $PATH")
+	return ""
+}
+
 // Missing ends the test for a missing prerequisite described by reason.
 func Missing(t testing.TB, reason string) {
 	t.Helper()
