@@ -1,14 +1,34 @@
-// Package bitcode reads the one thing of an LLVM bitcode file that the
-// archive writer needs: its IR symbol table (the SYMTAB_BLOCK and
-// STRTAB_BLOCK that LLVM 5 and later append after the modules, laid out as
-// llvm/Object/IRSymtab.h's storage structures). llvm-ar and
-// clang-offload-bundler -type=a take an archive member's symbols from it;
-// the modules themselves are skipped by their block lengths, never parsed.
+// Package bitcode reads the two things of an LLVM bitcode file that
+// offloading needs, with a bitstream reader of its own (blocks, BLOCKINFO
+// and abbreviations as llvm/Bitstream reads them):
 //
-// The reader is meant for untrusted input: every length and offset is checked
-// against the file before it is used, nothing larger than the file is
-// allocated, and bad input gives an error matching [goffload.ErrInvalid], never a
-// panic.
+//   - [Symbols]: its IR symbol table (the SYMTAB_BLOCK and STRTAB_BLOCK that
+//     LLVM 5 and later append after the modules, laid out as
+//     llvm/Object/IRSymtab.h's storage structures). llvm-ar and
+//     clang-offload-bundler -type=a take an archive member's symbols from
+//     it; the modules themselves are skipped by their block lengths.
+//   - [EmbeddedObjects]: the objects a module embeds through its named
+//     metadata llvm.embedded.objects, as LLVM's offloading tools read them:
+//     the device code of a host object of `clang -flto`, OffloadBinaries in
+//     section .llvm.offloading. The module's types, global values, constants
+//     and metadata are read for it; function bodies are skipped.
+//
+// The device code of a host object, for example:
+//
+//	objs, err := bitcode.EmbeddedObjects(f, size)
+//	for _, o := range objs {
+//		if o.Section == bitcode.OffloadingSection {
+//			bins, err := offload.ReadAllBytes(o.Data, nil)
+//			...
+//		}
+//	}
+//
+// # Security
+//
+// The readers are meant for untrusted input: every length and offset is
+// checked against the file before it is used, what is decoded and kept is
+// bounded by the input's size (EmbeddedObjects documents its bound), and
+// bad input gives an error matching [goffload.ErrInvalid], never a panic.
 package bitcode
 
 import (

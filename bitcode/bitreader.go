@@ -8,21 +8,47 @@ import (
 // bitReader reads an LLVM bitstream from an io.ReaderAt: fields of up to 64
 // bits, least significant bit first, from bit pos of the stream that starts
 // at byte base.
+//
+// end, when not 0, is where the block being read ends: a field that would
+// cross it is an error, as is one that would cross the stream's end.
 type bitReader struct {
 	r    io.ReaderAt
 	base int64
 	bits uint64 // the stream's length in bits
 	pos  uint64
+	end  uint64 // the current block's end in bits; 0: the stream's
 
 	buf    [4096]byte
 	bufOff int64 // stream byte offset of buf[0], -1 before the first read
 	bufLen int
 
-	blobAt   int64 // file offset of the blob blobRecord returned
-	recordAt int64 // file offset of the blob abbreviatedRecord returned
+	blobAt int64 // file offset of the blob blobRecord returned
 }
 
-func (b *bitReader) left() uint64 { return b.bits - b.pos }
+// limit is where reading must stop: the end of the block being read, or of
+// the stream.
+func (b *bitReader) limit() uint64 {
+	if b.end != 0 {
+		return b.end
+	}
+	return b.bits
+}
+
+func (b *bitReader) left() uint64 {
+	if l := b.limit(); b.pos < l {
+		return l - b.pos
+	}
+	return 0
+}
+
+// pastEnd is the error of a field of what that would cross the end of the
+// block (malformed) or of the stream (truncated).
+func (b *bitReader) pastEnd(what string) error {
+	if b.limit() < b.bits {
+		return formatErr(b.byteOff(), what+" past the end of its block", nil)
+	}
+	return truncErr(b.byteOff(), what+" past the end", nil)
+}
 
 // byteOff is the file offset of the current position, for errors.
 func (b *bitReader) byteOff() int64 { return b.base + int64(b.pos/8) }
@@ -41,7 +67,7 @@ func (b *bitReader) byteAt(i int64) (byte, error) {
 // fixed reads an n-bit field (n <= 64).
 func (b *bitReader) fixed(n uint) (uint64, error) {
 	if uint64(n) > b.left() {
-		return 0, truncErr(b.byteOff(), fmt.Sprintf("%d-bit field past the end", n), nil)
+		return 0, b.pastEnd(fmt.Sprintf("%d-bit field", n))
 	}
 	var v uint64
 	for i := uint(0); i < n; {
@@ -79,8 +105,8 @@ func (b *bitReader) vbr(n uint) (uint64, error) {
 // align32 moves to the next multiple of 32 bits.
 func (b *bitReader) align32() error {
 	p := (b.pos + 31) &^ 31
-	if p > b.bits {
-		return truncErr(b.byteOff(), "alignment past the end", nil)
+	if p > b.limit() {
+		return b.pastEnd("alignment")
 	}
 	b.pos = p
 	return nil
@@ -110,7 +136,8 @@ func (b *bitReader) enterBlock() (id uint64, width uint, words uint64, err error
 	if err != nil {
 		return
 	}
-	if w < 2 || w > 32 {
+	// LLVM's BitstreamCursor::EnterSubBlock: 1 to 64 bits.
+	if w < 1 || w > 64 {
 		return 0, 0, 0, formatErr(b.byteOff(), "abbreviation width", w)
 	}
 	if err = b.align32(); err != nil {
@@ -120,7 +147,41 @@ func (b *bitReader) enterBlock() (id uint64, width uint, words uint64, err error
 	return id, uint(w), words, err
 }
 
-// Abbreviation operand encodings.
+// bytes8 fills dst with the next len(dst) 8-bit fields, a whole array of
+// Fixed(8) elements at once, wherever it starts in a byte.
+func (b *bitReader) bytes8(dst []byte) error {
+	n := uint64(len(dst))
+	if n > b.left()/8 {
+		return b.pastEnd(fmt.Sprintf("array of %d bytes", n))
+	}
+	at := b.base + int64(b.pos/8)
+	sh := uint(b.pos % 8)
+	if sh == 0 {
+		if k, err := b.r.ReadAt(dst, at); k < len(dst) {
+			return shortRead(at+int64(k), err)
+		}
+		b.pos += n * 8
+		return nil
+	}
+	// Each byte straddles two: read a chunk and one byte more, into the
+	// buffer of byteAt.
+	chunk := b.buf[:]
+	b.bufLen = 0
+	for i := 0; i < len(dst); {
+		k := min(len(dst)-i, len(chunk)-1)
+		if got, err := b.r.ReadAt(chunk[:k+1], at+int64(i)); got < k+1 {
+			return shortRead(at+int64(i+got), err)
+		}
+		for j := range k {
+			dst[i+j] = chunk[j]>>sh | chunk[j+1]<<(8-sh)
+		}
+		i += k
+	}
+	b.pos += n * 8
+	return nil
+}
+
+// Abbreviation operand encodings (llvm/Bitstream/BitCodes.h).
 const (
 	encFixed = 1
 	encVBR   = 2
@@ -135,69 +196,15 @@ type abbrevOp struct {
 	enc     uint64
 }
 
-// maxAbbrevOps bounds an abbreviation: LLVM's have a handful.
+// maxAbbrevOps bounds an abbreviation: LLVM's writer makes none with more
+// than about a dozen operands, and no more can make a record decode into
+// more values than it has bits.
 const maxAbbrevOps = 64
 
-// blobRecord reads the records of a block up to its END_BLOCK (or end) and
-// returns the blob of its record of code recordBlob.
-func (b *bitReader) blobRecord(width uint, end uint64) ([]byte, error) {
-	var abbrevs [][]abbrevOp
-	var blob []byte
-	for b.pos < end {
-		id, err := b.fixed(width)
-		if err != nil {
-			return nil, err
-		}
-		switch id {
-		case 0: // END_BLOCK
-			return blob, b.align32()
-		case 1: // ENTER_SUBBLOCK: skipped
-			_, _, words, err := b.enterBlock()
-			if err != nil {
-				return nil, err
-			}
-			if words*32 > end-b.pos {
-				return nil, truncErr(b.byteOff()-4, "nested block length past the end", words)
-			}
-			b.pos += words * 32
-		case 2: // DEFINE_ABBREV
-			a, err := b.defineAbbrev()
-			if err != nil {
-				return nil, err
-			}
-			abbrevs = append(abbrevs, a)
-		case 3: // UNABBREV_RECORD
-			if _, err := b.vbr(6); err != nil {
-				return nil, err
-			}
-			n, err := b.vbr(6)
-			if err != nil {
-				return nil, err
-			}
-			if n > b.left() {
-				return nil, formatErr(b.byteOff(), "operand count", n)
-			}
-			for range n {
-				if _, err := b.vbr(6); err != nil {
-					return nil, err
-				}
-			}
-		default:
-			if id-4 >= uint64(len(abbrevs)) {
-				return nil, formatErr(b.byteOff(), "abbreviation ID", id)
-			}
-			code, data, err := b.abbreviatedRecord(abbrevs[id-4])
-			if err != nil {
-				return nil, err
-			}
-			if code == recordBlob && data != nil {
-				blob, b.blobAt = data, b.recordAt
-			}
-		}
-	}
-	return blob, nil
-}
-
+// defineAbbrev reads the body of a DEFINE_ABBREV, as LLVM's
+// BitstreamCursor::ReadAbbrevRecord does: a Fixed(0) or VBR(0) operand is
+// the literal 0; a Fixed field has at most 64 bits and a VBR chunk at most
+// 32 (LLVM reads wider ones wrongly, when its assertions are off).
 func (b *bitReader) defineAbbrev() ([]abbrevOp, error) {
 	n, err := b.vbr(5)
 	if err != nil {
@@ -230,7 +237,9 @@ func (b *bitReader) defineAbbrev() ([]abbrevOp, error) {
 			if op.value, err = b.vbr(5); err != nil {
 				return nil, err
 			}
-			if op.value > 64 || enc == encVBR && op.value < 2 {
+			if op.value == 0 {
+				op = abbrevOp{literal: true}
+			} else if enc == encFixed && op.value > 64 || enc == encVBR && op.value > 32 {
 				return nil, formatErr(b.byteOff(), "field width", op.value)
 			}
 		case encArray, encChar6, encBlob:
@@ -242,77 +251,36 @@ func (b *bitReader) defineAbbrev() ([]abbrevOp, error) {
 	return ops, nil
 }
 
-// abbreviatedRecord reads a record by its abbreviation and returns its code
-// and its blob, if it has one.
-func (b *bitReader) abbreviatedRecord(ops []abbrevOp) (code uint64, blob []byte, err error) {
-	first := true
-	for i := 0; i < len(ops); i++ {
-		op := ops[i]
-		var v uint64
-		switch {
-		case op.literal:
-			v = op.value
-		case op.enc == encArray:
-			if i+1 >= len(ops) || ops[i+1].enc == encArray || ops[i+1].enc == encBlob {
-				return 0, nil, formatErr(b.byteOff(), "array without an element type", nil)
+// blobRecord reads the records of the block being read, whose abbreviation
+// width is width and which ends at bit end, up to its END_BLOCK (or end),
+// and returns the blob of its last record of code recordBlob that has one.
+func (b *bitReader) blobRecord(width uint, end uint64) ([]byte, error) {
+	c := newCursor(b)
+	saved := b.end
+	defer func() { b.end = saved }()
+	c.push(noBlock, width, end)
+	var blob []byte
+	for b.pos < end {
+		e, err := c.advance()
+		if err != nil {
+			return nil, err
+		}
+		switch e.kind {
+		case entryEnd:
+			return blob, nil
+		case entrySub:
+			if err := c.skipBlock(); err != nil {
+				return nil, err
 			}
-			n, err := b.vbr(6)
-			if err != nil {
-				return 0, nil, err
+		case entryRecord:
+			rec := record{keepBlob: true}
+			if err := c.readRecord(e.id, &rec); err != nil {
+				return nil, err
 			}
-			if n > b.left() {
-				return 0, nil, formatErr(b.byteOff(), "array length", n)
-			}
-			for range n {
-				if _, err := b.scalar(ops[i+1]); err != nil {
-					return 0, nil, err
-				}
-			}
-			i++
-			continue
-		case op.enc == encBlob:
-			n, err := b.vbr(6)
-			if err != nil {
-				return 0, nil, err
-			}
-			if err := b.align32(); err != nil {
-				return 0, nil, err
-			}
-			if n > b.left()/8 {
-				return 0, nil, truncErr(b.byteOff(), "blob length past the end", n)
-			}
-			blob = make([]byte, n)
-			b.recordAt = b.base + int64(b.pos/8)
-			if got, err := b.r.ReadAt(blob, b.recordAt); got < len(blob) {
-				return 0, nil, shortRead(b.recordAt+int64(got), err)
-			}
-			b.pos += n * 8
-			if err := b.align32(); err != nil {
-				return 0, nil, err
-			}
-			continue
-		default:
-			if v, err = b.scalar(op); err != nil {
-				return 0, nil, err
+			if rec.code == recordBlob && rec.blob != nil {
+				blob, b.blobAt = rec.blob, rec.blobAt
 			}
 		}
-		if first {
-			code, first = v, false
-		}
 	}
-	return code, blob, nil
-}
-
-func (b *bitReader) scalar(op abbrevOp) (uint64, error) {
-	switch {
-	case op.literal:
-		return op.value, nil
-	case op.enc == encFixed:
-		return b.fixed(uint(op.value))
-	case op.enc == encVBR:
-		return b.vbr(uint(op.value))
-	case op.enc == encChar6:
-		return b.fixed(6)
-	}
-	return 0, formatErr(b.byteOff(), "operand encoding", op.enc)
+	return blob, nil
 }

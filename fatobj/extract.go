@@ -123,7 +123,7 @@ func (x *extractor) object(o *Object) error {
 		}
 		var err error
 		switch im.Source {
-		case SourceBinary:
+		case SourceBinary, SourceBitcode:
 			if x.opt.Raw {
 				err = x.imageTree(im, children)
 				break

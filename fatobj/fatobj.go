@@ -1,7 +1,9 @@
 // Package fatobj is the way into the files a user holds: fat objects (host
 // objects that carry device code, the way `clang -fembed-offload-object`
 // makes them), executables and shared objects, static libraries, raw
-// OffloadBinaries and offload bundle files. It reads any of them into one
+// OffloadBinaries, offload bundle files, and LLVM bitcode host objects
+// (`clang -flto`, whose module embeds the device code; see
+// [bitcode.EmbeddedObjects]). It reads any of them into one
 // inventory of device code and offload entries, and does what the command
 // line does with them: extract, embed, strip, convert between LLVM
 // releases and check.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
@@ -37,9 +38,13 @@ const (
 	// FormatBundle: a clang offload bundle file (a HIP fatbin, .hipfb),
 	// compressed or not.
 	FormatBundle
+	// FormatBitcode: an LLVM bitcode file (or one in a bitcode wrapper),
+	// as `clang -flto -c` makes a host object: its device code is embedded
+	// in the module ([bitcode.EmbeddedObjects]).
+	FormatBitcode
 )
 
-var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle"}
+var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -180,6 +185,8 @@ func formatOf(head []byte) Format {
 		return FormatArchive
 	case bytes.HasPrefix(head, bundleMagic) || bytes.HasPrefix(head, ccobMagic):
 		return FormatBundle
+	case bitcode.IsBitcode(head):
+		return FormatBitcode
 	}
 	return 0
 }
@@ -199,7 +206,7 @@ func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, out
 	case r.Size() == 0:
 		return ferr.New("input", 0, "size (an empty file)", nil, goffload.ErrInvalid)
 	case format == 0:
-		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF file, an archive or an offload bundle)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
+		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF file, an archive, an offload bundle or LLVM bitcode)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
 	case format == FormatArchive || format == FormatThinArchive:
 		return o.archive(name, dir, r, base, outer, depth, top)
 	}

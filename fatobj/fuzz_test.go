@@ -32,6 +32,13 @@ func FuzzNewFile(f *testing.F) {
 			}
 		}
 	}
+	// Bitcode host objects (clang -flto) and their embedded binaries.
+	bcs, _ := filepath.Glob(bitcodeTestdata("*.bc"))
+	for _, p := range bcs {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

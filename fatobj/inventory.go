@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
@@ -30,7 +31,8 @@ type Object struct {
 	// Offset is where the object's bytes start in the file that was opened
 	// (0 for the file itself and for the file of a thin member).
 	Offset int64
-	// ELF is the ELF file of a FormatELF object, else nil.
+	// ELF is the ELF file of a FormatELF object, else nil (a FormatBitcode
+	// object's symbols are [Object.BitcodeSymbols]).
 	ELF *elfobj.File
 	// Release is the release the object was read as: the one asked for, or
 	// else the newest verified release among those that made it (see
@@ -38,8 +40,9 @@ type Object struct {
 	Release *offload.Release
 
 	// Binaries are the OffloadBinaries of the object: those of its
-	// SHT_LLVM_OFFLOADING sections in section order, or those of a raw
-	// binary file.
+	// SHT_LLVM_OFFLOADING sections in section order, those of a raw
+	// binary file, or those embedded in a bitcode module, in the order of
+	// its llvm.embedded.objects.
 	Binaries []*Binary
 	// Bundles are the clang offload bundles of the object: those of its
 	// .hip_fatbin section (one after the other in a linked program), or
@@ -59,6 +62,27 @@ type Object struct {
 	file      *File // the file it is in
 	origin    *entries.Origin
 	originErr error
+	symbols   []bitcode.Symbol
+	symErr    error
+	symRead   bool
+}
+
+// BitcodeSymbols returns the symbols of the IR symbol table of a
+// FormatBitcode object, read on the first call, as llvm-ar and the
+// linker's archive member resolution read them ([bitcode.Symbols]); nil
+// for an object of another format.
+func (o *Object) BitcodeSymbols() ([]bitcode.Symbol, error) {
+	if o.Format != FormatBitcode {
+		return nil, nil
+	}
+	if !o.symRead {
+		o.symRead = true
+		o.symbols, o.symErr = bitcode.Symbols(o.r, o.r.Size())
+		if o.symErr != nil {
+			o.symErr = fmt.Errorf("%s: %w", o.Name, ferr.Rebase(o.symErr, o.Offset))
+		}
+	}
+	return o.symbols, o.symErr
 }
 
 // Open returns a reader of the object's bytes.
@@ -138,10 +162,16 @@ func hasOffloading(f *elfobj.File) bool {
 // Binary is an OffloadBinary of an object.
 type Binary struct {
 	*offload.Binary
-	// Section is the ELF section holding it, "" in a raw binary file.
+	// Section is the ELF section holding it, "" in a raw binary file; in
+	// a bitcode module, the section its global goes to (.llvm.offloading).
 	Section string
-	// FileOffset is where its header is in the file that was opened.
+	// FileOffset is where its header is in the file that was opened, -1
+	// for a binary of a bitcode module, whose bytes are decoded from the
+	// bitstream.
 	FileOffset int64
+	// Global is the bitcode global variable whose initializer holds it
+	// ("llvm.embedded.object"), "" outside bitcode.
+	Global string
 }
 
 // Bundle is a clang offload bundle of an object. A compressed one is read
@@ -251,9 +281,14 @@ const (
 	// SourceRegistered: a raw device image that an LLVM 13 or 14 wrapper
 	// (clang-offload-wrapper) registers in a linked program.
 	SourceRegistered
+	// SourceBitcode: an image of an OffloadBinary embedded in a bitcode
+	// module (`clang -flto -c`), the initializer of a global listed in
+	// llvm.embedded.objects: its bytes are not in place in the file
+	// (Offset -1), they are decoded from the bitstream.
+	SourceBitcode
 )
 
-var sourceNames = [...]string{"unknown", "binary", "nested", "bundle", "bundled-object", "image-section", "cuda-fatbinary", "registered"}
+var sourceNames = [...]string{"unknown", "binary", "nested", "bundle", "bundled-object", "image-section", "cuda-fatbinary", "registered", "bitcode"}
 
 func (s Source) String() string {
 	if int(s) < len(sourceNames) {
@@ -274,11 +309,12 @@ type Image struct {
 	// for a raw binary file or a bundle file.
 	Section string
 	// Offset is where the image's bytes are in the file that was opened,
-	// or -1 where they are stored compressed; Size is how many bytes it has.
+	// or -1 where they are stored compressed or are not in place (in a
+	// bitcode module); Size is how many bytes it has.
 	Offset, Size int64
 
-	// Binary is the OffloadBinary holding a SourceBinary or SourceNested
-	// image, and Index the image's index in it; Path numbers the image as
+	// Binary is the OffloadBinary holding a SourceBinary, SourceBitcode or
+	// SourceNested image, and Index the image's index in it; Path numbers the image as
 	// llvm-objdump --offloading does ([1], [1.0] for the first image nested
 	// in image 1).
 	Binary *offload.Binary
@@ -331,7 +367,7 @@ func (im *Image) Open() (*io.SectionReader, error) {
 func (im *Image) String() string {
 	where := im.Source.String()
 	switch im.Source {
-	case SourceBinary, SourceNested:
+	case SourceBinary, SourceNested, SourceBitcode:
 		where = "image [" + im.Number() + "]"
 	case SourceBundle, SourceBundled:
 		where = "bundle entry " + im.BundleID
@@ -397,6 +433,10 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 		if err := o.readBundles("", o.r, 0); err != nil {
 			return err
 		}
+	case FormatBitcode:
+		if err := o.readBitcode(readOpt); err != nil {
+			return err
+		}
 	}
 	o.Release = readOpt.Release
 	if !strict {
@@ -453,6 +493,35 @@ func (o *Object) readBinariesELF(opt *offload.ReadOptions) error {
 	return nil
 }
 
+// readBitcode reads the OffloadBinaries embedded in a bitcode module, as
+// LLVM's extractFromBitcode: the objects of section .llvm.offloading, each
+// binaries back to back.
+func (o *Object) readBitcode(opt *offload.ReadOptions) error {
+	objs, err := bitcode.EmbeddedObjects(o.r, o.r.Size())
+	if err != nil {
+		return ferr.Rebase(err, o.Offset)
+	}
+	for _, e := range objs {
+		if e.Section != bitcode.OffloadingSection {
+			continue
+		}
+		bins, err := offload.ReadAllBytes(e.Data, opt)
+		if err != nil {
+			// The offsets are in the global's bytes, not in the file.
+			where := "global @" + e.Global
+			var fe *goffload.FormatError
+			if errors.As(err, &fe) && fe.Offset >= 0 {
+				where, fe.Offset = fmt.Sprintf("%s, its byte %#x", where, fe.Offset), -1
+			}
+			return fmt.Errorf("%s: while extracting offloading files: %s: %w", o.Name, where, err)
+		}
+		for _, b := range bins {
+			o.Binaries = append(o.Binaries, &Binary{Binary: b, Section: e.Section, FileOffset: -1, Global: e.Global})
+		}
+	}
+	return nil
+}
+
 // binaryImages adds the images of the binaries, numbered across them as
 // llvm-objdump numbers them, and where the release reads nested binaries
 // (LLVM main after 22), the images of an image that is itself a binary.
@@ -477,8 +546,11 @@ func (o *Object) binaryImage(b *offload.Binary, i int, section string, path []in
 	bi := &b.Images[i]
 	im := &Image{Image: bi.Image, Object: o, Source: SourceBinary, Section: section, Offset: -1, Size: int64(bi.ImageSize),
 		Binary: b, Index: i, Path: path, Parent: parent}
-	if parent != nil {
+	switch {
+	case parent != nil:
 		im.Source = SourceNested
+	case o.Format == FormatBitcode:
+		im.Source = SourceBitcode
 	}
 	if b.Compression == "" && base >= 0 {
 		im.Offset = base + int64(bi.ImageOffset)

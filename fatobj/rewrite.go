@@ -25,7 +25,10 @@ type StripResult struct {
 // targets ([Strip], each object as its Release). An archive is written in
 // GNU format with the same members, names, headers and symbol index;
 // members without device code, and those that are no relocatable object,
-// are copied as they are. A target that matches no image of f is an error
+// are copied as they are. goffload does not rewrite LLVM bitcode (`clang
+// -flto`): a bitcode object whose device code is all for the targets kept
+// is copied as it is, one with device code for others is refused with an
+// error matching goffload.ErrUnsupported. A target that matches no image of f is an error
 // (a typing error there would drop all device code), and then nothing is
 // written to w; so is a thin archive (give the files it names) and a file
 // of another format. It returns what it did to each object with device
@@ -33,6 +36,13 @@ type StripResult struct {
 func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 	var out []StripResult
 	matched := make([]bool, len(keep))
+	keepBitcode := func(obj *Object) error {
+		if err := keepsBitcode(obj, keep, matched); err != nil || len(obj.Binaries) == 0 {
+			return err
+		}
+		out = append(out, StripResult{Object: obj, Stripped: Stripped{Kept: len(obj.Binaries)}})
+		return nil
+	}
 	strip := func(obj *Object) (*elfobj.Object, error) {
 		o, err := obj.ELF.Object()
 		if err != nil {
@@ -62,11 +72,22 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 	switch f.Format {
 	case FormatArchive:
 		return out, rewriteArchive(w, f, func(_ string, obj *Object) (*elfobj.Object, error) {
+			if obj != nil && obj.Format == FormatBitcode {
+				return nil, keepBitcode(obj)
+			}
 			if obj == nil || obj.ELF == nil || obj.ELF.Type != elf.ET_REL {
 				return nil, nil
 			}
 			return strip(obj)
 		}, check)
+	case FormatBitcode:
+		if err := keepBitcode(f.Objects[0]); err != nil {
+			return nil, err
+		}
+		if err := check(); err != nil {
+			return nil, err
+		}
+		return out, writeObject(w, f, nil)
 	case FormatELF:
 		obj := f.Objects[0]
 		o, err := strip(obj)
@@ -79,6 +100,24 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 		return out, writeObject(w, f, o)
 	}
 	return nil, notRewritable(f)
+}
+
+// keepsBitcode checks that every device image of obj, a bitcode object, is
+// for one of the targets (marking them in matched): goffload does not
+// rewrite bitcode, it copies it as it is.
+func keepsBitcode(obj *Object, keep []Target, matched []bool) error {
+	for _, im := range obj.Images {
+		kept := false
+		for j, t := range keep {
+			if t.keeps(&im.Image) {
+				matched[j], kept = true, true
+			}
+		}
+		if !kept {
+			return fmt.Errorf("%s: LLVM bitcode with device code for %s (arch %q), which is not kept: goffload does not rewrite bitcode: %w", obj.Name, im.Triple(), im.Arch(), goffload.ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // writeObject writes o, the rewritten object of f, to w, or f's bytes as they
@@ -129,7 +168,10 @@ type ConvertResult struct {
 // the same members, names, headers and symbol index; members that are no
 // object, and objects in to's formats already, are copied byte for byte.
 // An executable or shared object is refused (convert the objects it was
-// linked from), as are a thin archive and files of other formats.
+// linked from), as are a thin archive and files of other formats. LLVM
+// bitcode (`clang -flto`) that holds device code is refused with an error
+// matching goffload.ErrUnsupported (goffload does not rewrite IR: compile
+// it with the release wanted); bitcode without device code is copied.
 func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResult, error) {
 	var out []ConvertResult
 	conv := func(obj *Object) (*elfobj.Object, error) {
@@ -161,8 +203,17 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 		return o, nil
 	}
 	switch f.Format {
+	case FormatBitcode:
+		if len(f.Objects[0].Binaries) > 0 {
+			return nil, convertsNoBitcode(f.Objects[0])
+		}
+		out = append(out, ConvertResult{Object: f.Objects[0], Name: f.Objects[0].Name})
+		return out, writeObject(w, f, nil)
 	case FormatArchive:
 		err := rewriteArchive(w, f, func(name string, obj *Object) (*elfobj.Object, error) {
+			if obj != nil && obj.Format == FormatBitcode && len(obj.Binaries) > 0 {
+				return nil, convertsNoBitcode(obj)
+			}
 			if obj == nil || obj.ELF == nil {
 				out = append(out, ConvertResult{Object: obj, Name: name})
 				return nil, nil
@@ -179,6 +230,12 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 		return out, writeObject(w, f, o)
 	}
 	return nil, notRewritable(f)
+}
+
+// convertsNoBitcode is the error of converting a bitcode object with
+// device code.
+func convertsNoBitcode(obj *Object) error {
+	return fmt.Errorf("%s: LLVM bitcode with device code: its offload entries and binaries are IR, which goffload does not rewrite (compile it with the release wanted): %w", obj.Name, goffload.ErrUnsupported)
 }
 
 func notRewritable(f *File) error {

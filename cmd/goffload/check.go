@@ -47,7 +47,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	var checked []*checkedInput
 	for _, o := range objs {
 		if o.ELF == nil {
-			checked = append(checked, &checkedInput{name: o.Name, raw: true})
+			checked = append(checked, &checkedInput{name: o.Name, raw: true, object: o})
 			continue
 		}
 		checked = append(checked, &checkedInput{name: o.Name, report: reps[0]})
@@ -86,11 +86,22 @@ func runCheck(args []string, stdout io.Writer) error {
 // checkedInput is what check found in one input.
 type checkedInput struct {
 	name   string
-	raw    bool // a raw OffloadBinary or bundle file: nothing to check
+	raw    bool // a raw OffloadBinary or bundle file, or bitcode: nothing to check
+	object *fatobj.Object
 	report *fatobj.Report
 }
 
+// bitcode reports whether the input is LLVM bitcode, whose entries check
+// does not read.
+func (c *checkedInput) bitcode() bool {
+	return c.object != nil && c.object.Format == fatobj.FormatBitcode
+}
+
 func (c *checkedInput) printText(w io.Writer) {
+	if c.bitcode() {
+		fmt.Fprintf(w, "%s: LLVM bitcode: its offload entries are IR, which check does not read; %d device images not checked\n", c.name, len(c.object.Images))
+		return
+	}
 	if c.raw {
 		fmt.Fprintf(w, "%s: a raw OffloadBinary: no entries to check\n", c.name)
 		return
@@ -144,8 +155,11 @@ type jsonCheck struct {
 	File string `json:"file"`
 	// RawBinary: the input is a raw OffloadBinary, with nothing to check.
 	RawBinary bool `json:"raw_binary,omitempty"`
-	Entries   int  `json:"entries"`
-	Images    int  `json:"images"`
+	// Bitcode: the input is LLVM bitcode, whose entries (IR) check does
+	// not read; Images counts its device images, and Unchecked lists them.
+	Bitcode bool `json:"bitcode,omitempty"`
+	Entries int  `json:"entries"`
+	Images  int  `json:"images"`
 	// Unchecked lists the images whose symbols cannot be read.
 	Unchecked []string `json:"unchecked_images"`
 	// MadeBy and ReadBy are the releases that make and that link and run
@@ -165,7 +179,13 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: c.name, RawBinary: c.raw, Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
+	j := jsonCheck{File: c.name, RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
+	if c.bitcode() {
+		j.Images = len(c.object.Images)
+		for _, im := range c.object.Images {
+			j.Unchecked = append(j.Unchecked, fmt.Sprintf("%s image for %s (arch %q): in LLVM bitcode, whose entries are not read", im.Kind, im.Triple(), im.Arch()))
+		}
+	}
 	if !c.raw {
 		j.Findings = append(j.Findings, c.report.Findings...)
 		j.Entries, j.Images = len(c.report.Object.Entries), len(c.report.Images)

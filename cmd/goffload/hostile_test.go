@@ -499,6 +499,23 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("archive-mixed-releases", write("mixed.a", mixed), "list", "list-json", "extract", "extract-raw", "strip", "package", "link", "device-archive", "convert", "convert-from")
 	ins[len(ins)-1].says = map[string]string{"check": "mixed.a(b22.o): 1 problem"}
 
+	// LLVM bitcode host objects (clang -flto): read, listed, extracted and
+	// checked; goffload does not rewrite them (strip, convert); link leaves
+	// them to the host link. Cut, of two modules (llvm-cat -b), listing one
+	// object 20000 times in 16 KiB (llvm-offload-binary-22 writes 20000
+	// files): refused.
+	bc := read("..", "..", "bitcode", "testdata", "embedded.bc")
+	bcPass := []string{"list", "list-json", "check", "extract", "extract-raw", "package", "link"}
+	add("bitcode-lto", write("lto.o", bc), bcPass...)
+	add("bitcode-archive", write("lto.a", archiveOf(t, map[string][]byte{"a.o": bc, "b.o": read("..", "..", "bitcode", "testdata", "darwin.bc"), "k.o": fat})),
+		append(bcPass, "device-archive")...)
+	ins[len(ins)-1].says = map[string]string{"strip": "goffload does not rewrite bitcode", "convert": "LLVM bitcode with device code"}
+	add("bitcode-cut", write("ltocut.o", bc[:len(bc)/2]))
+	add("bitcode-two-modules", write("lto2.o", append(slices.Clone(bc), bc[4:]...)))
+	ins[len(ins)-1].says = map[string]string{"list": "2 modules"}
+	add("bitcode-listed-many", write("many.o", read("..", "..", "bitcode", "testdata", "listed-many.bc")))
+	ins[len(ins)-1].says = map[string]string{"list": "over the limit", "extract": "over the limit"}
+
 	// Cut and mutated copies of real inputs: the readers' own fuzz corpora
 	// and the shapes fuzzing found.
 	bases := map[string][]byte{
@@ -510,6 +527,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		"archive":  archiveOf(t, map[string][]byte{"a.o": fat, "b.bin": deep[:0], "c.o": fat}),
 		"linked":   linked,
 		"stripped": stripped,
+		"bitcode":  bc,
 	}
 	var names []string
 	for n := range bases {

@@ -68,12 +68,24 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
 		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", o.Name)
+	case o.Format == fatobj.FormatBitcode:
+		// llvm-objdump refuses bitcode; llvm-offload-binary reads it.
+		fmt.Fprintf(&sb, "\n%s:\tfile format bitcode\n", o.Name)
 	}
 	if err := printImages(&sb, o); err != nil {
 		// What was listed before is printed, as main's llvm-objdump prints
 		// the image holding a bad nested binary before its message.
 		io.WriteString(w, sb.String())
 		return err
+	}
+	for i, b := range o.Binaries {
+		if b.Global == "" {
+			continue
+		}
+		if i == 0 {
+			sb.WriteString("\nEMBEDDED OBJECTS (llvm.embedded.objects):\n")
+		}
+		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, b.Global, b.Section, b.Version, b.Size, len(b.Images))
 	}
 	section := ""
 	for _, e := range o.Entries {
@@ -137,7 +149,7 @@ func printImages(sb *strings.Builder, o *fatobj.Object) error {
 		}
 	}
 	for _, im := range o.Images {
-		if im.Source != fatobj.SourceBinary && im.Source != fatobj.SourceNested {
+		if im.Source != fatobj.SourceBinary && im.Source != fatobj.SourceNested && im.Source != fatobj.SourceBitcode {
 			continue
 		}
 		indent := strings.Repeat("  ", len(im.Path)-1)
@@ -284,12 +296,14 @@ type jsonBundleEntry struct {
 // jsonImage is one device image. Offset and Size are those of its
 // OffloadBinary for an image of one (Version, ImageOffset and ImageSize are
 // then the binary's fields), else of its bytes; DataOffset is where its
-// bytes are in the file, -1 where they are stored compressed.
+// bytes are in the file, -1 where they are stored compressed or are not in
+// place (a binary in a bitcode module: Offset -1 too).
 type jsonImage struct {
 	Index       int               `json:"index"`
 	Source      string            `json:"source"`
 	Path        string            `json:"path,omitempty"`
 	Section     string            `json:"section"`
+	Global      string            `json:"global,omitempty"` // the bitcode global holding its binary
 	BundleID    string            `json:"bundle_id,omitempty"`
 	Offset      int64             `json:"offset"`
 	Size        uint64            `json:"size"`
@@ -351,6 +365,11 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: im.Section, BundleID: im.BundleID,
 			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
 			Flags: im.Flags, Triple: im.Triple(), Arch: im.Arch(), Strings: strs, ImageSize: uint64(im.Size), DataOffset: im.Offset}
+		for _, b := range o.Binaries {
+			if b.Binary == im.Binary {
+				ji.Global = b.Global
+			}
+		}
 		if b := im.Binary; b != nil {
 			bi := &b.Images[im.Index]
 			ji.Path, ji.Version, ji.Size = im.Number(), b.Version, b.Size
