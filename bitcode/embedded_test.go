@@ -368,3 +368,24 @@ func allocated(f func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// Producer reads the IDENTIFICATION_BLOCK's string, as llvm-bcanalyzer
+// -dump shows it (STRING 'LLVM19.1.7').
+func TestProducer(t *testing.T) {
+	for _, name := range []string{"embedded.bc", "debuginfo.bc", "darwin.bc"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Producer(bytes.NewReader(b), int64(len(b)))
+		if err != nil || !strings.HasPrefix(p, "LLVM19.") {
+			t.Errorf("%s: producer %q, %v; want LLVM19.x (llvm-as-19 wrote it)", name, p, err)
+		}
+		if bcanalyzer := tooltest.Find("llvm-bcanalyzer", 19); bcanalyzer != "" {
+			out, err := exec.Command(bcanalyzer, "-dump", filepath.Join("testdata", name)).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "'"+p+"'") {
+				t.Errorf("%s: llvm-bcanalyzer-19 -dump does not show %q (%v)", name, p, err)
+			}
+		}
+	}
+}

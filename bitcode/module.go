@@ -82,6 +82,8 @@ type module struct {
 	mdUnknown uint64 // metadata IDs from this one on follow a record of unknown code
 	embedded  []initRef
 
+	producer string // of the identification block ("LLVM19.1.7"), "" without one
+
 	spent uint64 // bytes of embedded objects returned
 	cache map[int][]byte
 	rec   record
@@ -132,6 +134,25 @@ type constant struct {
 type initRef struct {
 	id uint64
 	at int64
+}
+
+// maxProducer bounds the producer string kept: LLVM's are "LLVM19.1.7".
+const maxProducer = 256
+
+// Producer returns the producer string of the IDENTIFICATION_BLOCK of the
+// bitcode file held in the size bytes of r (LLVM 4 and later write one
+// before the module, "LLVM" and the version: "LLVM19.1.7"), or "" for a
+// module without one. The file is read as [EmbeddedObjects] reads it, its
+// errors too.
+func Producer(r io.ReaderAt, size int64) (string, error) {
+	if err := ferr.CheckInput("bitcode", r, size); err != nil {
+		return "", err
+	}
+	m, err := readModule(r, size)
+	if err != nil {
+		return "", err
+	}
+	return m.producer, nil
 }
 
 // readModule reads the one module of the bitcode file held in the size
@@ -281,13 +302,13 @@ func (m *module) blobInBlock(id uint64) ([]byte, error) {
 }
 
 // identification reads the IDENTIFICATION_BLOCK as LLVM does: a producer
-// string and the epoch, which must be 0.
+// string (kept in m.producer) and the epoch, which must be 0.
 func (m *module) identification() error {
 	c := m.c
 	if err := c.enter(blockIdentification); err != nil {
 		return err
 	}
-	rec := record{max: 1}
+	rec := record{max: maxProducer}
 	for {
 		e, err := c.advance()
 		if err != nil {
@@ -304,6 +325,11 @@ func (m *module) identification() error {
 		}
 		switch rec.code {
 		case identString:
+			b := make([]byte, 0, len(rec.ops))
+			for _, c := range rec.ops {
+				b = append(b, byte(c))
+			}
+			m.producer = string(b)
 		case identEpoch:
 			if rec.n < 1 {
 				return formatErr(rec.at, "epoch record without an epoch", nil)

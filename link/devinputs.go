@@ -490,6 +490,7 @@ func (p *planner) gatherWrapper() error {
 			continue
 		}
 		for oi, in := range f.Objects {
+			p.lto = p.lto || in.Format == fatobj.FormatBitcode
 			ims, err := p.images(in, path, oi)
 			if err != nil {
 				return inFile(in.Name, err)
@@ -524,7 +525,20 @@ func (p *planner) gatherWrapper() error {
 		if err := p.use(in, nil); err != nil {
 			return err
 		}
-		p.cxx = p.cxx || in.ELF != nil && IsCPlusPlus(in.ELF)
+		switch {
+		case in.ELF != nil:
+			p.cxx = p.cxx || IsCPlusPlus(in.ELF)
+		case in.Format == fatobj.FormatBitcode:
+			// Bitcode without an IR symbol table (LLVM before 5) says
+			// nothing of its language: the link takes it as C.
+			syms, err := in.BitcodeSymbols()
+			if err != nil && !errors.Is(err, bitcode.ErrNoSymtab) {
+				return err
+			}
+			for _, s := range syms {
+				p.cxx = p.cxx || cxxSymbol(s.Name)
+			}
+		}
 	}
 	for _, id := range ids {
 		for _, f := range inputs[id] {

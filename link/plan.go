@@ -3,6 +3,7 @@ package link
 import (
 	"bytes"
 	"crypto/rand"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -172,6 +173,7 @@ type planner struct {
 	names    map[string]bool
 	legacy   bool
 	cxx      bool // an input is C++
+	lto      bool // an input is LLVM bitcode: the host link needs the LTO plugin
 	resolver *ldsym.Resolver
 	files    []*fatobj.File // the opened inputs, closed when Plan returns
 }
@@ -246,6 +248,11 @@ func Plan(o *Options) (*Link, error) {
 	if err := p.gather(); err != nil {
 		return nil, err
 	}
+	if opt.Driver {
+		if err := p.ltoDriver(); err != nil {
+			return nil, err
+		}
+	}
 	if err := p.steps(); err != nil {
 		return nil, err
 	}
@@ -295,6 +302,15 @@ func (p *planner) gather() error {
 		}
 		for _, a := range all {
 			for _, in := range a.f.Objects {
+				if in.Format == fatobj.FormatBitcode && len(in.Images) > 0 {
+					// An LTO object: the clang that made it names itself
+					// in its identification block (LLVM19.1.7).
+					if r := producerRelease(in); r != nil {
+						p.rel, p.relFrom = r, in.Name
+						break
+					}
+					continue
+				}
 				if in.ELF == nil || !hasOffload(in.ELF) {
 					continue
 				}
@@ -380,6 +396,62 @@ func safeName(s string) string {
 
 var clangVersion = regexp.MustCompile(`clang version ([0-9]+)\.`)
 
+// ltoDriver prepares a driver link of LLVM bitcode objects (clang -flto):
+// the host linker gets the release's linker plugin, LLVMgold.so, as clang
+// gives it (-plugin, -plugin-opt=mcpu=), which also reaches a CPU target's
+// device link, as through clang. cc (GCC) is the host linker unless asked
+// otherwise: clang's -flto and -flto=thin, which tell clang an LTO link, are
+// left out of its arguments (the plugin does ThinLTO by the objects).
+func (p *planner) ltoDriver() error {
+	opt := p.opt
+	if opt.Linker == "" {
+		opt.LinkerArgs = slices.DeleteFunc(slices.Clone(opt.LinkerArgs), func(a string) bool {
+			return a == "-flto" || strings.HasPrefix(a, "-flto=") || a == "-fno-lto"
+		})
+	}
+	if !p.lto {
+		return nil
+	}
+	gold := p.findGold()
+	if gold == "" {
+		gold = fmt.Sprintf("/usr/lib/llvm-%d/lib/LLVMgold.so", p.rel.Major)
+		if !opt.DryRun {
+			return fmt.Errorf("%w: LLVM bitcode inputs (clang -flto) need %v's linker plugin, LLVMgold.so, for the host link: none beside %s nor at %s", goffload.ErrUnsupported, p.rel, p.findClang(), gold)
+		}
+	}
+	plugin := "-Wl,-plugin," + gold
+	if a, _, _ := strings.Cut(opt.HostTriple, "-"); a == "x86_64" {
+		plugin += ",-plugin-opt=mcpu=x86-64"
+	}
+	opt.LinkerArgs = append([]string{plugin}, opt.LinkerArgs...)
+	p.ldArgs, _ = driverToLD(opt.LinkerArgs)
+	return nil
+}
+
+// producerRelease returns the release of the LLVM that wrote a bitcode
+// object, as its producer string says ("LLVM19.1.7"), or nil.
+func producerRelease(in *fatobj.Object) *offload.Release {
+	r := in.Open()
+	prod, err := bitcode.Producer(r, r.Size())
+	if err != nil {
+		return nil
+	}
+	v, ok := strings.CutPrefix(prod, "LLVM")
+	if !ok {
+		return nil
+	}
+	major, _, _ := strings.Cut(v, ".")
+	n, err := strconv.Atoi(major)
+	if err != nil {
+		return nil
+	}
+	rel, err := offload.LookupRelease(n)
+	if err != nil {
+		return nil
+	}
+	return rel
+}
+
 // compilerRelease returns the release of the clang that made f, as its
 // .comment section says (clang writes "clang version 19.1.7" there), or 0.
 func compilerRelease(f *elfobj.File) int {
@@ -425,7 +497,7 @@ func (p *planner) images(in *fatobj.Object, file string, obj int) ([]devImage, e
 	for i, im := range in.Images {
 		switch {
 		case p.legacy && (im.Source == fatobj.SourceBundled || im.Source == fatobj.SourceImageSection) && im.OffloadKind == offload.OffloadOpenMP:
-		case p.legacy || im.Source != fatobj.SourceBinary:
+		case p.legacy || im.Source != fatobj.SourceBinary && im.Source != fatobj.SourceBitcode:
 			continue
 		case im.Section != "" && im.Section == facts.Of(p.rel).Wrapper.RelocatableSection:
 			// The image of a -r link, linked already: the object's own
@@ -709,6 +781,25 @@ func (p *planner) findClang() string {
 	return "clang-" + n
 }
 
+// findGold returns the release's LLVMgold.so, the linker plugin of LTO:
+// in the lib folder beside the release's clang (links followed), else in
+// /usr/lib/llvm-N/lib; "" if there is none.
+func (p *planner) findGold() string {
+	var cands []string
+	if c, err := exec.LookPath(p.findClang()); err == nil {
+		if real, err := filepath.EvalSymlinks(c); err == nil {
+			cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(real)), "lib", "LLVMgold.so"))
+		}
+	}
+	cands = append(cands, fmt.Sprintf("/usr/lib/llvm-%d/lib/LLVMgold.so", p.rel.Major))
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+			return c
+		}
+	}
+	return ""
+}
+
 // findLLC returns the release's llc: Options.LLC, else beside
 // Options.DeviceClang when that names a folder, else in /usr/lib/llvm-N/bin,
 // else llc-N on $PATH.
@@ -791,13 +882,14 @@ func cxxLibraries(args []string) bool {
 
 // libArgs returns the host linker's library arguments that a wrapper of
 // style d passes to a CPU target's device link, in order (see
-// offload.DeviceLink).
+// offload.DeviceLink). From 17 they are what the wrapper's own option table
+// reads of the host link's argv (see wrapperLibArgs).
 func (p *planner) libArgs(d facts.DeviceLink) []string {
-	var out []string
-	ld, clang17 := d == facts.DeviceLinkLD, d >= facts.DeviceLinkClang17
-	if clang17 && p.host.dynLinker != "" {
-		out = append(out, p.host.dynLinker)
+	if d >= facts.DeviceLinkClang17 {
+		return wrapperLibArgs(p.ldArgs)
 	}
+	var out []string
+	ld := d == facts.DeviceLinkLD
 	args := p.ldArgs
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -821,13 +913,101 @@ func (p *planner) libArgs(d facts.DeviceLink) []string {
 			}
 		case (a == "--as-needed" || a == "--no-as-needed") && ld:
 			out = append(out, a)
-		case (a == "--whole-archive" || a == "--no-whole-archive") && clang17:
-			out = append(out, "-Wl,"+a)
 		case ldValueOptions[a]:
 			i++
 		}
 	}
 	return out
+}
+
+// wrapperLibArgs returns what the wrapper of 17 and later passes from the
+// host link's argv to a CPU target's device link, as its option table
+// (LinkerWrapperOpts.td) reads the argv: -L, -l and -rpath, the
+// --whole-archive switches (as -Wl,), and every input file that is an
+// archive or a shared object, in their order. The table knows no other
+// option taking a value, so the value of one (the dynamic linker of
+// -dynamic-linker, the LLVMgold.so of an LTO link's -plugin) is an input
+// to it, and goes to the device link when it is a shared object, as
+// LLVM's wrapper passes it.
+func wrapperLibArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := func() (string, bool) {
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case a == "-o" || a == "--output" || a == "-mllvm":
+			next()
+		case a == "-L" || a == "--library-path" || a == "-library-path":
+			if v, ok := next(); ok {
+				out = append(out, "-L", v)
+			}
+		case a == "-l":
+			if v, ok := next(); ok {
+				out = append(out, "-l", v)
+			}
+		case a == "--library" || a == "-library":
+			// An alias of -L in the wrapper's table.
+			if v, ok := next(); ok {
+				out = append(out, "-L", v)
+			}
+		case a == "-rpath" || a == "--rpath":
+			if v, ok := next(); ok {
+				out = append(out, "-rpath", v)
+			}
+		case strings.HasPrefix(a, "--rpath=") || strings.HasPrefix(a, "-rpath="):
+			_, v, _ := strings.Cut(a, "=")
+			out = append(out, "-rpath", v)
+		case strings.HasPrefix(a, "--library-path=") || strings.HasPrefix(a, "-library-path="):
+			_, v, _ := strings.Cut(a, "=")
+			out = append(out, "-L", v)
+		case strings.HasPrefix(a, "-o"):
+		case strings.HasPrefix(a, "-L"):
+			out = append(out, "-L", a[2:])
+		case strings.HasPrefix(a, "-l"):
+			out = append(out, "-l", a[2:])
+		case a == "--whole-archive" || a == "-whole-archive":
+			out = append(out, "-Wl,--whole-archive")
+		case a == "--no-whole-archive" || a == "-no-whole-archive":
+			out = append(out, "-Wl,--no-whole-archive")
+		case strings.HasPrefix(a, "-") && a != "-":
+			// An option the table does not know: its value, if any, is
+			// read as an input.
+		case libraryInput(a):
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// libraryInput reports whether an input file of the host link is an
+// archive or an ELF shared object, by its contents (identify_magic).
+func libraryInput(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var head [18]byte
+	n, _ := io.ReadFull(f, head[:])
+	if n >= 8 && (string(head[:8]) == "!<arch>\n" || string(head[:8]) == "!<thin>\n") {
+		return true
+	}
+	if n < 18 || string(head[:4]) != "\x7fELF" {
+		return false
+	}
+	var typ uint16
+	if head[5] == 2 { // ELFDATA2MSB
+		typ = uint16(head[16])<<8 | uint16(head[17])
+	} else {
+		typ = uint16(head[17])<<8 | uint16(head[16])
+	}
+	return elf.Type(typ) == elf.ET_DYN
 }
 
 // deviceLink returns the device link command of t that links files (t's

@@ -291,7 +291,7 @@ func linkedFiles(args []string, driver bool) []string {
 			return ""
 		}
 		switch {
-		case a == "-T" || a == "--script" || a == "--version-script" || a == "--dynamic-list":
+		case a == "-T" || a == "--script" || a == "--version-script" || a == "--dynamic-list" || a == "-plugin" || a == "--plugin":
 			out = appendNew(out, value())
 		case a == "-l" || a == "--library":
 			out = appendNew(out, findLibrary(value(), h.dirs)...)

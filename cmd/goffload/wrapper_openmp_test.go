@@ -32,6 +32,7 @@ import (
 //	cc [FLAGS] SOURCE...     compile with offloading to x86-64 (C or C++ by the extension) into STEM.o
 //	host [FLAGS] SOURCE...   compile with -fopenmp alone: a host object
 //	ar LIB.a MEMBER...       make a static library
+//	llvm-ar LIB.a MEMBER...  make one with the release's llvm-ar (of LLVM bitcode objects)
 //	link OUT ARG...          link; ARG holds -shared or -r for a library or relocatable object
 //
 // and the last link makes `prog`, which runs with OMP_TARGET_OFFLOAD=MANDATORY
@@ -161,7 +162,7 @@ func parseWrapperBuild(path string) (*wrapperProgram, error) {
 				return nil, bad("no source")
 			}
 			p.steps = append(p.steps, s)
-		case "ar", "link":
+		case "ar", "llvm-ar", "link":
 			if len(f) < 3 {
 				return nil, bad("want " + op + " OUT ARG...")
 			}
@@ -283,8 +284,8 @@ func (l *wrapperLab) stage(t *testing.T, p *wrapperProgram) (string, wrapperStep
 	dir := t.TempDir()
 	linkObjects(t, l.objects(t, p), dir)
 	for _, s := range p.steps {
-		if s.op == "ar" {
-			runIn(t, dir, "ar", append([]string{"rcs", s.out}, s.args...)...)
+		if s.op == "ar" || s.op == "llvm-ar" {
+			runIn(t, dir, l.archiver(t, s.op), append([]string{"rcs", s.out}, s.args...)...)
 		}
 	}
 	return dir, p.steps[len(p.steps)-1]
@@ -330,8 +331,8 @@ func (l *wrapperLab) build(t *testing.T, p *wrapperProgram, dir string, mode lin
 		var name string
 		var args []string
 		switch {
-		case s.op == "ar":
-			name, args = "ar", append([]string{"rcs", s.out}, s.args...)
+		case s.op == "ar" || s.op == "llvm-ar":
+			name, args = l.archiver(t, s.op), append([]string{"rcs", s.out}, s.args...)
 		case s.op != "link":
 			continue
 		case mode == byGoffload:
@@ -407,6 +408,16 @@ func (l *wrapperLab) goffloadLinkArgs(s wrapperStep, variant int) []string {
 	args = append(append(args, "-o", s.out), inputs[0])
 	args = append(append(args, libdir...), flags...)
 	return append(args, inputs[1:]...)
+}
+
+// archiver is the program of an ar or llvm-ar step: GNU ar, or the
+// release's llvm-ar, whose index lists the symbols of bitcode members
+// (clang -flto), as the host link's LTO plugin needs.
+func (l *wrapperLab) archiver(t *testing.T, op string) string {
+	if op == "llvm-ar" {
+		return tooltest.Tool(t, "llvm-ar", l.major)
+	}
+	return "ar"
 }
 
 // runIn runs a command in dir; a failure ends the test.
