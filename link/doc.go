@@ -6,7 +6,8 @@
 // symbols: docs/releases.md#archive-members),
 // chooses the release and returns the steps as data (extract, device link
 // per target, bundle or fatbinary, wrap, host link); [Link.Run] runs them,
-// the device links in parallel. The device links run the release's clang (ld
+// each once the steps that write the files it reads are done, several at a
+// time. The device links run the release's clang (ld
 // for LLVM 15) with the command line that release's wrapper uses; the
 // bundling and the registration object are goffload's. Where the wrapper of
 // LLVM 17 to 21 runs the LTO of HIP's AMDGPU bitcode in its own process,

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/goffload/goffload/internal/tooltest"
 )
@@ -412,5 +413,48 @@ func TestRunChains(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "hip")); err == nil {
 		t.Error("the bundle step ran after a failed chain")
+	}
+}
+
+func TestAfterOrdersStepsByTheirFiles(t *testing.T) {
+	steps := []Step{
+		{Kind: StepExtract, Outputs: []string{"a.o"}},                                                   // 0
+		{Kind: StepExtract, Outputs: []string{"b.o"}},                                                   // 1
+		{Kind: StepDeviceLink, Target: "x", Inputs: []string{"a.o", "b.o"}, Outputs: []string{"x.img"}}, // 2
+		{Kind: StepDeviceLink, Target: "y", Inputs: []string{"b.o"}, Outputs: []string{"y.img"}},        // 3
+		{Kind: StepWrap, Inputs: []string{"x.img", "y.img"}, Outputs: []string{"w.o"}},                  // 4
+		{Kind: StepExtract, Outputs: []string{"b.o"}},                                                   // 5: rewrites what 2 and 3 read
+		{Kind: StepBundle}, // 6: declares nothing
+		{Kind: StepExtract, Outputs: []string{"c.o"}},             // 7
+		{Kind: StepCodegen, Target: "x", Inputs: []string{"c.o"}}, // 8
+		{Kind: StepDeviceLink, Target: "x"},                       // 9: after 8, its chain
+	}
+	want := [][]int{nil, nil, {0, 1}, {1}, {2, 3}, {1, 2, 3}, {0, 1, 2, 3, 4, 5}, {6}, {2, 6, 7}, {6, 8}}
+	if got := after(steps); !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+		t.Errorf("after:\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestRunStepsWritesInParallelAndInOrder(t *testing.T) {
+	dir := t.TempDir()
+	var steps []Step
+	var outs []string
+	for i := range 20 {
+		out := filepath.Join(dir, fmt.Sprintf("%d.o", i))
+		outs = append(outs, out)
+		steps = append(steps, Step{Kind: StepExtract, Tool: "/bin/sh", Args: []string{"-c", "echo " + strconv.Itoa(i) + " > " + out}, Outputs: []string{out}})
+	}
+	sum := filepath.Join(dir, "all")
+	steps = append(steps, Step{Kind: StepDeviceLink, Target: "x", Tool: "/bin/sh", Args: []string{"-c", "cat " + strings.Join(outs, " ") + " > " + sum}, Inputs: outs, Outputs: []string{sum}})
+	l := &Link{opt: &Options{Jobs: 4}, Steps: steps}
+	if err := l.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(b)); len(got) != 20 || got[19] != "19" {
+		t.Errorf("the device link read %q: not every image was written first", got)
 	}
 }

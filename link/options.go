@@ -80,8 +80,9 @@ type Options struct {
 	CompressionLevel *int
 	// NoHostLink stops after the registration object (Link.Wrapper).
 	NoHostLink bool
-	// Jobs bounds the device links run at once (--wrapper-jobs); 0 is one
-	// per CPU.
+	// Jobs bounds the steps run at once (--wrapper-jobs): the device
+	// images written, the device links of several targets; 0 is one per
+	// CPU, 1 runs the steps in the plan's order.
 	Jobs int
 	// CUDAPath and ROCmPath are the GPU toolkits (--cuda-path, --rocm-path).
 	CUDAPath, ROCmPath string

@@ -295,38 +295,19 @@ func (p *planner) gather() error {
 		return nil
 	}
 	if p.rel == nil {
-		// The first input of a known release decides; the inputs are then
-		// read again as that release reads them.
-		if err := openAll(nil); err != nil {
-			return err
-		}
-		for _, a := range all {
-			for _, in := range a.f.Objects {
-				if in.Format == fatobj.FormatBitcode && len(in.Images) > 0 {
-					// An LTO object: the clang that made it names itself
-					// in its identification block (LLVM19.1.7).
-					if r := producerRelease(in); r != nil {
-						p.rel, p.relFrom = r, in.Name
-						break
-					}
-					continue
-				}
-				if in.ELF == nil || !hasOffload(in.ELF) {
-					continue
-				}
-				r, made, err := fatobj.MadeBy(in.ELF)
-				if err != nil || r == nil {
-					continue
-				}
-				// The compiler's own words, where the formats allow it.
-				if n := compilerRelease(in.ELF); n != 0 && made.Has(n) {
-					if cr, err := offload.LookupRelease(n); err == nil {
-						r = cr
-					}
-				}
-				p.rel, p.relFrom = r, in.Name
-				break
+		// The first input of a known release decides (the inputs after it
+		// are not read for this); the inputs are then read again as that
+		// release reads them.
+		for _, hi := range p.host.inputs {
+			f, err := fatobj.Open(hi.path, nil)
+			if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
+				continue // the host linker's: no device code
 			}
+			if err != nil {
+				return err
+			}
+			p.rel, p.relFrom = fileRelease(f)
+			f.Close()
 			if p.rel != nil {
 				break
 			}
@@ -334,10 +315,6 @@ func (p *planner) gather() error {
 		if p.rel == nil {
 			p.rel, p.relFrom = offload.Default(), "the default"
 		}
-		for _, f := range p.files {
-			f.Close()
-		}
-		p.files = nil
 	}
 	p.legacy = facts.Of(p.rel).Wrapper.Form == facts.WrapperOffloadWrapper
 	if !p.legacy {
@@ -360,6 +337,36 @@ func (p *planner) gather() error {
 		}
 	}
 	return nil
+}
+
+// fileRelease is the release that made the first object of f whose release
+// is known, and that object's name; nil if none is.
+func fileRelease(f *fatobj.File) (*offload.Release, string) {
+	for _, in := range f.Objects {
+		if in.Format == fatobj.FormatBitcode && len(in.Images) > 0 {
+			// An LTO object: the clang that made it names itself in its
+			// identification block (LLVM19.1.7).
+			if r := producerRelease(in); r != nil {
+				return r, in.Name
+			}
+			continue
+		}
+		if in.ELF == nil || !hasOffload(in.ELF) {
+			continue
+		}
+		r, made, err := fatobj.MadeBy(in.ELF)
+		if err != nil || r == nil {
+			continue
+		}
+		// The compiler's own words, where the formats allow it.
+		if n := compilerRelease(in.ELF); n != 0 && made.Has(n) {
+			if cr, err := offload.LookupRelease(n); err == nil {
+				r = cr
+			}
+		}
+		return r, in.Name
+	}
+	return nil, ""
 }
 
 // linkerScript reports whether the file at path, which is no object or

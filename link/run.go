@@ -2,6 +2,7 @@ package link
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -416,19 +417,7 @@ func (l *Link) Run(ctx context.Context) (err error) {
 			}
 		}
 	}
-	for i := 0; i < len(steps); {
-		j := i + 1
-		if deviceStep(steps[i].Kind) {
-			for j < len(steps) && deviceStep(steps[j].Kind) {
-				j++
-			}
-		}
-		if err := l.runGroup(ctx, steps[i:j], jobs); err != nil {
-			return err
-		}
-		i = j
-	}
-	return nil
+	return l.runSteps(ctx, steps, jobs)
 }
 
 // RunStep runs step i alone, as a build system runs it: it makes the
@@ -465,16 +454,82 @@ func (l *Link) makeTempDir() error {
 	return os.MkdirAll(l.TempDir, 0o755)
 }
 
+// after lists, for each step, the earlier steps it must wait for: those
+// that write a file it reads or writes, those that read a file it writes,
+// the step before it in its target's device chain (LTO, codegen, device
+// link), and a step that declares no files at all, which runs alone after
+// every step before it. The steps' declared Inputs and Outputs are complete
+// (each runs alone from them), so this is every order that matters.
+func after(steps []Step) [][]int {
+	writer := map[string]int{}
+	readers := map[string][]int{}
+	chain := map[string]int{}
+	barrier, since := -1, 0
+	deps := make([][]int, len(steps))
+	for j := range steps {
+		s := &steps[j]
+		seen := map[int]bool{}
+		add := func(i int) {
+			if !seen[i] {
+				seen[i] = true
+				deps[j] = append(deps[j], i)
+			}
+		}
+		if barrier >= 0 {
+			add(barrier)
+		}
+		if !deviceStep(s.Kind) && len(s.Inputs) == 0 && len(s.Outputs) == 0 {
+			for i := since; i < j; i++ {
+				add(i)
+			}
+			barrier, since = j, j+1
+		}
+		if deviceStep(s.Kind) {
+			if i, ok := chain[s.Target]; ok {
+				add(i)
+			}
+			chain[s.Target] = j
+		}
+		for _, in := range s.Inputs {
+			if i, ok := writer[in]; ok {
+				add(i)
+			}
+		}
+		for _, out := range s.Outputs {
+			if i, ok := writer[out]; ok {
+				add(i)
+			}
+			for _, i := range readers[out] {
+				add(i)
+			}
+		}
+		for _, in := range s.Inputs {
+			readers[in] = append(readers[in], j)
+		}
+		for _, out := range s.Outputs {
+			writer[out] = j
+			delete(readers, out)
+		}
+		slices.Sort(deps[j])
+	}
+	return deps
+}
+
 // deviceStep reports whether steps of kind k make a target's linked image:
 // a target's run in order, those of different targets at once.
 func deviceStep(k StepKind) bool {
 	return k == StepDeviceLTO || k == StepCodegen || k == StepDeviceLink
 }
 
-// runGroup runs the device steps of several targets, jobs targets at a
-// time, each target's steps in their order.
-func (l *Link) runGroup(ctx context.Context, steps []Step, jobs int) error {
-	if len(steps) == 1 || jobs == 1 {
+// runSteps runs the steps, jobs at a time, each once the steps it must
+// follow ([after]) have finished: the device images of a thousand objects
+// are written in parallel, and each target's device link starts when its
+// images are there. With one job they run in the plan's order. A step that
+// fails stops the steps that follow it, not those beside it (as LLVM's
+// wrapper finishes the device links of the other targets); the error is
+// that of the first step, in the plan's order, that failed.
+func (l *Link) runSteps(ctx context.Context, steps []Step, jobs int) error {
+	if jobs <= 1 || len(steps) <= 1 {
 		for i := range steps {
 			if err := l.runStep(ctx, &steps[i]); err != nil {
 				return err
@@ -482,41 +537,47 @@ func (l *Link) runGroup(ctx context.Context, steps []Step, jobs int) error {
 		}
 		return nil
 	}
-	var chains [][]*Step
-	at := map[string]int{}
-	for i := range steps {
-		k, ok := at[steps[i].Target]
-		if !ok {
-			k = len(chains)
-			at[steps[i].Target] = k
-			chains = append(chains, nil)
-		}
-		chains[k] = append(chains[k], &steps[i])
+	deps := after(steps)
+	done := make([]chan struct{}, len(steps))
+	for i := range done {
+		done[i] = make(chan struct{})
 	}
+	errs := make([]error, len(steps))
 	sem := make(chan struct{}, jobs)
-	errs := make([]error, len(chains))
 	var wg sync.WaitGroup
-	for i, chain := range chains {
+	for i := range steps {
 		wg.Add(1)
-		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			defer func() { <-sem }()
-			for _, s := range chain {
-				if errs[i] = l.runStep(ctx, s); errs[i] != nil {
+			defer close(done[i])
+			for _, d := range deps[i] {
+				<-done[d]
+				if errs[d] != nil {
+					errs[i] = errSkipped
 					return
 				}
 			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				errs[i] = context.Cause(ctx)
+				return
+			}
+			defer func() { <-sem }()
+			errs[i] = l.runStep(ctx, &steps[i])
 		}()
 	}
 	wg.Wait()
 	for _, err := range errs {
-		if err != nil {
+		if err != nil && err != errSkipped {
 			return err
 		}
 	}
 	return nil
 }
+
+// errSkipped marks a step not run because another failed.
+var errSkipped = errors.New("step skipped")
 
 var printMu sync.Mutex
 

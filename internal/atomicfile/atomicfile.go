@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/goffload/goffload/internal/infile"
 )
@@ -159,6 +160,12 @@ func WriteIn(root *os.Root, dir, name string, fill func(w io.Writer) error) erro
 	return write(root, name, path, fill)
 }
 
+// writers holds the 1 MiB buffers of finished writes for the next ones: a
+// link writes a file for each of thousands of device images, most of them
+// small, and a fresh buffer each (zeroed, then collected) cost more than
+// writing them.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 1<<20) }}
+
 func write(root *os.Root, name, path string, fill func(w io.Writer) error) (err error) {
 	perm, err := target(root, name, path)
 	if err != nil {
@@ -173,7 +180,12 @@ func write(root *os.Root, name, path string, fill func(w io.Writer) error) (err 
 			tmp.discard()
 		}
 	}()
-	bw := bufio.NewWriterSize(tmp.f, 1<<20)
+	bw := writers.Get().(*bufio.Writer)
+	bw.Reset(tmp.f)
+	defer func() {
+		bw.Reset(nil)
+		writers.Put(bw)
+	}()
 	if err = fill(bw); err != nil {
 		return wrapWriteErr(path, err)
 	}
