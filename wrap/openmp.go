@@ -64,6 +64,11 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 	if int64(b.Size) != size {
 		return Binary{}, fmt.Errorf("wrap: %d bytes after the binary of %d bytes", size-int64(b.Size), b.Size)
 	}
+	if len(b.Images) == 0 {
+		// Version 2 and later count their entries; LLVM main's reader gives
+		// no OffloadBinary for a count of 0, so there is no image to register.
+		return Binary{}, fmt.Errorf("wrap: a binary of version %d with no entries holds no image: %w", b.Version, goffload.ErrInvalid)
+	}
 	im := b.Images[0]
 	bin := Binary{Data: io.NewSectionReader(r, 0, size), ImageOffset: im.ImageOffset, ImageSize: im.ImageSize}
 	if err := bin.check(); err != nil {

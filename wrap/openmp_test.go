@@ -245,3 +245,21 @@ func TestFromBinaryInflates(t *testing.T) {
 		t.Errorf("embedded %d bytes (%d compressed), image at %d+%d; want the %d-byte uncompressed binary", b.Data.Size(), buf.Len(), b.ImageOffset, b.ImageSize, len(plain))
 	}
 }
+
+// TestWrapRefusesBinaryWithoutEntries: a version-3 binary whose
+// EntriesCount is 0 (40 bytes, its header alone) is refused, not indexed
+// (it made wrap --llvm 23 panic), whether read alone or from a section.
+func TestWrapRefusesBinaryWithoutEntries(t *testing.T) {
+	bin := make([]byte, offload.HeaderSizeV3)
+	copy(bin, offload.Magic[:])
+	binary.LittleEndian.PutUint32(bin[4:], 3)
+	binary.LittleEndian.PutUint64(bin[8:], offload.HeaderSizeV3)
+	binary.LittleEndian.PutUint64(bin[16:], offload.HeaderSizeV3)
+	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("FromBinary: got %v, want ErrInvalid", err)
+	}
+	r, _ := offload.LookupRelease(23)
+	if _, err := ReadBinaries(io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin))), r); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("ReadBinaries: got %v, want ErrInvalid", err)
+	}
+}
