@@ -124,7 +124,7 @@ func Open(path string, opt *offload.ReadOptions) (*File, error) {
 		return nil, err
 	}
 	f := &File{Name: path, r: in.Section(), files: []*infile.File{in}}
-	o := &opener{f: f, opt: opt, open: true}
+	o := &opener{f: f, opt: withBudget(opt), open: true}
 	if err := o.contents(path, filepath.Dir(path), in.Section(), 0, []fs.FileInfo{in.Stat()}, 0, true); err != nil {
 		f.Close()
 		return nil, inFile(path, err)
@@ -141,11 +141,26 @@ func NewFile(name string, r io.ReaderAt, size int64, opt *offload.ReadOptions) (
 	}
 	sr := io.NewSectionReader(r, 0, size)
 	f := &File{Name: name, r: sr}
-	o := &opener{f: f, opt: opt}
+	o := &opener{f: f, opt: withBudget(opt)}
 	if err := o.contents(name, "", sr, 0, nil, 0, true); err != nil {
 		return nil, inFile(name, err)
 	}
 	return f, nil
+}
+
+// withBudget returns opt with a budget of the file's own where it has
+// none: the binaries of all the file's objects, nested ones included, are
+// read within one (see [offload.Budget]).
+func withBudget(opt *offload.ReadOptions) *offload.ReadOptions {
+	if opt != nil && opt.Budget != nil {
+		return opt
+	}
+	o := &offload.ReadOptions{}
+	if opt != nil {
+		*o = *opt
+	}
+	o.Budget = &offload.Budget{}
+	return o
 }
 
 // inFile names path in err, unless err names it already.

@@ -65,6 +65,7 @@ type Object struct {
 	symbols   []bitcode.Symbol
 	symErr    error
 	symRead   bool
+	budget    *offload.Budget // of the reads of its binaries, nested ones too
 }
 
 // BitcodeSymbols returns the symbols of the IR symbol table of a
@@ -411,6 +412,10 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 	if opt != nil {
 		*readOpt = *opt
 	}
+	if readOpt.Budget == nil {
+		readOpt.Budget = &offload.Budget{}
+	}
+	o.budget = readOpt.Budget
 	switch o.Format {
 	case FormatELF:
 		f, err := readELF(o.r, o.Offset)
@@ -586,7 +591,7 @@ func (o *Object) nested(im *Image, depth int) error {
 		im.NestedErr = fmt.Errorf("%s: failed to extract nested OffloadBinary of image [%s]: more than %d levels of nested binaries: %w", o.Name, im.Number(), MaxNesting, goffload.ErrLimit)
 		return nil
 	}
-	inner, err := offload.ReadAll(r, r.Size(), &offload.ReadOptions{Release: o.Release})
+	inner, err := offload.ReadAll(r, r.Size(), &offload.ReadOptions{Release: o.Release, Budget: o.budget, Nested: true})
 	if err != nil {
 		// main's llvm-objdump: "failed to extract nested OffloadBinary:
 		// <the reader's error>".

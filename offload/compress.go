@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/ferr"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -88,7 +87,7 @@ func (c Compression) writer(w io.Writer) (io.WriteCloser, error) {
 // inflate reads the compressed body of b (version 3, InflatedSize not 0) as
 // LLVM main's decompressOffloadBinary does, then the binary it inflates to.
 // Without full only the header is checked.
-func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions, full bool) (*Binary, error) {
+func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions, g *Budget, full bool) (*Binary, error) {
 	base := b.Offset
 	if entOff > b.Size {
 		return nil, errAt(base, 16, "EntriesOffset", entOff, goffload.ErrTruncated)
@@ -114,55 +113,16 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	if !full {
 		return b, nil
 	}
-	body := b.InflatedSize - HeaderSizeV3
-	var dec io.Reader
-	if b.Compression == "zstd" {
-		d, err := zstd.NewReader(stream, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(max(body+1, 1<<27)), zstd.WithDecoderMaxWindow(1<<27)) // zstd level 22 uses up to 2^27
-		if err != nil {
-			return nil, err
-		}
-		defer d.Close()
-		dec = d
-	} else {
-		z, err := zlib.NewReader(stream)
-		if err != nil {
-			return nil, ferr.New("offload binary", base+HeaderSizeV3, "zlib stream ("+err.Error()+")", nil, goffload.ErrInvalid)
-		}
-		defer z.Close()
-		dec = z
+	if err := g.inflate(b.InflatedSize - HeaderSizeV3); err != nil {
+		return nil, fmt.Errorf("offload binary at %#x: %w", base, err)
 	}
+	g.addInput(b.InflatedSize)
 	// The header LLVM restores: Size = InflatedSize, InflatedSize = 0.
 	le.PutUint64(hdr[8:], b.InflatedSize)
 	le.PutUint64(hdr[32:], 0)
-	var data io.ReaderAt
-	var got int64
-	var err error
-	if b.InflatedSize <= inMemoryInflated {
-		buf := bytes.NewBuffer(make([]byte, 0, b.InflatedSize))
-		buf.Write(hdr[:])
-		got, err = io.Copy(buf, io.LimitReader(dec, int64(body)+1))
-		data = bytes.NewReader(buf.Bytes())
-	} else {
-		f, ferr := os.CreateTemp("", "goffload-inflated")
-		if ferr != nil {
-			return nil, ferr
-		}
-		os.Remove(f.Name()) // the open file holds the data; nothing is left behind
-		if _, err := f.Write(hdr[:]); err != nil {
-			f.Close()
-			return nil, err
-		}
-		got, err = io.Copy(f, io.LimitReader(dec, int64(body)+1))
-		data = f
-	}
-	if err != nil {
-		return nil, errAt(base, HeaderSizeV3, b.Compression+" stream", uint64(got), fmt.Errorf("%w: %v", goffload.ErrInvalid, err))
-	}
-	if uint64(got) != body {
-		return nil, errAt(base, 32, fmt.Sprintf("InflatedSize (the body inflates to %d bytes%s, not InflatedSize-40)", got, plus(got, body)), b.InflatedSize, goffload.ErrInvalid)
-	}
-	inner, err := readAt(data, 0, int64(b.InflatedSize), opt, true)
+	data := &inflater{g: g, ra: b.ra, off: base + HeaderSizeV3, n: int64(b.Size - HeaderSizeV3), zstd: b.Compression == "zstd",
+		hdr: hdr, body: b.InflatedSize - HeaderSizeV3, binOff: base}
+	inner, err := readAt(data, 0, int64(b.InflatedSize), opt, g, true)
 	if err != nil {
 		return nil, fmt.Errorf("offload binary at %#x, inflated: %w", base, err)
 	}
@@ -171,13 +131,6 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	}
 	b.Images, b.data, b.base, b.dataSize = inner.Images, data, 0, b.InflatedSize
 	return b, nil
-}
-
-func plus(got int64, body uint64) string {
-	if uint64(got) > body {
-		return " or more"
-	}
-	return ""
 }
 
 // WriteCompressedBinary writes one compressed version-3 OffloadBinary of im

@@ -21,11 +21,18 @@ type ReadOptions struct {
 	// it reads (1 up to LLVM 22; 1 to 3 in 23), offload kinds by its
 	// numbering (a number it does not define is OffloadNone), and its checks.
 	Release *Release
-	// MaxInflated bounds the size of a compressed (version 3) binary once
+	// MaxInflated bounds the size of one compressed (version 3) binary once
 	// inflated; 0 means 16 GiB. A larger one is refused with goffload.ErrLimit.
-	// Inflated binaries larger than 64 MiB are held in a temporary file
-	// (removed at once), not in memory.
+	// The bytes inflated from all binaries read with the same Budget are
+	// bounded by [Budget.MaxInflated].
 	MaxInflated uint64
+	// Budget bounds what all the reads given it decode, in total (see
+	// [Budget]): share one between the reads of one command. nil gives each
+	// call of ReadAll or ReadBinary a budget of its own.
+	Budget *Budget
+	// Nested says that the input is an image of a binary read with the same
+	// Budget: its bytes are not credited to the budget again.
+	Nested bool
 }
 
 // strict returns the release the options read as, or nil.
@@ -135,7 +142,11 @@ func ReadBinary(r io.ReaderAt, size int64, opt *ReadOptions) (*Binary, error) {
 	if err := ferr.CheckInput("offload binary", r, size); err != nil {
 		return nil, err
 	}
-	return readAt(r, 0, size, opt, true)
+	g := opt.budget()
+	if !opt.nested() {
+		g.addInput(uint64(size))
+	}
+	return readAt(r, 0, size, opt, g, true)
 }
 
 // ReadAll reads every binary in the size bytes of r in turn, as LLVM's
@@ -150,13 +161,17 @@ func ReadAll(r io.ReaderAt, size int64, opt *ReadOptions) ([]*Binary, error) {
 	if err := ferr.CheckInput("offload binary", r, size); err != nil {
 		return nil, err
 	}
+	g := opt.budget()
+	if !opt.nested() {
+		g.addInput(uint64(size))
+	}
 	var out []*Binary
 	for off := int64(0); off < size; {
-		first, err := readAt(r, off, size-off, opt, false)
+		first, err := readAt(r, off, size-off, opt, g, false)
 		if err != nil {
 			return out, err
 		}
-		b, err := readAt(r, off, int64(first.Size), opt, true)
+		b, err := readAt(r, off, int64(first.Size), opt, g, true)
 		if err != nil {
 			return out, err
 		}
@@ -182,7 +197,7 @@ func errAt(base int64, off uint64, field string, val uint64, err error) error {
 // order of LLVM's OffloadBinary::create
 // (docs/offload-binary.md#reader-validation), and with full decodes the string
 // maps and inflates a compressed binary.
-func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*Binary, error) {
+func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, full bool) (*Binary, error) {
 	buf := uint64(bufSize)
 	if bufSize < HeaderSize {
 		return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
@@ -215,7 +230,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 			return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
 		}
 		if b.InflatedSize != 0 {
-			return b.inflate(hdr, entOff, opt, full)
+			return b.inflate(hdr, entOff, opt, g, full)
 		}
 	} else if b.Size > buf || b.Size < ImageEntrySize || b.Size < HeaderSize {
 		return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
@@ -276,8 +291,21 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, full bool) (*B
 		b.Images[i] = im
 	}
 	if full {
+		if err := g.listImages(count); err != nil {
+			return nil, errAt(base, 24, "EntriesCount", count, err)
+		}
+		s := &stringReader{b: b, g: g, cstrings: map[uint64]string{}, sized: map[[2]uint64]string{}}
 		for i := range b.Images {
-			if err := b.readStrings(&b.Images[i]); err != nil {
+			im := &b.Images[i]
+			// The image's bytes inside the binary, counted each time an
+			// entry points to them (an image outside is listed; Open
+			// refuses it).
+			if n := min(im.ImageSize, b.dataSize-min(im.ImageOffset, b.dataSize)); n > 0 {
+				if err := g.listBytes(n); err != nil {
+					return nil, errAt(base, entOff+uint64(i)*ImageEntrySize+32, "ImageSize", im.ImageSize, err)
+				}
+			}
+			if err := s.read(im); err != nil {
 				return nil, err
 			}
 		}
@@ -307,9 +335,21 @@ func readFull(r io.ReaderAt, p []byte, off int64) error {
 	return err
 }
 
-// readStrings decodes the string map of im. LLVM reads it without any bounds
+// stringReader decodes the string maps of a binary, each distinct string
+// once: entries pointing to one string share it. Every key and value is
+// charged to the budget each time an entry points to it (what list prints),
+// and scanning for a terminator is charged as it goes.
+type stringReader struct {
+	b        *Binary
+	g        *Budget
+	cstrings map[uint64]string    // NUL-terminated, by offset
+	sized    map[[2]uint64]string // version 2 values, by offset and size
+}
+
+// read decodes the string map of im. LLVM reads it without any bounds
 // check; here every string entry and string must lie inside the binary.
-func (b *Binary) readStrings(im *BinaryImage) error {
+func (s *stringReader) read(im *BinaryImage) error {
+	b := s.b
 	es := uint64(StringEntrySize)
 	if b.Version >= 2 {
 		es = StringEntrySizeV2
@@ -325,15 +365,15 @@ func (b *Binary) readStrings(im *BinaryImage) error {
 	for i := range im.Strings {
 		e := raw[uint64(i)*es:]
 		at := im.StringOffset + uint64(i)*es
-		key, err := b.cString(le.Uint64(e), at)
+		key, err := s.cString(le.Uint64(e), at)
 		if err != nil {
 			return err
 		}
 		var val string
 		if b.Version >= 2 {
-			val, err = b.sized(le.Uint64(e[8:]), le.Uint64(e[16:]), at+8)
+			val, err = s.sizedString(le.Uint64(e[8:]), le.Uint64(e[16:]), at+8)
 		} else {
-			val, err = b.cString(le.Uint64(e[8:]), at+8)
+			val, err = s.cString(le.Uint64(e[8:]), at+8)
 		}
 		if err != nil {
 			return err
@@ -345,19 +385,28 @@ func (b *Binary) readStrings(im *BinaryImage) error {
 
 // cString reads the NUL-terminated string at off of the binary; the entry that
 // points to it is at the binary's byte at.
-func (b *Binary) cString(off, at uint64) (string, error) {
+func (s *stringReader) cString(off, at uint64) (string, error) {
+	b := s.b
+	if v, ok := s.cstrings[off]; ok {
+		return v, s.charge(uint64(len(v)), at, off)
+	}
 	if off >= b.dataSize {
 		return "", errAt(b.Offset, at, "string offset", off, ErrUnchecked)
 	}
 	var out []byte
-	var chunk [64]byte
+	var chunk [256]byte
 	for pos := off; pos < b.dataSize; {
 		n := min(uint64(len(chunk)), b.dataSize-pos)
+		if err := s.charge(n, at, off); err != nil {
+			return "", err
+		}
 		if err := readFull(b.data, chunk[:n], b.base+int64(pos)); err != nil {
 			return "", fmt.Errorf("offload binary at %#x: string: %w", b.Offset, err)
 		}
 		if i := bytes.IndexByte(chunk[:n], 0); i >= 0 {
-			return string(append(out, chunk[:i]...)), nil
+			v := string(append(out, chunk[:i]...))
+			s.cstrings[off] = v
+			return v, nil
 		}
 		out = append(out, chunk[:n]...)
 		pos += n
@@ -365,16 +414,34 @@ func (b *Binary) cString(off, at uint64) (string, error) {
 	return "", errAt(b.Offset, at, "unterminated string at", off, ErrUnchecked)
 }
 
-// sized reads a version-2 value of n bytes at off.
-func (b *Binary) sized(off, n, at uint64) (string, error) {
+// sizedString reads a version-2 value of n bytes at off.
+func (s *stringReader) sizedString(off, n, at uint64) (string, error) {
+	b := s.b
 	if off > b.dataSize || n > b.dataSize-off {
 		return "", errAt(b.Offset, at, "value offset", off, ErrUnchecked)
+	}
+	if err := s.charge(n, at, off); err != nil {
+		return "", err
+	}
+	k := [2]uint64{off, n}
+	if v, ok := s.sized[k]; ok {
+		return v, nil
 	}
 	v := make([]byte, n)
 	if err := readFull(b.data, v, b.base+int64(off)); err != nil {
 		return "", fmt.Errorf("offload binary at %#x: value: %w", b.Offset, err)
 	}
-	return string(v), nil
+	s.sized[k] = string(v)
+	return s.sized[k], nil
+}
+
+// charge counts n bytes of the string at off, pointed to by the entry at
+// the binary's byte at.
+func (s *stringReader) charge(n, at, off uint64) error {
+	if err := s.g.listBytes(n); err != nil {
+		return errAt(s.b.Offset, at, "string offset", off, err)
+	}
+	return nil
 }
 
 // Reader returns a reader of the whole binary's bytes in its input (of a
