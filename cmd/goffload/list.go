@@ -46,7 +46,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 		if asJSON {
 			err = printJSON(w, o)
 		} else {
-			err = printText(w, o, opt == nil)
+			err = printText(w, o, opt == nil || opt.Release == nil)
 		}
 		if err != nil {
 			return err

@@ -158,16 +158,19 @@ func parseRelease(llvm string) (*offload.Release, error) {
 }
 
 // readOptions returns the options that read as the release of --llvm N, or
-// nil without it: each file as the release that made it.
+// without it each file as the release that made it; every file the command
+// reads is read within one budget (offload.Budget).
 func readOptions(llvm string) (*offload.ReadOptions, error) {
+	opt := &offload.ReadOptions{Budget: &offload.Budget{}}
 	if llvm == "" {
-		return nil, nil
+		return opt, nil
 	}
 	r, err := offload.ParseRelease(llvm)
 	if err != nil {
 		return nil, err
 	}
-	return &offload.ReadOptions{Release: r}, nil
+	opt.Release = r
+	return opt, nil
 }
 
 // parseFlags parses args with fs as LLVM's tools parse their command lines:
