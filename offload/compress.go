@@ -24,9 +24,6 @@ const (
 	VersionCompressed = 3
 	// HeaderSizeV3 is the size of a version-3 header.
 	HeaderSizeV3 = 40
-	// inMemoryInflated is the largest inflated binary held in memory; a
-	// larger one goes to a temporary file.
-	inMemoryInflated = 64 << 20
 )
 
 var zstdMagic = []byte{0x28, 0xB5, 0x2F, 0xFD}

@@ -41,9 +41,9 @@
 // binary, as main's llvm-offload-binary does), and [WriteCompressedBinary]
 // and [WriteCompressedBinaries] compress the body with zstd or zlib
 // ([Compression]), streamed. Version 3 is read by default and by 23 only,
-// its compressed bodies inflated in
-// memory up to 64 MiB, above that into an unlinked temporary file, bounded
-// by [ReadOptions.MaxInflated]. [FlagMetadata] marks an entry of strings
+// its compressed bodies inflated as far as they are read (listing a binary
+// inflates the start of its stream, reading an image streams it), in memory
+// only, never to a temporary file. [FlagMetadata] marks an entry of strings
 // and no image.
 //
 // # Example
@@ -64,4 +64,19 @@
 // refuses the binary with [ErrUnchecked]; an image that lies outside its binary
 // is accepted, as LLVM does, and [Binary.Open] reports [ErrImageRange]. The
 // reader is fuzzed (FuzzReadAll).
+//
+// What the reads of one command decode is bounded by one [Budget]
+// ([ReadOptions.Budget]), linear in the input's size (each compressed
+// binary's InflatedSize counted as input): images listed, nested ones
+// included, at most one per 40 bytes plus 4096; the bytes of images and
+// strings, counted each time an entry points to them, at most 16 times the
+// input plus 1 MiB (a string is decoded once, however many entries point to
+// it); bytes inflated at most 16 GiB in all, held in memory at most 64 MiB
+// in all and 4 MiB a binary ([Budget.MaxInflated],
+// [Budget.MaxInflatedMemory] raise them). Beyond a bound the read fails
+// with an error matching [goffload.ErrLimit]. LLVM main does not refuse
+// images that overlap or share bytes; neither does this package, but it
+// counts them each time. A compressed stream is checked as far as it is
+// inflated: a stream that ends early or runs on past InflatedSize is an
+// error when the read reaches its end.
 package offload
