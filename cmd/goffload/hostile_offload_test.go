@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/goffload/goffload/offload"
+)
+
+// hostileOffloadInputs builds into dir the OffloadBinaries of issue 24
+// built to multiply rather than to break: nested binaries sharing their
+// images, string entries sharing one long string, compressed binaries
+// repeated, and a version-3 binary of no entries. Every command that
+// reads them must stay within the table's time and memory bounds; those
+// that list or extract say "over the limit" where the read budget refuses.
+func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
+	t.Helper()
+	le := binary.LittleEndian
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	align := func(n int) int { return (n + 7) &^ 7 }
+	// shared: a version-3 binary of k entries all pointing at inner.
+	shared := func(inner []byte, k int) []byte {
+		img := align(offload.HeaderSizeV3 + offload.ImageEntrySize*k)
+		size := align(img + len(inner))
+		b := make([]byte, size)
+		copy(b, offload.Magic[:])
+		le.PutUint32(b[4:], 3)
+		le.PutUint64(b[8:], uint64(size))
+		le.PutUint64(b[16:], offload.HeaderSizeV3)
+		le.PutUint64(b[24:], uint64(k))
+		for i := 0; i < k; i++ {
+			e := b[offload.HeaderSizeV3+offload.ImageEntrySize*i:]
+			le.PutUint16(e[0:], uint16(offload.ImageObject))
+			le.PutUint16(e[2:], 1)
+			le.PutUint64(e[8:], uint64(offload.HeaderSizeV3+offload.ImageEntrySize*k))
+			le.PutUint64(e[24:], uint64(img))
+			le.PutUint64(e[32:], uint64(len(inner)))
+		}
+		copy(b[img:], inner)
+		return b
+	}
+	nested := func(k, d int) []byte {
+		b := shared(make([]byte, 8), 1)
+		for i := 0; i < d; i++ {
+			b = shared(b, k)
+		}
+		return b
+	}
+	// strings: a version-1 binary of n string entries, keys and values all
+	// pointing at one string of l bytes.
+	strs := func(n, l int) []byte {
+		str := 72 + 16*n
+		size := align(str + l + 1)
+		b := make([]byte, size)
+		copy(b, offload.Magic[:])
+		le.PutUint32(b[4:], 1)
+		le.PutUint64(b[8:], uint64(size))
+		le.PutUint64(b[16:], offload.HeaderSize)
+		le.PutUint64(b[24:], offload.ImageEntrySize)
+		e := b[offload.HeaderSize:]
+		le.PutUint16(e[0:], uint16(offload.ImageObject))
+		le.PutUint16(e[2:], 1)
+		le.PutUint64(e[8:], 72)
+		le.PutUint64(e[16:], uint64(n))
+		le.PutUint64(e[24:], uint64(size))
+		for i := 0; i < n; i++ {
+			le.PutUint64(b[72+16*i:], uint64(str))
+			le.PutUint64(b[72+16*i+8:], uint64(str))
+		}
+		copy(b[str:], bytes.Repeat([]byte{'a'}, l))
+		return b
+	}
+	r23, err := offload.LookupRelease(23)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	var one bytes.Buffer
+	const big = 63 << 20
+	if _, err := offload.WriteCompressedBinary(&one, r23, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
+		t.Fatal(err)
+	}
+	empty := shared(nil, 0)[:offload.HeaderSizeV3]
+	le.PutUint64(empty[8:], offload.HeaderSizeV3)
+	over := "over the limit"
+	return []hostileInput{
+		// 8 entries a level, 7 levels, one inner binary: 8^7 images.
+		{name: "offload-nested-8x7", path: write("nested-8x7.bin", nested(8, 7)), any: true,
+			says: map[string]string{"list": over, "list-23": over, "extract-23": over}},
+		// 4 x 7: extract --raw wrote 16,384 files.
+		{name: "offload-nested-4x7", path: write("nested-4x7.bin", nested(4, 7)), any: true,
+			says: map[string]string{"list": over, "list-23": over, "extract-23": over}},
+		// 4,000 string entries on one 128 KiB string.
+		{name: "offload-strings-4000x128k", path: write("strings-4000x128k.bin", strs(4000, 128<<10)), any: true,
+			says: map[string]string{"list": over, "list-23": over, "extract": over, "wrap": over}},
+		// 20 binaries inflating to 63 MiB each (44 KB): read, within the
+		// memory bound (each inflated as far as read, 64 MiB in memory in all).
+		{name: "offload-compressed-20x63M", path: write("compressed-20x63M.bin", bytes.Repeat(one.Bytes(), 20)),
+			pass: []string{"package", "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "wrap-23"}, any: true},
+		// A version-3 binary of no entries: wrap --llvm 23 indexed Images[0].
+		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
+			says: map[string]string{"wrap-23": "no entries"}},
+	}
+}
