@@ -54,21 +54,21 @@ func runConvert(args []string, stdout io.Writer) error {
 	for _, r := range results {
 		switch {
 		case r.Object == nil || r.Object.ELF == nil:
-			fmt.Fprintf(&report, "%s: not an object: as it is\n", r.Name)
+			fmt.Fprintf(&report, "%s: not an object: as it is\n", shown(r.Name))
 		case r.From == nil:
-			fmt.Fprintf(&report, "%s: no offloading format that differs between releases: as it is\n", r.Name)
+			fmt.Fprintf(&report, "%s: no offloading format that differs between releases: as it is\n", shown(r.Name))
 		default:
 			made := ""
 			if r.Made != 0 {
 				made = " (made by " + r.Made.String() + ")"
 			}
 			if !r.Conversion.Changed() {
-				fmt.Fprintf(&report, "%s: %v to %v%s: nothing to change: as it is\n", r.Name, r.From, to, made)
+				fmt.Fprintf(&report, "%s: %v to %v%s: nothing to change: as it is\n", shown(r.Name), r.From, to, made)
 				continue
 			}
-			fmt.Fprintf(&report, "%s: %v to %v%s\n", r.Name, r.From, to, made)
+			fmt.Fprintf(&report, "%s: %v to %v%s\n", shown(r.Name), r.From, to, made)
 			for _, ch := range r.Conversion.Changes {
-				fmt.Fprintf(&report, "  %s\n", ch)
+				fmt.Fprintf(&report, "  %s\n", escaped(fmt.Sprint(ch)))
 			}
 		}
 	}

@@ -142,7 +142,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	if nested {
 		// As llvm-offload-binary of main reports them.
 		for _, f := range x.Files {
-			fmt.Fprintf(stdout, "Extracted: %s\n", f.Name)
+			fmt.Fprintf(stdout, "Extracted: %s\n", shown(f.Name))
 		}
 		return nil
 	}
@@ -196,7 +196,7 @@ func runStrip(args []string, stdout io.Writer) error {
 		return err
 	}
 	for _, r := range results {
-		fmt.Fprintf(stdout, "%s: %v\n", r.Object.Name, r.Stripped)
+		fmt.Fprintf(stdout, "%s: %s\n", shown(r.Object.Name), escaped(fmt.Sprint(r.Stripped)))
 	}
 	return nil
 }

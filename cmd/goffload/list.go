@@ -64,13 +64,13 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 	var sb strings.Builder
 	switch {
 	case o.ELF != nil:
-		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", o.Name, fileFormat(o.ELF))
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), fileFormat(o.ELF))
 	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", o.Name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", shown(o.Name))
 	case o.Format == fatobj.FormatBitcode:
 		// llvm-objdump refuses bitcode; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format bitcode\n", o.Name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format bitcode\n", shown(o.Name))
 	}
 	if err := printImages(&sb, o); err != nil {
 		// What was listed before is printed, as main's llvm-objdump prints
@@ -85,22 +85,22 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if i == 0 {
 			sb.WriteString("\nEMBEDDED OBJECTS (llvm.embedded.objects):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, b.Global, b.Section, b.Version, b.Size, len(b.Images))
+		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, shown(b.Global), shown(b.Section), b.Version, b.Size, len(b.Images))
 	}
 	section := ""
 	for _, e := range o.Entries {
 		if e.Section != section {
 			section = e.Section
-			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", section, e.Layout)
+			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", shown(section), e.Layout)
 		}
-		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), e.Address, e.Size, flagsString(e.Entry), e.Data)
+		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), shown(e.Address.String()), e.Size, flagsString(e.Entry), e.Data)
 		if !e.Aux.IsNull() {
-			fmt.Fprintf(&sb, " aux=%s", e.Aux)
+			fmt.Fprintf(&sb, " aux=%s", shown(e.Aux.String()))
 		}
 		sb.WriteByte('\n')
 	}
 	for _, b := range o.Bundles {
-		where := fmt.Sprintf("%s at %#x", b.Section, b.Offset)
+		where := fmt.Sprintf("%s at %#x", shown(b.Section), b.Offset)
 		if b.Section == "" {
 			where = fmt.Sprintf("at %#x", b.Offset)
 		}
@@ -123,7 +123,7 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if n == 0 {
 			sb.WriteString("\nIMAGE SECTIONS (clang 14 -fopenmp-new-driver):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), im.Triple(), quoteName(im.Arch()), im.Size, contentsName(im))
+		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
 	}
 	if set, ok, err := madeBy(o); err != nil {
@@ -155,7 +155,7 @@ func printImages(sb *strings.Builder, o *fatobj.Object) error {
 		indent := strings.Repeat("  ", len(im.Path)-1)
 		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s]:\n", indent, im.Number())
 		for _, kv := range [][2]string{{"kind", o.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
-			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], kv[1])
+			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], shown(kv[1]))
 		}
 		if !nested {
 			continue
@@ -198,12 +198,6 @@ func madeString(s offload.ReleaseSet) string {
 	return s.String()
 }
 
-func quoteName(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\n\"") {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
-}
 
 // flagsString names the flags of an entry by its kind.
 func flagsString(e offload.Entry) string {

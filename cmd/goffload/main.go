@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// anywhere, for every command (clang runs the wrapper with one).
 	args, err := respfile.Expand(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "goffload: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "goffload: %s\n", oneLine(err))
 		return 1
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		}
-		fmt.Fprintf(stderr, "goffload %s: %v\n", c.name, oneLine(err))
+		fmt.Fprintf(stderr, "goffload %s: %s\n", c.name, oneLine(err))
 		return 1
 	}
 	fmt.Fprintf(stderr, "goffload: unknown command %q\n", args[0])
@@ -139,7 +139,9 @@ func usage(w io.Writer) {
 	}
 }
 
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+// oneLine is the message of err in one line, with what does not print
+// escaped: it may hold names from the input.
+func oneLine(err error) string { return escaped(strings.ReplaceAll(err.Error(), "\n", "; ")) }
 
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/goffload/goffload/internal/infile"
 )
@@ -47,8 +48,10 @@ var (
 const MaxNameLen = 255
 
 // CheckName reports whether name can be used as the name of a file inside a
-// folder: not empty, not "." or "..", without '/' or NUL, at most
-// [MaxNameLen] bytes.
+// folder: not empty, not "." or "..", without '/', NUL or any other control
+// character (newline, CR, ESC, DEL, U+0080 to U+009F: a name made from
+// data must not break the lines of a listing, nor reach a terminal as a
+// control sequence when it is listed), at most [MaxNameLen] bytes.
 func CheckName(name string) error {
 	var why string
 	switch {
@@ -60,6 +63,8 @@ func CheckName(name string) error {
 		why = "holds '/'"
 	case strings.ContainsRune(name, 0):
 		why = "holds a NUL byte"
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		why = "holds a control character"
 	case len(name) > MaxNameLen:
 		why = fmt.Sprintf("%d bytes, more than %d", len(name), MaxNameLen)
 	default:
