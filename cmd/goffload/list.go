@@ -198,7 +198,6 @@ func madeString(s offload.ReleaseSet) string {
 	return s.String()
 }
 
-
 // flagsString names the flags of an entry by its kind.
 func flagsString(e offload.Entry) string {
 	switch e.Kind {
