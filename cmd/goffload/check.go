@@ -152,7 +152,7 @@ func describeOrigin(o *entries.Origin) string {
 
 // jsonCheck is the JSON object check prints per input.
 type jsonCheck struct {
-	File string `json:"file"`
+	File jsonText `json:"file"`
 	// RawBinary: the input is a raw OffloadBinary, with nothing to check.
 	RawBinary bool `json:"raw_binary,omitempty"`
 	// Bitcode: the input is LLVM bitcode, whose entries (IR) check does
@@ -179,7 +179,7 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: c.name, RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
+	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
 	if c.bitcode() {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {

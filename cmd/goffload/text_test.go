@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,5 +93,35 @@ func TestErrorsEscapeControl(t *testing.T) {
 			t.Errorf("%s: exit %d, %q; want 1 and the name escaped", args[0], code, stderr)
 		}
 		noControl(t, args[0]+" stderr", stderr)
+	}
+}
+
+// list --json keeps bytes that are not UTF-8: keys \xff and \xfe are two
+// keys (encoding/json wrote U+FFFD for both, and one entry was lost).
+func TestListJSONKeepsBytes(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "bytes.bin")
+	os.WriteFile(in, notUTF8Binary(), 0o644)
+	stdout, stderr, code := cli(t, "list", "--json", in)
+	if code != 0 {
+		t.Fatalf("list --json: exit %d: %s", code, stderr)
+	}
+	want := `"strings": {
+        "arch": "generic",
+        "k\udcc3": "v\udcff",
+        "triple": "x86_64-unknown-linux-gnu",
+        "\udcfe": "b",
+        "\udcff": "a"
+      },`
+	if !strings.Contains(stdout, want) {
+		t.Errorf("list --json: want\n%s\nin\n%s", want, stdout)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Errorf("list --json: not JSON: %v", err)
+	}
+	for _, c := range []struct{ in, want string }{{"plain", `"plain"`}, {"<é>", `"\u003cé\u003e"`}, {"a\xffb\xc3", `"a\udcffb\udcc3"`}, {"\xf0\x9f\x98\x80\x80", `"😀\udc80"`}} {
+		if got, _ := jsonText(c.in).MarshalJSON(); string(got) != c.want {
+			t.Errorf("jsonText(%q) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }
