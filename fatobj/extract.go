@@ -47,7 +47,10 @@ type Extraction struct {
 	// Total is the number of bytes the files take.
 	Total int64
 
-	names map[string]string // file name -> the object it comes from
+	// names maps a file name, case-folded (two names that differ only in
+	// case are one file on a case-insensitive file system), to the object
+	// it comes from.
+	names map[string]string
 }
 
 // ExtractedFile is one file of an extraction.
@@ -72,8 +75,10 @@ func (f *ExtractedFile) Copy(w io.Writer) error { return f.write(w) }
 // one input to the next so that two inputs never write one name. The
 // triples and arches in names come from the files: a name that is not one
 // plain file name (it holds '/' or NUL, is "." or "..", or is longer than
-// 255 bytes) is an error matching [ErrUnsafeName], and so is a name that two
-// images would be written to.
+// 255 bytes, holds a control character) is an error matching
+// [ErrUnsafeName], and so is a name that two images would be written to,
+// names that differ only in case included (one file on a case-insensitive
+// file system).
 func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 	if opt == nil {
 		opt = &ExtractOptions{}
@@ -230,8 +235,8 @@ func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer)
 	if ext != "" {
 		name = strings.TrimSuffix(name, kindExt) + ext
 	}
-	if prev, ok := x.names[name]; ok {
-		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was: %w", im.Object.Name, index, name, prev, ErrUnsafeName)
+	if prev, ok := x.names[folded(name)]; ok {
+		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was (names that differ only in case are one file on some file systems): %w", im.Object.Name, index, name, prev, ErrUnsafeName)
 	}
 	x.plan(im, name, size, write)
 	return nil
@@ -246,10 +251,10 @@ func (x *extractor) addNamed(im *Image, name string) error {
 	if err := atomicfile.CheckName(name); err != nil {
 		return fmt.Errorf("%s: %w", im.Object.Name, ErrUnsafeName)
 	}
-	if _, taken := x.names[name]; taken {
+	if _, taken := x.names[folded(name)]; taken {
 		ext := filepath.Ext(name)
 		name = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), len(x.Files), ext)
-		if _, taken := x.names[name]; taken {
+		if _, taken := x.names[folded(name)]; taken {
 			return fmt.Errorf("%s: %s would be written twice: %w", im.Object.Name, name, ErrUnsafeName)
 		}
 	}
@@ -258,10 +263,13 @@ func (x *extractor) addNamed(im *Image, name string) error {
 }
 
 func (x *extractor) plan(im *Image, name string, size int64, write func(io.Writer) error) {
-	x.names[name] = im.Object.Name
+	x.names[folded(name)] = im.Object.Name
 	x.Files = append(x.Files, &ExtractedFile{Name: name, File: x.file, Image: im, Size: size, write: write})
 	x.Total += size
 }
+
+// folded is name as a case-insensitive file system compares it.
+func folded(name string) string { return strings.ToLower(strings.ToUpper(name)) }
 
 // Write writes the planned files into dir, made if it does not exist (and
 // removed again if nothing could be written), after checking that its file
@@ -290,6 +298,13 @@ func (x *Extraction) Write(dir string) (err error) {
 		return err
 	}
 	defer root.Close()
+	// Every name is checked before the first file is written: a symbolic
+	// link at the second name must not leave the first file written.
+	for _, f := range x.Files {
+		if err := atomicfile.CheckIn(root, dir, f.Name); err != nil {
+			return fmt.Errorf("%s: %w", f.Image.Object.Name, err)
+		}
+	}
 	for _, f := range x.Files {
 		if err := atomicfile.WriteIn(root, dir, f.Name, f.write); err != nil {
 			return fmt.Errorf("%s: %w", f.Image.Object.Name, err)

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -23,7 +22,8 @@ func runConvert(args []string, stdout io.Writer) error {
 	if out == "" || fs.NArg() != 1 {
 		return fmt.Errorf("-o OUT and one input are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	to, err := parseRelease(llvm)
@@ -42,7 +42,7 @@ func runConvert(args []string, stdout io.Writer) error {
 	}
 	defer f.Close()
 	var results []fatobj.ConvertResult
-	err = atomicfile.Write(out, func(w io.Writer) error {
+	err = dest.write(func(w io.Writer) error {
 		var err error
 		results, err = fatobj.ConvertFile(w, f, from, to)
 		return err
@@ -72,6 +72,6 @@ func runConvert(args []string, stdout io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprint(stdout, report.String())
+	fmt.Fprint(dest.report(), report.String())
 	return nil
 }

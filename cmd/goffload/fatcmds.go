@@ -8,12 +8,11 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/wrap"
 )
 
 // runEmbed makes a fat object, as clang -fembed-offload-object does.
-func runEmbed(args []string, _ io.Writer) error {
+func runEmbed(args []string, stdout io.Writer) error {
 	var llvm, out, into, triple string
 	fs := newFlags("embed", &llvm)
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
@@ -25,7 +24,8 @@ func runEmbed(args []string, _ io.Writer) error {
 	if out == "" || fs.NArg() == 0 {
 		return fmt.Errorf("-o OUT and at least one BINARY are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	if _, err := parseRelease(llvm); err != nil {
@@ -57,7 +57,7 @@ func runEmbed(args []string, _ io.Writer) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return fromInput(into, writeObject(out, o))
+	return fromInput(into, writeObject(dest, o))
 }
 
 // fromInput names the input an object was loaded from in an error of
@@ -166,7 +166,8 @@ func runStrip(args []string, stdout io.Writer) error {
 	if out == "" || fs.NArg() != 1 || len(keep) == 0 {
 		return fmt.Errorf("--keep TRIPLE[:ARCH], -o OUT and one input are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	readOpt, err := readOptions(llvm)
@@ -187,7 +188,7 @@ func runStrip(args []string, stdout io.Writer) error {
 	}
 	defer f.Close()
 	var results []fatobj.StripResult
-	err = atomicfile.Write(out, func(w io.Writer) error {
+	err = dest.write(func(w io.Writer) error {
 		var err error
 		results, err = fatobj.StripFile(w, f, targets)
 		return err
@@ -196,7 +197,7 @@ func runStrip(args []string, stdout io.Writer) error {
 		return err
 	}
 	for _, r := range results {
-		fmt.Fprintf(stdout, "%s: %s\n", shown(r.Object.Name), escaped(fmt.Sprint(r.Stripped)))
+		fmt.Fprintf(dest.report(), "%s: %s\n", shown(r.Object.Name), escaped(fmt.Sprint(r.Stripped)))
 	}
 	return nil
 }

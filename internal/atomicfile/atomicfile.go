@@ -165,6 +165,17 @@ func WriteIn(root *os.Root, dir, name string, fill func(w io.Writer) error) erro
 	return write(root, name, path, fill)
 }
 
+// CheckIn is [Check] for the file name inside root, the folder the user
+// named dir, as [WriteIn] would write it: a caller that writes many files
+// checks every name first, so that a bad one writes none.
+func CheckIn(root *os.Root, dir, name string) error {
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	_, err := target(root, name, filepath.Join(dir, name))
+	return err
+}
+
 // writers holds the 1 MiB buffers of finished writes for the next ones: a
 // link writes a file for each of thousands of device images, most of them
 // small, and a fresh buffer each (zeroed, then collected) cost more than
