@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
@@ -30,6 +32,13 @@ type ExtractOptions struct {
 	// OffloadBinary ("...<index>.offload"), a new one for device code that
 	// is in none.
 	Raw bool
+	// MaxBytes bounds the bytes the files take together: 0 is
+	// [DefaultMaxExtractBytes] of the inputs' size, a negative value no
+	// bound. Images may share their bytes (entries of one OffloadBinary
+	// pointing at one image, bundle entries at one range) and compressed
+	// ones inflate: a plan over the bound is an error matching
+	// goffload.ErrLimit, before anything is written.
+	MaxBytes int64
 	// Release, when set, names and packages as that release; else each
 	// object's own Release does. Where it reads nested binaries (LLVM main
 	// after 22), a raw image that is itself a binary is not written, its
@@ -93,7 +102,42 @@ func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 			}
 		}
 	}
+	if limit := opt.MaxBytes; limit >= 0 {
+		var in int64
+		for _, f := range files {
+			in += f.inputSize()
+		}
+		if limit == 0 {
+			limit = DefaultMaxExtractBytes(in)
+		}
+		if x.Total > limit {
+			return nil, fmt.Errorf("%s: the %d files would take %d bytes, more than %d (16 times the %d bytes of the input plus 1 MiB; images share their bytes or inflate): %w",
+				x.inputs(), len(x.Files), x.Total, limit, in, goffload.ErrLimit)
+		}
+	}
 	return x.Extraction, nil
+}
+
+// DefaultMaxExtractBytes is the bound of an extraction's files for inputs
+// of in bytes: 16 times in plus 1 MiB, the budget of goffload's readers
+// (docs/hostile-input.md).
+func DefaultMaxExtractBytes(in int64) int64 { return 16*in + 1<<20 }
+
+// inputSize is the bytes f was read from: the file and the distinct files
+// its thin archives name (one named many times counts once).
+func (f *File) inputSize() int64 {
+	if len(f.files) == 0 {
+		return f.r.Size()
+	}
+	var n int64
+	var seen []fs.FileInfo
+	for _, in := range f.files {
+		if !slices.ContainsFunc(seen, func(s fs.FileInfo) bool { return os.SameFile(s, in.Stat()) }) {
+			seen = append(seen, in.Stat())
+			n += in.Size()
+		}
+	}
+	return n
 }
 
 // extractor plans an Extraction.

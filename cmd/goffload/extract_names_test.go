@@ -37,3 +37,26 @@ func TestExtractChecksEveryNameFirst(t *testing.T) {
 		t.Errorf("extract wrote through the link")
 	}
 }
+
+// Entries that share one image multiply what extract writes: the files
+// are bounded by 16 times the input plus 1 MiB, refused (ErrLimit's
+// message) before anything is written; --max-bytes raises the bound.
+func TestExtractBoundsAliasedImages(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "aliased.bin")
+	os.WriteFile(in, aliasedBinary(400, 50<<10), 0o644) // 20 MB from 90 KB
+	out := filepath.Join(dir, "out")
+	_, stderr, code := cli(t, "extract", "--raw", "-o", out, in)
+	if code != 1 || !strings.Contains(stderr, "over the limit") {
+		t.Errorf("extract: exit %d, %q; want 1, over the limit", code, stderr)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Errorf("extract made %s", out)
+	}
+	if _, stderr, code := cli(t, "extract", "--raw", "--max-bytes", "-1", "-o", out, in); code != 0 {
+		t.Errorf("extract --max-bytes -1: exit %d, %s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 400 {
+		t.Errorf("extract --max-bytes -1 wrote %d files, want 400", len(ents))
+	}
+}

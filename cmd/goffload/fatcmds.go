@@ -88,12 +88,14 @@ func openObject(path string) (*elfobj.File, func(), error) {
 func runExtract(args []string, stdout io.Writer) error {
 	var llvm, triple, arch, kind, dir, member string
 	var raw bool
+	var maxBytes int64
 	fs := newFlags("extract", &llvm)
 	fs.StringVar(&triple, "triple", "", "select images for `TRIPLE`")
 	fs.StringVar(&arch, "arch", "", "select images for `ARCH`")
 	fs.StringVar(&kind, "kind", "", "select images of offload `KIND`")
 	fs.BoolVar(&raw, "raw", false, "write the images themselves, named as clang-offload-packager names them (else the OffloadBinaries)")
 	fs.StringVar(&dir, "o", ".", "write the files into `DIR`")
+	fs.Int64Var(&maxBytes, "max-bytes", 0, "write at most `N` bytes in all (default: 16 times the inputs' size plus 1 MiB; -1: no bound)")
 	fs.StringVar(&member, "member", "", "select the archive members named `NAME` (as llvm-offload-binary's member=NAME)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -105,7 +107,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := &fatobj.ExtractOptions{Raw: raw, Member: member, Filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}}
+	opt := &fatobj.ExtractOptions{Raw: raw, Member: member, MaxBytes: maxBytes, Filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}}
 	if readOpt != nil {
 		opt.Release = readOpt.Release
 	}
