@@ -9,7 +9,7 @@
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
 //	goffload check [--json] [--llvm N] FILE...
 //	goffload embed [--into HOST.o] [--triple T] -o OUT BINARY...
-//	goffload extract [--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...
+//	goffload extract [--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload convert --llvm N [--from M] -o OUT IN
 //	goffload device-archive --target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a
@@ -75,7 +75,7 @@ var commands = []command{
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--json] [--llvm N] FILE...", "report entries whose name no device image of the file defines, and LLVM releases mixed in files or objects", runCheck},
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
-	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
+	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
