@@ -7,9 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
@@ -30,6 +32,13 @@ type ExtractOptions struct {
 	// OffloadBinary ("...<index>.offload"), a new one for device code that
 	// is in none.
 	Raw bool
+	// MaxBytes bounds the bytes the files take together: 0 is
+	// [DefaultMaxExtractBytes] of the inputs' size, a negative value no
+	// bound. Images may share their bytes (entries of one OffloadBinary
+	// pointing at one image, bundle entries at one range) and compressed
+	// ones inflate: a plan over the bound is an error matching
+	// goffload.ErrLimit, before anything is written.
+	MaxBytes int64
 	// Release, when set, names and packages as that release; else each
 	// object's own Release does. Where it reads nested binaries (LLVM main
 	// after 22), a raw image that is itself a binary is not written, its
@@ -47,7 +56,10 @@ type Extraction struct {
 	// Total is the number of bytes the files take.
 	Total int64
 
-	names map[string]string // file name -> the object it comes from
+	// names maps a file name, case-folded (two names that differ only in
+	// case are one file on a case-insensitive file system), to the object
+	// it comes from.
+	names map[string]string
 }
 
 // ExtractedFile is one file of an extraction.
@@ -72,8 +84,10 @@ func (f *ExtractedFile) Copy(w io.Writer) error { return f.write(w) }
 // one input to the next so that two inputs never write one name. The
 // triples and arches in names come from the files: a name that is not one
 // plain file name (it holds '/' or NUL, is "." or "..", or is longer than
-// 255 bytes) is an error matching [ErrUnsafeName], and so is a name that two
-// images would be written to.
+// 255 bytes, holds a control character) is an error matching
+// [ErrUnsafeName], and so is a name that two images would be written to,
+// names that differ only in case included (one file on a case-insensitive
+// file system).
 func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 	if opt == nil {
 		opt = &ExtractOptions{}
@@ -88,7 +102,42 @@ func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 			}
 		}
 	}
+	if limit := opt.MaxBytes; limit >= 0 {
+		var in int64
+		for _, f := range files {
+			in += f.inputSize()
+		}
+		if limit == 0 {
+			limit = DefaultMaxExtractBytes(in)
+		}
+		if x.Total > limit {
+			return nil, fmt.Errorf("%s: the %d files would take %d bytes, more than %d (16 times the %d bytes of the input plus 1 MiB; images share their bytes or inflate): %w",
+				x.inputs(), len(x.Files), x.Total, limit, in, goffload.ErrLimit)
+		}
+	}
 	return x.Extraction, nil
+}
+
+// DefaultMaxExtractBytes is the bound of an extraction's files for inputs
+// of in bytes: 16 times in plus 1 MiB, the budget of goffload's readers
+// (docs/hostile-input.md).
+func DefaultMaxExtractBytes(in int64) int64 { return 16*in + 1<<20 }
+
+// inputSize is the bytes f was read from: the file and the distinct files
+// its thin archives name (one named many times counts once).
+func (f *File) inputSize() int64 {
+	if len(f.files) == 0 {
+		return f.r.Size()
+	}
+	var n int64
+	var seen []fs.FileInfo
+	for _, in := range f.files {
+		if !slices.ContainsFunc(seen, func(s fs.FileInfo) bool { return os.SameFile(s, in.Stat()) }) {
+			seen = append(seen, in.Stat())
+			n += in.Size()
+		}
+	}
+	return n
 }
 
 // extractor plans an Extraction.
@@ -230,8 +279,8 @@ func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer)
 	if ext != "" {
 		name = strings.TrimSuffix(name, kindExt) + ext
 	}
-	if prev, ok := x.names[name]; ok {
-		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was: %w", im.Object.Name, index, name, prev, ErrUnsafeName)
+	if prev, ok := x.names[folded(name)]; ok {
+		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was (names that differ only in case are one file on some file systems): %w", im.Object.Name, index, name, prev, ErrUnsafeName)
 	}
 	x.plan(im, name, size, write)
 	return nil
@@ -246,10 +295,10 @@ func (x *extractor) addNamed(im *Image, name string) error {
 	if err := atomicfile.CheckName(name); err != nil {
 		return fmt.Errorf("%s: %w", im.Object.Name, ErrUnsafeName)
 	}
-	if _, taken := x.names[name]; taken {
+	if _, taken := x.names[folded(name)]; taken {
 		ext := filepath.Ext(name)
 		name = fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), len(x.Files), ext)
-		if _, taken := x.names[name]; taken {
+		if _, taken := x.names[folded(name)]; taken {
 			return fmt.Errorf("%s: %s would be written twice: %w", im.Object.Name, name, ErrUnsafeName)
 		}
 	}
@@ -258,10 +307,13 @@ func (x *extractor) addNamed(im *Image, name string) error {
 }
 
 func (x *extractor) plan(im *Image, name string, size int64, write func(io.Writer) error) {
-	x.names[name] = im.Object.Name
+	x.names[folded(name)] = im.Object.Name
 	x.Files = append(x.Files, &ExtractedFile{Name: name, File: x.file, Image: im, Size: size, write: write})
 	x.Total += size
 }
+
+// folded is name as a case-insensitive file system compares it.
+func folded(name string) string { return strings.ToLower(strings.ToUpper(name)) }
 
 // Write writes the planned files into dir, made if it does not exist (and
 // removed again if nothing could be written), after checking that its file
@@ -290,6 +342,13 @@ func (x *Extraction) Write(dir string) (err error) {
 		return err
 	}
 	defer root.Close()
+	// Every name is checked before the first file is written: a symbolic
+	// link at the second name must not leave the first file written.
+	for _, f := range x.Files {
+		if err := atomicfile.CheckIn(root, dir, f.Name); err != nil {
+			return fmt.Errorf("%s: %w", f.Image.Object.Name, err)
+		}
+	}
 	for _, f := range x.Files {
 		if err := atomicfile.WriteIn(root, dir, f.Name, f.write); err != nil {
 			return fmt.Errorf("%s: %w", f.Image.Object.Name, err)

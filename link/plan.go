@@ -750,7 +750,9 @@ func idFeatures(arch, feature string) bool {
 // tempName returns a new temporary file name base+ext: in the current
 // folder with SaveTemps, as the release's wrapper names it, else in the
 // temporary folder. The parts come from the inputs: the name must stay in
-// its folder.
+// its folder, and a name that begins with '-' (an archive member "-T.o")
+// is given as "./-T...", so that no command it is passed to reads it as
+// an option.
 func (p *planner) tempName(base, ext string) (string, error) {
 	base = safeName(base)
 	if len(base) > 160 {
@@ -764,10 +766,19 @@ func (p *planner) tempName(base, ext string) (string, error) {
 		return "", err
 	}
 	p.names[name] = true
-	if p.l.TempDir == "" {
-		return name, nil
+	if p.l.TempDir != "" {
+		name = filepath.Join(p.l.TempDir, name)
 	}
-	return filepath.Join(p.l.TempDir, name), nil
+	return notOption(name), nil
+}
+
+// notOption returns path so that no command reads it as an option: with
+// "./" before it if it begins with '-'.
+func notOption(path string) string {
+	if strings.HasPrefix(path, "-") {
+		return "./" + path
+	}
+	return path
 }
 
 // findClang returns the release's clang: beside the wrapper's release in

@@ -6,7 +6,6 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 )
 
 // runDeviceArchive writes the device archive of a static library of bundled
@@ -25,7 +24,8 @@ func runDeviceArchive(args []string, stdout io.Writer) error {
 	if target == "" || out == "" || fs.NArg() != 1 {
 		return fmt.Errorf("--target ID, -o OUT.a and one archive are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	rel, err := parseRelease(llvm)
@@ -42,9 +42,9 @@ func runDeviceArchive(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.Write(out, d.Write); err != nil {
+	if err := dest.write(d.Write); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: %d code object(s) for %s\n", in, len(d.Members), target)
+	fmt.Fprintf(dest.report(), "%s: %d code object(s) for %s\n", in, len(d.Members), target)
 	return nil
 }

@@ -49,7 +49,7 @@ func listBundled(t *testing.T, path string, llvm int) []string {
 			t.Fatal(err)
 		}
 		for _, b := range f.Bundled {
-			ids = append(ids, b.ID)
+			ids = append(ids, string(b.ID))
 		}
 	}
 	return ids

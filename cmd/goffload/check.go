@@ -99,30 +99,30 @@ func (c *checkedInput) bitcode() bool {
 
 func (c *checkedInput) printText(w io.Writer) {
 	if c.bitcode() {
-		fmt.Fprintf(w, "%s: LLVM bitcode: its offload entries are IR, which check does not read; %d device images not checked\n", c.name, len(c.object.Images))
+		fmt.Fprintf(w, "%s: LLVM bitcode: its offload entries are IR, which check does not read; %d device images not checked\n", shown(c.name), len(c.object.Images))
 		return
 	}
 	if c.raw {
-		fmt.Fprintf(w, "%s: a raw OffloadBinary: no entries to check\n", c.name)
+		fmt.Fprintf(w, "%s: a raw OffloadBinary: no entries to check\n", shown(c.name))
 		return
 	}
 	for _, im := range c.report.Images {
 		if im.Symbols == nil {
-			fmt.Fprintf(w, "%s: %s image for %s (arch %q) not checked: %s\n", c.name, im.Kind, im.Triple(), im.Arch(), im.Skipped)
+			fmt.Fprintf(w, "%s: %s image for %s (arch %q) not checked: %s\n", shown(c.name), im.Kind, shown(im.Triple()), im.Arch(), escaped(fmt.Sprint(im.Skipped)))
 		}
 	}
 	for _, f := range c.report.Findings {
 		if f.Kind == entries.FindMissingSymbol {
-			fmt.Fprintf(w, "%s: %s\n", c.name, f.Message)
+			fmt.Fprintf(w, "%s: %s\n", shown(c.name), escaped(f.Message))
 		} else {
-			fmt.Fprintf(w, "%s: %s\n", c.name, f)
+			fmt.Fprintf(w, "%s: %s\n", shown(c.name), escaped(fmt.Sprint(f)))
 		}
 	}
 	if len(c.report.Missing) == 0 {
-		fmt.Fprintf(w, "%s: %d entries, %d device images: every entry has its symbol\n", c.name, len(c.report.Object.Entries), len(c.report.Images))
+		fmt.Fprintf(w, "%s: %d entries, %d device images: every entry has its symbol\n", shown(c.name), len(c.report.Object.Entries), len(c.report.Images))
 	}
 	if s := describeOrigin(c.report.Origin); s != "" {
-		fmt.Fprintf(w, "%s: %s\n", c.name, s)
+		fmt.Fprintf(w, "%s: %s\n", shown(c.name), escaped(s))
 	}
 }
 
@@ -152,7 +152,7 @@ func describeOrigin(o *entries.Origin) string {
 
 // jsonCheck is the JSON object check prints per input.
 type jsonCheck struct {
-	File string `json:"file"`
+	File jsonText `json:"file"`
 	// RawBinary: the input is a raw OffloadBinary, with nothing to check.
 	RawBinary bool `json:"raw_binary,omitempty"`
 	// Bitcode: the input is LLVM bitcode, whose entries (IR) check does
@@ -179,7 +179,7 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: c.name, RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
+	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
 	if c.bitcode() {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {

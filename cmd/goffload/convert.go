@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -23,7 +22,8 @@ func runConvert(args []string, stdout io.Writer) error {
 	if out == "" || fs.NArg() != 1 {
 		return fmt.Errorf("-o OUT and one input are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	to, err := parseRelease(llvm)
@@ -42,7 +42,7 @@ func runConvert(args []string, stdout io.Writer) error {
 	}
 	defer f.Close()
 	var results []fatobj.ConvertResult
-	err = atomicfile.Write(out, func(w io.Writer) error {
+	err = dest.write(func(w io.Writer) error {
 		var err error
 		results, err = fatobj.ConvertFile(w, f, from, to)
 		return err
@@ -54,24 +54,24 @@ func runConvert(args []string, stdout io.Writer) error {
 	for _, r := range results {
 		switch {
 		case r.Object == nil || r.Object.ELF == nil:
-			fmt.Fprintf(&report, "%s: not an object: as it is\n", r.Name)
+			fmt.Fprintf(&report, "%s: not an object: as it is\n", shown(r.Name))
 		case r.From == nil:
-			fmt.Fprintf(&report, "%s: no offloading format that differs between releases: as it is\n", r.Name)
+			fmt.Fprintf(&report, "%s: no offloading format that differs between releases: as it is\n", shown(r.Name))
 		default:
 			made := ""
 			if r.Made != 0 {
 				made = " (made by " + r.Made.String() + ")"
 			}
 			if !r.Conversion.Changed() {
-				fmt.Fprintf(&report, "%s: %v to %v%s: nothing to change: as it is\n", r.Name, r.From, to, made)
+				fmt.Fprintf(&report, "%s: %v to %v%s: nothing to change: as it is\n", shown(r.Name), r.From, to, made)
 				continue
 			}
-			fmt.Fprintf(&report, "%s: %v to %v%s\n", r.Name, r.From, to, made)
+			fmt.Fprintf(&report, "%s: %v to %v%s\n", shown(r.Name), r.From, to, made)
 			for _, ch := range r.Conversion.Changes {
-				fmt.Fprintf(&report, "  %s\n", ch)
+				fmt.Fprintf(&report, "  %s\n", escaped(fmt.Sprint(ch)))
 			}
 		}
 	}
-	fmt.Fprint(stdout, report.String())
+	fmt.Fprint(dest.report(), report.String())
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
@@ -28,7 +27,7 @@ type specEntry struct {
 	Aux    string          `json:"aux"`
 }
 
-func runEntries(args []string, _ io.Writer) error {
+func runEntries(args []string, stdout io.Writer) error {
 	var llvm, spec, triple, out string
 	fs := newFlags("entries", &llvm)
 	fs.StringVar(&spec, "spec", "", "the entries as a JSON list of {kind, name, symbol, size, flags, data, aux}")
@@ -43,7 +42,8 @@ func runEntries(args []string, _ io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	rel, err := parseRelease(llvm)
@@ -62,7 +62,7 @@ func runEntries(args []string, _ io.Writer) error {
 		return err
 	}
 	o.AddSection(&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1}, false)
-	return writeObject(out, o)
+	return writeObject(dest, o)
 }
 
 // maxSpecSize bounds an entries spec: a million entries take less.

@@ -8,12 +8,11 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/wrap"
 )
 
 // runEmbed makes a fat object, as clang -fembed-offload-object does.
-func runEmbed(args []string, _ io.Writer) error {
+func runEmbed(args []string, stdout io.Writer) error {
 	var llvm, out, into, triple string
 	fs := newFlags("embed", &llvm)
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
@@ -25,7 +24,8 @@ func runEmbed(args []string, _ io.Writer) error {
 	if out == "" || fs.NArg() == 0 {
 		return fmt.Errorf("-o OUT and at least one BINARY are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	if _, err := parseRelease(llvm); err != nil {
@@ -57,7 +57,7 @@ func runEmbed(args []string, _ io.Writer) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	return fromInput(into, writeObject(out, o))
+	return fromInput(into, writeObject(dest, o))
 }
 
 // fromInput names the input an object was loaded from in an error of
@@ -88,12 +88,14 @@ func openObject(path string) (*elfobj.File, func(), error) {
 func runExtract(args []string, stdout io.Writer) error {
 	var llvm, triple, arch, kind, dir, member string
 	var raw bool
+	var maxBytes int64
 	fs := newFlags("extract", &llvm)
 	fs.StringVar(&triple, "triple", "", "select images for `TRIPLE`")
 	fs.StringVar(&arch, "arch", "", "select images for `ARCH`")
 	fs.StringVar(&kind, "kind", "", "select images of offload `KIND`")
 	fs.BoolVar(&raw, "raw", false, "write the images themselves, named as clang-offload-packager names them (else the OffloadBinaries)")
 	fs.StringVar(&dir, "o", ".", "write the files into `DIR`")
+	fs.Int64Var(&maxBytes, "max-bytes", 0, "write at most `N` bytes in all (default: 16 times the inputs' size plus 1 MiB; -1: no bound)")
 	fs.StringVar(&member, "member", "", "select the archive members named `NAME` (as llvm-offload-binary's member=NAME)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -105,7 +107,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opt := &fatobj.ExtractOptions{Raw: raw, Member: member, Filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}}
+	opt := &fatobj.ExtractOptions{Raw: raw, Member: member, MaxBytes: maxBytes, Filter: fatobj.Filter{Strings: map[string]string{}, Kind: kind}}
 	if readOpt != nil {
 		opt.Release = readOpt.Release
 	}
@@ -142,7 +144,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	if nested {
 		// As llvm-offload-binary of main reports them.
 		for _, f := range x.Files {
-			fmt.Fprintf(stdout, "Extracted: %s\n", f.Name)
+			fmt.Fprintf(stdout, "Extracted: %s\n", shown(f.Name))
 		}
 		return nil
 	}
@@ -166,7 +168,8 @@ func runStrip(args []string, stdout io.Writer) error {
 	if out == "" || fs.NArg() != 1 || len(keep) == 0 {
 		return fmt.Errorf("--keep TRIPLE[:ARCH], -o OUT and one input are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	readOpt, err := readOptions(llvm)
@@ -187,7 +190,7 @@ func runStrip(args []string, stdout io.Writer) error {
 	}
 	defer f.Close()
 	var results []fatobj.StripResult
-	err = atomicfile.Write(out, func(w io.Writer) error {
+	err = dest.write(func(w io.Writer) error {
 		var err error
 		results, err = fatobj.StripFile(w, f, targets)
 		return err
@@ -196,7 +199,7 @@ func runStrip(args []string, stdout io.Writer) error {
 		return err
 	}
 	for _, r := range results {
-		fmt.Fprintf(stdout, "%s: %v\n", r.Object.Name, r.Stripped)
+		fmt.Fprintf(dest.report(), "%s: %s\n", shown(r.Object.Name), escaped(fmt.Sprint(r.Stripped)))
 	}
 	return nil
 }

@@ -64,13 +64,13 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 	var sb strings.Builder
 	switch {
 	case o.ELF != nil:
-		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", o.Name, fileFormat(o.ELF))
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), fileFormat(o.ELF))
 	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", o.Name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", shown(o.Name))
 	case o.Format == fatobj.FormatBitcode:
 		// llvm-objdump refuses bitcode; llvm-offload-binary reads it.
-		fmt.Fprintf(&sb, "\n%s:\tfile format bitcode\n", o.Name)
+		fmt.Fprintf(&sb, "\n%s:\tfile format bitcode\n", shown(o.Name))
 	}
 	if err := printImages(&sb, o); err != nil {
 		// What was listed before is printed, as main's llvm-objdump prints
@@ -85,22 +85,22 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if i == 0 {
 			sb.WriteString("\nEMBEDDED OBJECTS (llvm.embedded.objects):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, b.Global, b.Section, b.Version, b.Size, len(b.Images))
+		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, shown(b.Global), shown(b.Section), b.Version, b.Size, len(b.Images))
 	}
 	section := ""
 	for _, e := range o.Entries {
 		if e.Section != section {
 			section = e.Section
-			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", section, e.Layout)
+			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", shown(section), e.Layout)
 		}
-		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), e.Address, e.Size, flagsString(e.Entry), e.Data)
+		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), shown(e.Address.String()), e.Size, flagsString(e.Entry), e.Data)
 		if !e.Aux.IsNull() {
-			fmt.Fprintf(&sb, " aux=%s", e.Aux)
+			fmt.Fprintf(&sb, " aux=%s", shown(e.Aux.String()))
 		}
 		sb.WriteByte('\n')
 	}
 	for _, b := range o.Bundles {
-		where := fmt.Sprintf("%s at %#x", b.Section, b.Offset)
+		where := fmt.Sprintf("%s at %#x", shown(b.Section), b.Offset)
 		if b.Section == "" {
 			where = fmt.Sprintf("at %#x", b.Offset)
 		}
@@ -123,7 +123,7 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if n == 0 {
 			sb.WriteString("\nIMAGE SECTIONS (clang 14 -fopenmp-new-driver):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), im.Triple(), quoteName(im.Arch()), im.Size, contentsName(im))
+		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
 	}
 	if set, ok, err := madeBy(o); err != nil {
@@ -155,7 +155,7 @@ func printImages(sb *strings.Builder, o *fatobj.Object) error {
 		indent := strings.Repeat("  ", len(im.Path)-1)
 		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s]:\n", indent, im.Number())
 		for _, kv := range [][2]string{{"kind", o.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
-			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], kv[1])
+			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], shown(kv[1]))
 		}
 		if !nested {
 			continue
@@ -196,13 +196,6 @@ func madeString(s offload.ReleaseSet) string {
 		return "mixed releases (no one release makes all of it)"
 	}
 	return s.String()
-}
-
-func quoteName(s string) string {
-	if s == "" || strings.ContainsAny(s, " \t\n\"") {
-		return fmt.Sprintf("%q", s)
-	}
-	return s
 }
 
 // flagsString names the flags of an entry by its kind.
@@ -247,8 +240,8 @@ func fileFormat(f *elfobj.File) string {
 
 // jsonFile is the object list --json prints per file (per archive member).
 type jsonFile struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
+	File   jsonText `json:"file"`
+	Format string   `json:"format"`
 	// MadeBy are the releases that made the object (every one when nothing
 	// in it differs between releases); ReadAs the one it was read as.
 	MadeBy  offload.ReleaseSet `json:"made_by"`
@@ -265,21 +258,21 @@ type jsonFile struct {
 // jsonBundled is a bundled object's entry, or a clang 14 image section (no
 // ID, kind).
 type jsonBundled struct {
-	Section  string `json:"section"`
-	ID       string `json:"id,omitempty"`
-	Kind     string `json:"kind,omitempty"`
-	Offload  string `json:"offload_kind"`
-	Triple   string `json:"triple"`
-	TargetID string `json:"target_id"`
-	Offset   int64  `json:"offset"`
-	Size     int64  `json:"size"`
-	Contents string `json:"contents"`
+	Section  jsonText `json:"section"`
+	ID       jsonText `json:"id,omitempty"`
+	Kind     jsonText `json:"kind,omitempty"`
+	Offload  string   `json:"offload_kind"`
+	Triple   jsonText `json:"triple"`
+	TargetID jsonText `json:"target_id"`
+	Offset   int64    `json:"offset"`
+	Size     int64    `json:"size"`
+	Contents string   `json:"contents"`
 }
 
 type jsonBundle struct {
-	Section string `json:"section"`
-	Offset  int64  `json:"offset"`
-	Size    int64  `json:"size"`
+	Section jsonText `json:"section"`
+	Offset  int64    `json:"offset"`
+	Size    int64    `json:"size"`
 	// Compression is "" for an uncompressed bundle, else "zlib" or "zstd";
 	// the entries' offsets are then in the decompressed bundle.
 	Compression string            `json:"compression"`
@@ -288,9 +281,9 @@ type jsonBundle struct {
 }
 
 type jsonBundleEntry struct {
-	ID     string `json:"id"`
-	Offset uint64 `json:"offset"`
-	Size   uint64 `json:"size"`
+	ID     jsonText `json:"id"`
+	Offset uint64   `json:"offset"`
+	Size   uint64   `json:"size"`
 }
 
 // jsonImage is one device image. Offset and Size are those of its
@@ -299,40 +292,40 @@ type jsonBundleEntry struct {
 // bytes are in the file, -1 where they are stored compressed or are not in
 // place (a binary in a bitcode module: Offset -1 too).
 type jsonImage struct {
-	Index       int               `json:"index"`
-	Source      string            `json:"source"`
-	Path        string            `json:"path,omitempty"`
-	Section     string            `json:"section"`
-	Global      string            `json:"global,omitempty"` // the bitcode global holding its binary
-	BundleID    string            `json:"bundle_id,omitempty"`
-	Offset      int64             `json:"offset"`
-	Size        uint64            `json:"size"`
-	Version     uint32            `json:"version"`
-	ImageKind   string            `json:"image_kind"`
-	OffloadKind string            `json:"offload_kind"`
-	Flags       uint32            `json:"flags"`
-	Triple      string            `json:"triple"`
-	Arch        string            `json:"arch"`
-	Strings     map[string]string `json:"strings"`
-	ImageOffset uint64            `json:"image_offset"`
-	ImageSize   uint64            `json:"image_size"`
-	DataOffset  int64             `json:"data_offset"`
+	Index       int         `json:"index"`
+	Source      string      `json:"source"`
+	Path        string      `json:"path,omitempty"`
+	Section     jsonText    `json:"section"`
+	Global      jsonText    `json:"global,omitempty"` // the bitcode global holding its binary
+	BundleID    jsonText    `json:"bundle_id,omitempty"`
+	Offset      int64       `json:"offset"`
+	Size        uint64      `json:"size"`
+	Version     uint32      `json:"version"`
+	ImageKind   string      `json:"image_kind"`
+	OffloadKind string      `json:"offload_kind"`
+	Flags       uint32      `json:"flags"`
+	Triple      jsonText    `json:"triple"`
+	Arch        jsonText    `json:"arch"`
+	Strings     jsonStrings `json:"strings"`
+	ImageOffset uint64      `json:"image_offset"`
+	ImageSize   uint64      `json:"image_size"`
+	DataOffset  int64       `json:"data_offset"`
 	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
 	// flags) where the release knows it (main after 22): strings, no image.
 	Metadata bool `json:"metadata,omitempty"`
 }
 
 type jsonEntry struct {
-	Section string `json:"section"`
-	Format  string `json:"format"`
-	Kind    string `json:"kind"`
-	Name    string `json:"name"`
-	Symbol  string `json:"symbol"`
-	Addend  int64  `json:"addend"`
-	Size    uint64 `json:"size"`
-	Flags   uint32 `json:"flags"`
-	Data    uint64 `json:"data"`
-	Aux     string `json:"aux"`
+	Section jsonText `json:"section"`
+	Format  string   `json:"format"`
+	Kind    string   `json:"kind"`
+	Name    jsonText `json:"name"`
+	Symbol  jsonText `json:"symbol"`
+	Addend  int64    `json:"addend"`
+	Size    uint64   `json:"size"`
+	Flags   uint32   `json:"flags"`
+	Data    uint64   `json:"data"`
+	Aux     jsonText `json:"aux"`
 }
 
 func printJSON(w io.Writer, o *fatobj.Object) error {
@@ -345,29 +338,26 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	if err != nil {
 		return err
 	}
-	out := jsonFile{File: o.Name, Format: o.Format.String(), MadeBy: made, ReadAs: o.Release.Major,
+	out := jsonFile{File: jsonText(o.Name), Format: o.Format.String(), MadeBy: made, ReadAs: o.Release.Major,
 		Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
 	for _, s := range o.Bundled {
-		jb := jsonBundled{Section: s.Section, ID: s.ID, Offload: s.OffloadKind.String(), Triple: s.Triple(), TargetID: s.Arch(),
+		jb := jsonBundled{Section: jsonText(s.Section), ID: jsonText(s.ID), Offload: s.OffloadKind.String(), Triple: jsonText(s.Triple()), TargetID: jsonText(s.Arch()),
 			Offset: s.Offset, Size: s.Size, Contents: s.Contents.String()}
-		jb.Kind, _, _ = strings.Cut(s.ID, "-")
+		kind, _, _ := strings.Cut(s.ID, "-")
+		jb.Kind = jsonText(kind)
 		out.Bundled = append(out.Bundled, jb)
 	}
 	for _, im := range o.Images {
 		if im.Source == fatobj.SourceImageSection {
-			out.ImageSections = append(out.ImageSections, jsonBundled{Section: im.Section, Offload: im.OffloadKind.String(), Triple: im.Triple(),
-				TargetID: im.Arch(), Offset: im.Offset, Size: im.Size, Contents: contentsName(im)})
+			out.ImageSections = append(out.ImageSections, jsonBundled{Section: jsonText(im.Section), Offload: im.OffloadKind.String(), Triple: jsonText(im.Triple()),
+				TargetID: jsonText(im.Arch()), Offset: im.Offset, Size: im.Size, Contents: contentsName(im)})
 		}
-		strs := make(map[string]string, len(im.Strings))
-		for _, kv := range im.Strings {
-			strs[kv.Key] = kv.Value
-		}
-		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: im.Section, BundleID: im.BundleID,
+		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: jsonText(im.Section), BundleID: jsonText(im.BundleID),
 			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
-			Flags: im.Flags, Triple: im.Triple(), Arch: im.Arch(), Strings: strs, ImageSize: uint64(im.Size), DataOffset: im.Offset}
+			Flags: im.Flags, Triple: jsonText(im.Triple()), Arch: jsonText(im.Arch()), Strings: jsonStrings(im.Strings), ImageSize: uint64(im.Size), DataOffset: im.Offset}
 		for _, b := range o.Binaries {
 			if b.Binary == im.Binary {
-				ji.Global = b.Global
+				ji.Global = jsonText(b.Global)
 			}
 		}
 		if b := im.Binary; b != nil {
@@ -381,20 +371,20 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 		out.Images = append(out.Images, ji)
 	}
 	for _, e := range o.Entries {
-		je := jsonEntry{Section: e.Section, Format: e.Layout.String(), Kind: e.Kind.String(), Name: e.Name,
-			Symbol: e.Address.Symbol, Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Data: e.Data}
+		je := jsonEntry{Section: jsonText(e.Section), Format: e.Layout.String(), Kind: e.Kind.String(), Name: jsonText(e.Name),
+			Symbol: jsonText(e.Address.Symbol), Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Data: e.Data}
 		if !e.Aux.IsNull() {
-			je.Aux = e.Aux.String()
+			je.Aux = jsonText(e.Aux.String())
 		}
 		out.Entries = append(out.Entries, je)
 	}
 	for _, b := range o.Bundles {
-		jb := jsonBundle{Section: b.Section, Offset: b.Offset, Size: b.Size, Entries: []jsonBundleEntry{}}
+		jb := jsonBundle{Section: jsonText(b.Section), Offset: b.Offset, Size: b.Size, Entries: []jsonBundleEntry{}}
 		if b.Compressed != nil {
 			jb.Compression, jb.Version = b.Compressed.Method.String(), b.Compressed.Version
 		}
 		for _, e := range b.Entries {
-			jb.Entries = append(jb.Entries, jsonBundleEntry{ID: e.ID, Offset: e.Offset, Size: e.Size})
+			jb.Entries = append(jb.Entries, jsonBundleEntry{ID: jsonText(e.ID), Offset: e.Offset, Size: e.Size})
 		}
 		out.Bundles = append(out.Bundles, jb)
 	}

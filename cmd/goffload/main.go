@@ -9,7 +9,7 @@
 //	goffload entries --spec SPEC.json [--triple T] [--llvm N] -o OUT.o
 //	goffload check [--json] [--llvm N] FILE...
 //	goffload embed [--into HOST.o] [--triple T] -o OUT BINARY...
-//	goffload extract [--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...
+//	goffload extract [--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...
 //	goffload strip --keep TRIPLE[:ARCH]... -o OUT IN
 //	goffload convert --llvm N [--from M] -o OUT IN
 //	goffload device-archive --target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a
@@ -75,7 +75,7 @@ var commands = []command{
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--json] [--llvm N] FILE...", "report entries whose name no device image of the file defines, and LLVM releases mixed in files or objects", runCheck},
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
-	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
+	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// anywhere, for every command (clang runs the wrapper with one).
 	args, err := respfile.Expand(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "goffload: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "goffload: %s\n", oneLine(err))
 		return 1
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -124,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case errors.Is(err, flag.ErrHelp):
 			return 0
 		}
-		fmt.Fprintf(stderr, "goffload %s: %v\n", c.name, oneLine(err))
+		fmt.Fprintf(stderr, "goffload %s: %s\n", c.name, oneLine(err))
 		return 1
 	}
 	fmt.Fprintf(stderr, "goffload: unknown command %q\n", args[0])
@@ -139,7 +139,9 @@ func usage(w io.Writer) {
 	}
 }
 
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
+// oneLine is the message of err in one line, with what does not print
+// escaped: it may hold names from the input.
+func oneLine(err error) string { return escaped(strings.ReplaceAll(err.Error(), "\n", "; ")) }
 
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {

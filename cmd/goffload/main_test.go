@@ -56,12 +56,12 @@ func TestListJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.File != file || len(got.Images) != 2 || got.Entries == nil || got.ReadAs != 19 || got.MadeBy.String() != "LLVM 15-20" {
+	if got.File != jsonText(file) || len(got.Images) != 2 || got.Entries == nil || got.ReadAs != 19 || got.MadeBy.String() != "LLVM 15-20" {
 		t.Fatalf("got %+v", got)
 	}
 	im := got.Images[1]
 	want := jsonImage{Index: 1, Source: "binary", Path: "1", Offset: 0xf0, Size: 160, Version: 1, ImageKind: "elf", OffloadKind: "hip",
-		Triple: "amdgcn-amd-amdhsa", Arch: "gfx90a", Strings: map[string]string{"arch": "gfx90a", "triple": "amdgcn-amd-amdhsa"},
+		Triple: "amdgcn-amd-amdhsa", Arch: "gfx90a", Strings: jsonStrings{{Key: "arch", Value: "gfx90a"}, {Key: "triple", Value: "amdgcn-amd-amdhsa"}},
 		ImageOffset: 0x90, ImageSize: 16, DataOffset: 0xf0 + 0x90}
 	if fmt.Sprint(im) != fmt.Sprint(want) {
 		t.Errorf("image 1 = %+v\nwant %+v", im, want)

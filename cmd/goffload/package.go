@@ -10,7 +10,7 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-func runPackage(args []string, _ io.Writer) error {
+func runPackage(args []string, stdout io.Writer) error {
 	var llvm, out, format string
 	var images stringList
 	var compress bool
@@ -42,7 +42,8 @@ func runPackage(args []string, _ io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	rel, err := parseRelease(llvm)
@@ -84,7 +85,7 @@ func runPackage(args []string, _ io.Writer) error {
 			return err
 		}
 	}
-	return atomicfile.Write(out, func(w io.Writer) error {
+	return dest.write(func(w io.Writer) error {
 		var err error
 		if comp != nil {
 			_, err = rel.PackageCompressed(w, images, open, *comp)

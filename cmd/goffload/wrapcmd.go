@@ -10,13 +10,12 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
 )
 
-func runWrap(args []string, _ io.Writer) error {
+func runWrap(args []string, stdout io.Writer) error {
 	in := &inputs{}
 	defer in.close()
 	var llvm, kind, triple, out, suffix string
@@ -48,7 +47,8 @@ func runWrap(args []string, _ io.Writer) error {
 	if out == "" || (fs.NArg() == 0 && len(images) == 0) {
 		return fmt.Errorf("-o OUT and at least one input are required")
 	}
-	if err := atomicfile.Check(out); err != nil {
+	dest := newOutput(out, stdout)
+	if err := dest.check(); err != nil {
 		return err
 	}
 	rel, err := parseRelease(llvm)
@@ -61,12 +61,12 @@ func runWrap(args []string, _ io.Writer) error {
 		if len(images) > 0 {
 			return fmt.Errorf("--image is for --kind hip; OpenMP images come in offload binaries")
 		}
-		return wrapOpenMP(in, out, opt, fs.Args())
+		return wrapOpenMP(in, dest, opt, fs.Args())
 	case "cuda":
 		if len(images) > 0 || fs.NArg() != 1 {
 			return fmt.Errorf("--kind cuda wraps one fatbinary file (what NVIDIA's fatbinary made)")
 		}
-		return wrapCUDA(out, opt, fs.Arg(0))
+		return wrapCUDA(dest, opt, fs.Arg(0))
 	case "hip":
 		var comp *bundle.CompressOptions
 		if compress {
@@ -74,7 +74,7 @@ func runWrap(args []string, _ io.Writer) error {
 				return err
 			}
 		}
-		return wrapHIP(out, opt, fs.Args(), images, comp)
+		return wrapHIP(dest, opt, fs.Args(), images, comp)
 	case "sycl":
 		switch {
 		case len(images) > 0:
@@ -82,12 +82,12 @@ func runWrap(args []string, _ io.Writer) error {
 		case suffix != "" || relocatable:
 			return fmt.Errorf("--suffix and -r are for --kind openmp: LLVM's SYCL wrapper has neither")
 		}
-		return wrapSYCL(in, out, opt, fs.Args())
+		return wrapSYCL(in, dest, opt, fs.Args())
 	}
 	return fmt.Errorf("--kind %s: want openmp, cuda, hip or sycl", kind)
 }
 
-func wrapOpenMP(in *inputs, out string, opt wrap.Options, paths []string) error {
+func wrapOpenMP(in *inputs, out output, opt wrap.Options, paths []string) error {
 	var bins []wrap.Binary
 	err := in.each(paths, func(f *infile.File) error {
 		if opt.Release.BinaryVersion == 0 { // LLVM 13, 14: clang-offload-wrapper's raw images
@@ -143,7 +143,7 @@ func (in *inputs) each(paths []string, fn func(f *infile.File) error) error {
 // one binary or several in a row, as clang-sycl-linker writes them) as the
 // release's wrapSYCLBinaries does: 22 describes each image; main after 22
 // registers the one binary clang-sycl-linker wrote, embedded as it is.
-func wrapSYCL(in *inputs, out string, opt wrap.Options, paths []string) error {
+func wrapSYCL(in *inputs, out output, opt wrap.Options, paths []string) error {
 	if opt.Release.SYCLWholeBinary() && len(paths) != 1 {
 		return fmt.Errorf("--kind sycl with %v wraps one offload binary file (what clang-sycl-linker writes: its wrapSYCLBinaries registers one buffer), not %d", opt.Release, len(paths))
 	}
@@ -169,7 +169,7 @@ func wrapSYCL(in *inputs, out string, opt wrap.Options, paths []string) error {
 }
 
 // wrapCUDA wraps a CUDA fatbinary, copied into the object as is.
-func wrapCUDA(out string, opt wrap.Options, path string) error {
+func wrapCUDA(out output, opt wrap.Options, path string) error {
 	f, err := openSized(path)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func hipCompression(rel *offload.Release, format string, level int) (*bundle.Com
 // the release's clang-linker-wrapper has clang-offload-bundler do it. With
 // comp, the fatbin (an uncompressed one given too) is compressed with it
 // first.
-func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.CompressOptions) error {
+func wrapHIP(out output, opt wrap.Options, paths, images []string, comp *bundle.CompressOptions) error {
 	var objs []bundle.CodeObject
 	for _, path := range paths {
 		f, err := openSized(path)
@@ -257,7 +257,7 @@ func wrapHIP(out string, opt wrap.Options, paths, images []string, comp *bundle.
 
 // writeGPU wraps fb, which wrap.GPU checks as the runtime would read it
 // (naming the file src, if any, when it is no fatbin).
-func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, src string, fb *io.SectionReader) error {
+func writeGPU(out output, opt wrap.Options, kind offload.OffloadKind, src string, fb *io.SectionReader) error {
 	o, err := wrap.GPU(opt, kind, fb)
 	if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
 		return fmt.Errorf("%s: %w", src, err)
@@ -268,7 +268,7 @@ func writeGPU(out string, opt wrap.Options, kind offload.OffloadKind, src string
 	return writeObject(out, o)
 }
 
-func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {
+func writeWrapper(out output, opt wrap.Options, bins []wrap.Binary) error {
 	o, err := wrap.OpenMP(opt, bins)
 	if err != nil {
 		return err
@@ -277,8 +277,8 @@ func writeWrapper(out string, opt wrap.Options, bins []wrap.Binary) error {
 }
 
 // writeObject writes o to out whole or not at all.
-func writeObject(out string, o *elfobj.Object) error {
-	return atomicfile.Write(out, func(w io.Writer) error {
+func writeObject(out output, o *elfobj.Object) error {
+	return out.write(func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
 		return err
 	})

@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/goffload/goffload/internal/infile"
 )
@@ -47,8 +48,10 @@ var (
 const MaxNameLen = 255
 
 // CheckName reports whether name can be used as the name of a file inside a
-// folder: not empty, not "." or "..", without '/' or NUL, at most
-// [MaxNameLen] bytes.
+// folder: not empty, not "." or "..", without '/', NUL or any other control
+// character (newline, CR, ESC, DEL, U+0080 to U+009F: a name made from
+// data must not break the lines of a listing, nor reach a terminal as a
+// control sequence when it is listed), at most [MaxNameLen] bytes.
 func CheckName(name string) error {
 	var why string
 	switch {
@@ -60,6 +63,8 @@ func CheckName(name string) error {
 		why = "holds '/'"
 	case strings.ContainsRune(name, 0):
 		why = "holds a NUL byte"
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		why = "holds a control character"
 	case len(name) > MaxNameLen:
 		why = fmt.Sprintf("%d bytes, more than %d", len(name), MaxNameLen)
 	default:
@@ -158,6 +163,17 @@ func WriteIn(root *os.Root, dir, name string, fill func(w io.Writer) error) erro
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	return write(root, name, path, fill)
+}
+
+// CheckIn is [Check] for the file name inside root, the folder the user
+// named dir, as [WriteIn] would write it: a caller that writes many files
+// checks every name first, so that a bad one writes none.
+func CheckIn(root *os.Root, dir, name string) error {
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	_, err := target(root, name, filepath.Join(dir, name))
+	return err
 }
 
 // writers holds the 1 MiB buffers of finished writes for the next ones: a

@@ -249,3 +249,18 @@ func signalChild(dir string) {
 	})
 	os.Exit(3)
 }
+
+// A name from data is one plain path element that prints as one line and
+// sends nothing to a terminal.
+func TestCheckName(t *testing.T) {
+	for _, name := range []string{"k-x86_64-unknown-linux-gnu-gfx90a:xnack+.0.o", "a b", "é\xff.o", "-x"} {
+		if err := CheckName(name); err != nil {
+			t.Errorf("CheckName(%q) = %v", name, err)
+		}
+	}
+	for _, name := range []string{"", ".", "..", "a/b", "a\x00b", "a\nb", "a\rb", "a\x1b[2Jb", "a\x7fb", "a\u009bb", strings.Repeat("a", MaxNameLen+1)} {
+		if err := CheckName(name); !errors.Is(err, ErrBadName) {
+			t.Errorf("CheckName(%q) = %v, want ErrBadName", name, err)
+		}
+	}
+}
