@@ -55,4 +55,12 @@
 // where), never a panic. The reader and the load-and-write path are fuzzed
 // (FuzzRead). Writing an object loaded from untrusted input writes at most 64
 // KiB of padding per section, whatever alignment the input declares.
+// Symbol and DT_NEEDED names share one copy of their string table and are
+// looked up once per offset; their bytes, counted for each symbol or tag
+// that names them, are at most 16 times the file's size plus 1 MiB, beyond
+// which [File.Symbols], [File.DynamicSymbols] and [File.Needed] give
+// [goffload.ErrLimit] (4000 symbols naming one 256 KiB string are refused).
+// [File.SectionAt] finds a section by address in log n, however many
+// sections there are and however they overlap. Section names are still
+// copied per section by debug/elf.
 package elfobj
