@@ -61,6 +61,8 @@
 // which [File.Symbols], [File.DynamicSymbols] and [File.Needed] give
 // [goffload.ErrLimit] (4000 symbols naming one 256 KiB string are refused).
 // [File.SectionAt] finds a section by address in log n, however many
-// sections there are and however they overlap. Section names are still
-// copied per section by debug/elf.
+// sections there are and however they overlap. Section names, which
+// debug/elf copies for each section, count against the same budget, checked
+// before debug/elf reads them: 8000 sections naming one 64 KiB string give
+// [goffload.ErrLimit] from [Read].
 package elfobj

@@ -166,6 +166,16 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// debug/elf copies the name of each section: their bytes, counted for
+	// each section, come out of the file's budget.
+	refs := budget.For(size)
+	names, err := sectionNamesSize(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if !refs.Take(names) {
+		return nil, elfErr(ehdrShoff, goffload.ErrLimit, "the section names take %d bytes, more than %d times the file's %d bytes plus %d", names, budget.Factor, size, budget.Slack)
+	}
 	ef, err := newFile(r, size)
 	if err != nil {
 		return nil, err
@@ -173,7 +183,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if ef.Class != elf.ELFCLASS64 {
 		return nil, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", ef.Class)
 	}
-	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}, refs: budget.For(size)}
+	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}, refs: refs}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
 		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
