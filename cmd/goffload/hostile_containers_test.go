@@ -138,6 +138,20 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	ins = append(ins, hostileInput{name: "exe-entries-one-name", path: write("exe-entries-one-name", linkedEntries(1000, 0, one, func(int) uint64 { return 0 })),
 		pass: []string{"package", "package-compress", "wrap-14"}, says: says})
 
+	// An executable of 8,000 sections all named by one 64 KiB string:
+	// 590 KB, whose names debug/elf copied for each section (512 MiB).
+	secName := strings.Repeat("s", 64<<10)
+	secs := make([]linkedSection, 8000)
+	for i := range secs {
+		secs[i] = linkedSection{name: secName, typ: elf.SHT_PROGBITS}
+	}
+	says = map[string]string{}
+	for _, c := range []string{"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member", "embed-into", "strip", "link", "linker-wrapper", "device-archive", "convert", "convert-from"} {
+		says[c] = "over the limit"
+	}
+	ins = append(ins, hostileInput{name: "elf-sections-one-name", path: write("elf-sections-one-name", linkedELF(secs)),
+		pass: []string{"package", "package-compress", "wrap-14"}, says: says})
+
 	return ins
 }
 
