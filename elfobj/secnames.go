@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"io"
 	"slices"
+
+	"github.com/goffload/goffload"
 )
 
 // sectionNamesSize returns the bytes of the section names debug/elf will
@@ -14,8 +16,9 @@ import (
 // section headers and the section-name table once, and finds the end of
 // every name in one pass over the table, whatever the names' offsets. It
 // returns 0 where debug/elf refuses the file before copying names (no or a
-// bad name table); checkHeader has checked the section header table lies
-// in the input.
+// bad name table), and refuses a name table past the end of the input
+// before debug/elf allocates for it; checkHeader has checked the section
+// header table lies in the input.
 func sectionNamesSize(r io.ReaderAt, size int64) (uint64, error) {
 	var h [64]byte
 	if err := readAtFull(r, h[:], 0); err != nil {
@@ -51,8 +54,13 @@ func sectionNamesSize(r io.ReaderAt, size int64) (uint64, error) {
 	}
 	sh := hdrs[strndx*shdrSize:]
 	off, n := order.Uint64(sh[shdrOffset:]), order.Uint64(sh[32:])
-	if elf.SectionType(order.Uint32(sh[4:])) != elf.SHT_STRTAB || off > uint64(size) || n > uint64(size)-off {
+	if elf.SectionType(order.Uint32(sh[4:])) != elf.SHT_STRTAB {
 		return 0, nil
+	}
+	if off > uint64(size) || n > uint64(size)-off {
+		// debug/elf would allocate for it (10 MB at a time) before
+		// finding it cut.
+		return 0, elfErr(int64(shoff+strndx*shdrSize+shdrOffset), goffload.ErrTruncated, "section-name table (section %d): %d bytes at %#x past the end of the file (%d bytes)", strndx, n, off, size)
 	}
 	tab := make([]byte, n)
 	if err := readAtFull(r, tab, int64(off)); err != nil {
