@@ -52,7 +52,11 @@
 // [*goffload.FormatError] saying what is wrong at which byte, matching [goffload.ErrInvalid],
 // [goffload.ErrTruncated] or [goffload.ErrUnsupported]), never a panic. The reader is fuzzed
 // (FuzzOpen). Open reads every member header, so its time and memory grow
-// with the number of members, which is at most the archive's size / 60. A
+// with the number of members, which is at most the archive's size / 60.
+// A long name is kept once however many members refer to it, and the bytes
+// of the long names, counted for each member that refers to one, are at most
+// 16 times the archive's size plus 1 MiB: more gives [goffload.ErrLimit], so
+// that listing or rewriting the members cannot multiply the input. A
 // thin archive's member paths are whatever the archive says, including
 // absolute paths and "..": an [Opener] given untrusted archives must decide
 // itself which files it may open (for example with os.Root, Go 1.24 or

@@ -5,10 +5,13 @@ import (
 	"encoding/binary"
 	"io"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // FuzzOpen opens any bytes as an archive, lists and reads every member and
-// reads the symbol index: each step gives a value or an error, never a panic.
+// reads the symbol index: each step gives a value or an error, never a panic,
+// and allocates within tooltest.CheckAllocs's bound.
 // With the true size, the data of every member Open accepted must be
 // readable, and every symbol must name a member.
 func FuzzOpen(f *testing.F) {
@@ -29,8 +32,16 @@ func FuzzOpen(f *testing.F) {
 		f.Add(seed, uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, extra uint8) {
-		// extra makes the claimed size larger than the data.
-		a, err := Open(bytes.NewReader(b), int64(len(b))+int64(extra))
+		// extra makes the claimed size larger than the data. Open, the
+		// members and the symbols allocate within the budget.
+		var a *Archive
+		var err error
+		tooltest.CheckAllocs(t, len(b), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+			if a, err = Open(bytes.NewReader(b), int64(len(b))+int64(extra)); err == nil {
+				a.Members()
+				a.Symbols()
+			}
+		})
 		if err != nil {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -22,6 +23,12 @@ type Archive struct {
 	members []Member
 	index   indexMember // the first symbol index, if any
 	names   []byte      // the "//" member's data while Open reads the headers
+	// longNames holds the long names found, by offset in names, each a
+	// part of one copy of names; refs counts the bytes of every long name
+	// each time a member's header refers to it (see internal/budget).
+	longNames map[int64]string
+	namesStr  string
+	refs      *budget.Counter
 }
 
 // indexMember locates the symbol index member.
@@ -69,7 +76,7 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 		}
 		return nil, formatErr(0, goffload.ErrInvalid, "bad magic %q", got)
 	}
-	a := &Archive{r: r, size: size}
+	a := &Archive{r: r, size: size, refs: budget.For(size)}
 	switch string(head[:]) {
 	case Magic:
 	case ThinMagic:
@@ -98,7 +105,7 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 		}
 		off = next
 	}
-	a.names = nil // only the headers refer to it
+	a.names, a.namesStr, a.longNames = nil, "", nil // only the headers refer to them
 	if a.kind == 0 {
 		a.kind = GNU
 		if naming == BSD || naming == 0 && indexNaming == BSD {
@@ -173,6 +180,7 @@ func (a *Archive) header(off int64) (h header, next int64, err error) {
 		if a.names, err = readAt(a.r, h.DataOffset, h.Size); err != nil {
 			return h, 0, err
 		}
+		a.namesStr, a.longNames = string(a.names), map[int64]string{}
 	}
 	end := h.DataOffset + h.Size
 	if end < a.size {
@@ -236,22 +244,40 @@ func (a *Archive) longName(h *header, s string) error {
 	if n >= int64(len(a.names)) {
 		return formatErr(h.Offset, goffload.ErrInvalid, "long name offset %d past the end of the %d-byte \"//\" member", n, len(a.names))
 	}
-	rest := a.names[n:]
+	name, ok := a.longNames[n]
+	if !ok {
+		var err error
+		if name, err = a.findLongName(h, n); err != nil {
+			return err
+		}
+		a.longNames[n] = name
+	}
+	// Members may share a name: its bytes count each time, as callers
+	// print and write each member's name.
+	if !a.refs.Take(uint64(len(name))) {
+		return formatErr(h.Offset, goffload.ErrLimit, "the long names of the members up to this one take more than %d times the archive's %d bytes plus %d", budget.Factor, a.size, budget.Slack)
+	}
+	h.Name = name
+	return nil
+}
+
+// findLongName returns the long name at offset n of the "//" member.
+func (a *Archive) findLongName(h *header, n int64) (string, error) {
+	rest := a.namesStr[n:]
 	// GNU ends a long name with "/\n", COFF (lib.exe, llvm-ar) with a NUL.
-	i := bytes.IndexAny(rest, "\n\x00")
+	i := strings.IndexAny(rest, "\n\x00")
 	switch {
 	case i < 0:
-		return formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" is not terminated", n)
+		return "", formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" is not terminated", n)
 	case rest[i] == '\n' && (i == 0 || rest[i-1] != '/'):
-		return formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" does not end with \"/\\n\"", n)
+		return "", formatErr(h.Offset, goffload.ErrInvalid, "long name at offset %d of \"//\" does not end with \"/\\n\"", n)
 	case rest[i] == '\n':
 		i--
 	}
 	if i == 0 {
-		return formatErr(h.Offset, goffload.ErrInvalid, "empty long name at offset %d of \"//\"", n)
+		return "", formatErr(h.Offset, goffload.ErrInvalid, "empty long name at offset %d of \"//\"", n)
 	}
-	h.Name = string(rest[:i])
-	return nil
+	return rest[:i], nil
 }
 
 // bsdName reads a BSD "#1/<length>" name from the start of the member data,

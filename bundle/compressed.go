@@ -79,6 +79,19 @@ func HeaderSize(v uint16) int {
 // window is its content size.
 const DefaultMaxWindow = 1 << 27
 
+// DefaultMaxHeaderSize is the largest bundle header [Compressed.Entries]
+// decompresses when Compressed.MaxHeaderSize is 0: 1 MiB, room for some
+// 40000 entries with IDs of a target triple and a target ID (the bundler
+// writes one per -targets item, a few dozen bytes each).
+const DefaultMaxHeaderSize = 1 << 20
+
+// MaxCompressedIDLength is the longest entry ID [Compressed.Entries]
+// accepts: 4 KiB. The IDs clang-offload-bundler writes are a kind, a target
+// triple and a target ID ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-"),
+// under 100 bytes; extracted entries are named after them, and file names
+// stop at 255 bytes. An uncompressed bundle's IDs are bounded by its size.
+const MaxCompressedIDLength = 4 << 10
+
 // Compressed is a compressed bundle whose header has been read.
 type Compressed struct {
 	CompressedHeader
@@ -88,6 +101,11 @@ type Compressed struct {
 	// window is larger gives [goffload.ErrLimit]. 0 means [DefaultMaxWindow]; a
 	// value under 1 KiB, zstd's smallest window, means 1 KiB.
 	MaxWindow int64
+	// MaxHeaderSize bounds the bundle header that [Compressed.Entries]
+	// decompresses: the magic, the count and every entry header with its
+	// ID. A header declaring more gives [goffload.ErrLimit] before it is
+	// read. 0 means [DefaultMaxHeaderSize].
+	MaxHeaderSize int64
 
 	r    io.ReaderAt
 	size int64

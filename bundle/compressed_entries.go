@@ -12,7 +12,11 @@ import (
 // Entries reads the header of the bundle that c holds, decompressing only
 // the bytes the header takes: listing a bundle that declares terabytes costs
 // what its header does. Each entry is checked, as [Read] checks it, against
-// the header's UncompressedSize. Errors of the decompression are
+// the header's UncompressedSize. The header itself is bounded, as a few
+// bytes of zstd decompress to gigabytes: at most c.MaxHeaderSize bytes
+// ([DefaultMaxHeaderSize], 1 MiB), so at most 43690 entries, and IDs of at
+// most [MaxCompressedIDLength] bytes; a count or an ID length beyond them
+// gives [goffload.ErrLimit] before the entries or the ID are read. Errors of the decompression are
 // [*goffload.FormatError]s with their offset in the input; those of the
 // decompressed bundle are FormatErrors whose Field says where in the
 // decompressed bytes ("decompressed byte 0x56: entry 1 offset") and whose
@@ -27,7 +31,12 @@ func (c *Compressed) Entries() ([]Entry, error) {
 	if string(head[:len(Magic)]) != Magic {
 		return nil, decompressedErr(src, fieldErr(0, "magic", string(head[:len(Magic)]), ErrNotBundle))
 	}
-	entries, err := readEntries(br, le.Uint64(head[len(Magic):]), c.UncompressedSize)
+	maxHeader := c.MaxHeaderSize
+	if maxHeader <= 0 {
+		maxHeader = DefaultMaxHeaderSize
+	}
+	lim := &headerLimit{size: uint64(max(maxHeader, int64(headerSize))), id: MaxCompressedIDLength}
+	entries, err := readEntries(br, le.Uint64(head[len(Magic):]), c.UncompressedSize, lim)
 	if err != nil {
 		return nil, decompressedErr(src, err)
 	}

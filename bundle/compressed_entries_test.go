@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -108,5 +109,75 @@ func TestCompressedEntriesOfABomb(t *testing.T) {
 	c, _ = ReadCompressed(bytes.NewReader(other), int64(len(other)))
 	if _, err := c.Entries(); !errors.Is(err, ErrNotBundle) {
 		t.Errorf("no bundle inside: %v", err)
+	}
+}
+
+// TestCompressedEntriesOfHeadersBuiltToMultiply lists compressed bundles
+// whose own header inflates: one ID of 64 MiB, 4 million empty entries (96
+// MiB of entry headers), a header of many IDs just under the ID limit that
+// passes the header limit. Each is refused with goffload.ErrLimit having
+// read a few KiB of the input and allocated a few KiB, and raising
+// MaxHeaderSize lets the last through.
+func TestCompressedEntriesOfHeadersBuiltToMultiply(t *testing.T) {
+	const bigID = 64 << 20
+	id := entryHeader(1, 0, "", bigID)
+	many := append([]byte(Magic), le.AppendUint64(nil, 4<<20)...)
+	many = append(many, bytes.Repeat(entryHeader(1, 0, "", 0), 4<<20)...)
+	longIDs := append([]byte(Magic), le.AppendUint64(nil, 300)...)
+	for range 300 {
+		longIDs = append(longIDs, entryHeader(1, 0, string(bytes.Repeat([]byte{'a'}, 4000)), 4000)...)
+	}
+	for _, c := range []struct {
+		name   string
+		header []byte
+		usize  uint64
+	}{
+		{"id-64MiB", append(append(craft(1)[:headerSize], id...), make([]byte, bigID)...), uint64(headerSize + 24 + bigID)},
+		{"4M-entries", many, uint64(len(many))},
+		{"300-ids-of-4000", longIDs, uint64(len(longIDs))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, m := range []Method{MethodZlib, MethodZstd} {
+				var stream []byte
+				if m == MethodZlib {
+					stream = zlibCompress(c.header)
+				} else {
+					var buf bytes.Buffer
+					if _, err := WriteCompressed(&buf, bytes.NewReader(c.header), int64(len(c.header)), CompressOptions{Version: 3, Method: MethodZstd, Level: 1}); err != nil {
+						t.Fatal(err)
+					}
+					stream = buf.Bytes()[HeaderSize(3):]
+				}
+				data := ccob(3, m, stream, c.usize, 0)
+				in := &countingReaderAt{r: bytes.NewReader(data)}
+				cb, err := ReadCompressed(in, int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				ents, err := cb.Entries()
+				runtime.ReadMemStats(&after)
+				if !errors.Is(err, goffload.ErrLimit) {
+					t.Fatalf("%v: %d entries, %v; want goffload.ErrLimit", m, len(ents), err)
+				}
+				// zstd's window is allocated whole for the frame's first block.
+				if got := after.TotalAlloc - before.TotalAlloc; got > 2*DefaultMaxHeaderSize+uint64(len(c.header))/64+(8<<20) {
+					t.Errorf("%v: %d bytes allocated for a %d-byte input (%v)", m, got, len(data), err)
+				}
+				if n := in.n.Load(); n > 256<<10 {
+					t.Errorf("%v: read %d bytes", m, n)
+				}
+			}
+		})
+	}
+	data := ccob(3, MethodZlib, zlibCompress(longIDs), uint64(len(longIDs)), 0)
+	c, err := ReadCompressed(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MaxHeaderSize = 2 << 20
+	if ents, err := c.Entries(); err != nil || len(ents) != 300 {
+		t.Errorf("with a 2 MiB limit: %d entries, %v", len(ents), err)
 	}
 }

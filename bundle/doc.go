@@ -136,7 +136,10 @@
 // 32 KiB window; no goroutine is started. A small compressed input may
 // still decompress to much output (up to the declared uncompressed size,
 // 4 GiB in version 2, which the caller may check before reading); Entries
-// decompresses only what the header takes. Bad input gives an error, a [*goffload.FormatError]
+// decompresses only what the header takes, and that header at most
+// [DefaultMaxHeaderSize] (1 MiB, [Compressed.MaxHeaderSize] raises it) with
+// IDs of at most [MaxCompressedIDLength] (4 KiB) bytes, else
+// [goffload.ErrLimit] before the entries or the ID are read. Bad input gives an error, a [*goffload.FormatError]
 // saying what is wrong at which byte and matching [ErrNotBundle],
 // [ErrCompressed], [goffload.ErrInvalid], [goffload.ErrTruncated], [goffload.ErrUnsupported],
 // [ErrCorrupt] or [goffload.ErrLimit], never a panic. Read, the compressed

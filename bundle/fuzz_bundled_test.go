@@ -8,6 +8,8 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // rules are a release of each bundle ID rule: 19's (any ID) and 22's.
@@ -43,16 +45,20 @@ func FuzzParseID(f *testing.F) {
 	})
 }
 
-// FuzzObjectEntries: the bundle entries of any ELF input, or an error.
+// FuzzObjectEntries: the bundle entries of any ELF input, or an error,
+// within tooltest.CheckAllocs's bound.
 func FuzzObjectEntries(f *testing.F) {
 	f.Add(objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde")))
 	f.Add(objectWithSection(f, SectionPrefix+"host-x86_64-pc-linux-gnu", []byte{0}))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ef, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return
-		}
-		es, err := ObjectEntries(ef)
+		var es []ObjectEntry
+		var err error
+		tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+			var ef *elfobj.File
+			if ef, err = elfobj.Read(bytes.NewReader(data), int64(len(data))); err == nil {
+				es, err = ObjectEntries(ef)
+			}
+		})
 		if err != nil {
 			return
 		}
@@ -65,7 +71,8 @@ func FuzzObjectEntries(f *testing.F) {
 	})
 }
 
-// FuzzDeviceArchive: a device archive of any archive, or an error.
+// FuzzDeviceArchive: a device archive of any archive, or an error, made
+// and written within tooltest.CheckAllocs's bound.
 func FuzzDeviceArchive(f *testing.F) {
 	obj := objectWithSection(f, SectionPrefix+"hip-amdgcn-amd-amdhsa--gfx90a", []byte("BC\xc0\xde"))
 	var lib bytes.Buffer
@@ -74,11 +81,11 @@ func FuzzDeviceArchive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, major := range []int{19, 22} {
 			rel, _ := offload.LookupRelease(major)
-			d, err := deviceArchive(data, "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel})
-			if err != nil {
-				continue
-			}
-			d.Write(io.Discard)
+			tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+				if d, err := deviceArchive(data, "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel}); err == nil {
+					d.Write(io.Discard)
+				}
+			})
 		}
 	})
 }

@@ -9,11 +9,14 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // FuzzRead feeds Read and ReadCompressed arbitrary input: a bundle or an
-// error, never a panic; every entry it reads lies inside the input, and
-// writing the entries again reads back the same.
+// error, never a panic; every entry it reads lies inside the input, writing
+// the entries again reads back the same, and reading the headers allocates
+// within tooltest.CheckAllocs's bound.
 func FuzzRead(f *testing.F) {
 	for _, pat := range []string{"testdata/*.bundle", "testdata/*.ccob"} {
 		files, _ := filepath.Glob(pat)
@@ -33,6 +36,16 @@ func FuzzRead(f *testing.F) {
 		f.Add(ccob(v, MethodZlib, zlibCompress(small), uint64(len(small)), hash))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// The headers, a compressed bundle's included, are read within the
+		// budget; what a compressed bundle inflates to is bounded by its
+		// declared size (checkCompressed reads 16 MiB of it at most).
+		tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+			if _, err := Read(bytes.NewReader(data), int64(len(data))); errors.Is(err, ErrCompressed) {
+				if c, err := ReadCompressed(bytes.NewReader(data), int64(len(data))); err == nil {
+					c.Entries()
+				}
+			}
+		})
 		checkRead(t, data, true)
 	})
 }

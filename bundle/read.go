@@ -110,19 +110,29 @@ func Read(r io.ReaderAt, size int64) (*Bundle, error) {
 	}
 	count := le.Uint64(head[len(Magic):])
 	br := bufio.NewReader(io.NewSectionReader(r, int64(headerSize), size-int64(headerSize)))
-	entries, err := readEntries(br, count, uint64(size))
+	entries, err := readEntries(br, count, uint64(size), nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Bundle{Entries: entries, ra: r}, nil
 }
 
+// headerLimit bounds a header that does not lie in the input as it is, but
+// is decompressed: its size in bytes and the length of each ID.
+type headerLimit struct {
+	size, id uint64
+}
+
 // readEntries reads count entry headers from br, which holds a bundle of end
 // bytes from its byte headerSize on, and checks that each entry's data lies
-// inside the bundle.
-func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
+// inside the bundle. With lim, the header is refused with goffload.ErrLimit
+// past lim.size bytes or with an ID longer than lim.id.
+func readEntries(br io.Reader, count, end uint64, lim *headerLimit) ([]Entry, error) {
 	var entries []Entry
 	pos := uint64(headerSize)
+	if lim != nil && count > (lim.size-pos)/entryFixedSize {
+		return nil, formatErr(int64(len(Magic)), fmt.Sprintf("entry count (entry headers past the %d-byte limit of a compressed bundle's header)", lim.size), count, goffload.ErrLimit)
+	}
 	// Each entry header takes at least entryFixedSize bytes of the input, so
 	// the loop ends after at most end/24 turns whatever count says.
 	for i := uint64(0); i < count; i++ {
@@ -137,6 +147,12 @@ func readEntries(br io.Reader, count, end uint64) ([]Entry, error) {
 		idLen := le.Uint64(fixed[16:])
 		if idLen > end-pos-entryFixedSize {
 			return nil, formatErr(int64(pos+16), fmt.Sprintf("entry %d ID length", i), idLen, goffload.ErrTruncated)
+		}
+		if lim != nil && idLen > lim.id {
+			return nil, formatErr(int64(pos+16), fmt.Sprintf("entry %d ID length (limit %d bytes)", i, lim.id), idLen, goffload.ErrLimit)
+		}
+		if lim != nil && idLen > lim.size-pos-entryFixedSize-(count-i-1)*entryFixedSize {
+			return nil, formatErr(int64(pos+16), fmt.Sprintf("entry %d ID length (the header passes the %d-byte limit of a compressed bundle's header)", i, lim.size), idLen, goffload.ErrLimit)
 		}
 		// The ID grows with what the reader returns, not with idLen.
 		var id bytes.Buffer

@@ -55,4 +55,14 @@
 // where), never a panic. The reader and the load-and-write path are fuzzed
 // (FuzzRead). Writing an object loaded from untrusted input writes at most 64
 // KiB of padding per section, whatever alignment the input declares.
+// Symbol and DT_NEEDED names share one copy of their string table and are
+// looked up once per offset; their bytes, counted for each symbol or tag
+// that names them, are at most 16 times the file's size plus 1 MiB, beyond
+// which [File.Symbols], [File.DynamicSymbols] and [File.Needed] give
+// [goffload.ErrLimit] (4000 symbols naming one 256 KiB string are refused).
+// [File.SectionAt] finds a section by address in log n, however many
+// sections there are and however they overlap. Section names, which
+// debug/elf copies for each section, count against the same budget, checked
+// before debug/elf reads them: 8000 sections naming one 64 KiB string give
+// [goffload.ErrLimit] from [Read].
 package elfobj

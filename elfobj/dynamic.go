@@ -1,6 +1,11 @@
 package elfobj
 
-import "debug/elf"
+import (
+	"debug/elf"
+
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/budget"
+)
 
 // dynSize is the size of an Elf64_Dyn.
 const dynSize = 16
@@ -26,7 +31,8 @@ func (f *File) Needed() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []byte // read when the first DT_NEEDED is found
+	var names string // read when the first DT_NEEDED is found
+	var read bool
 	var out []string
 	for i := 0; i+dynSize <= len(data); i += dynSize {
 		tag, val := elf.DynTag(f.order.Uint64(data[i:])), f.order.Uint64(data[i+8:])
@@ -36,10 +42,12 @@ func (f *File) Needed() ([]string, error) {
 		if tag != elf.DT_NEEDED {
 			continue
 		}
-		if names == nil {
-			if names, err = strs.Data(); err != nil {
+		if !read {
+			b, err := strs.Data()
+			if err != nil {
 				return nil, err
 			}
+			names, read = string(b), true
 		}
 		if val >= uint64(len(names)) || val > 1<<32-1 {
 			return nil, formatErr(int64(dyn.Offset)+int64(i), "DT_NEEDED name at %d past the %d bytes of %q", val, len(names), strs.Name)
@@ -47,6 +55,9 @@ func (f *File) Needed() ([]string, error) {
 		name, err := cString(names, uint32(val))
 		if err != nil {
 			return nil, formatErr(int64(dyn.Offset)+int64(i), "DT_NEEDED: %v", err)
+		}
+		if !f.refs.Take(uint64(len(name))) {
+			return nil, elfErr(int64(dyn.Offset)+int64(i), goffload.ErrLimit, "DT_NEEDED: the names up to it take more than %d times the file's %d bytes plus %d", budget.Factor, f.size, budget.Slack)
 		}
 		out = append(out, name)
 	}

@@ -1,7 +1,6 @@
 package elfobj
 
 import (
-	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -73,7 +73,15 @@ type File struct {
 	// symtabs caches decoded symbol tables by section index: relocation
 	// sections share one, and decoding it for each would be quadratic.
 	symtabs map[int][]FileSymbol
+	// refs counts the bytes of the symbol names decoded, each time a
+	// symbol names them (see internal/budget).
+	refs *budget.Counter
+	// byAddr indexes the sections by address (SectionAt).
+	byAddr []addrSpan
 }
+
+// Size returns the size of the input the file was read from.
+func (f *File) Size() int64 { return f.size }
 
 // FileSection is one section header of a File.
 type FileSection struct {
@@ -158,6 +166,16 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// debug/elf copies the name of each section: their bytes, counted for
+	// each section, come out of the file's budget.
+	refs := budget.For(size)
+	names, err := sectionNamesSize(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if !refs.Take(names) {
+		return nil, elfErr(ehdrShoff, goffload.ErrLimit, "the section names take %d bytes, more than %d times the file's %d bytes plus %d", names, budget.Factor, size, budget.Slack)
+	}
 	ef, err := newFile(r, size)
 	if err != nil {
 		return nil, err
@@ -165,7 +183,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if ef.Class != elf.ELFCLASS64 {
 		return nil, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", ef.Class)
 	}
-	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}}
+	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}, refs: refs}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
 		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
@@ -384,12 +402,24 @@ func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The names share one copy of the table, each is looked for once
+	// however many symbols name it, and the bytes named, counted for each
+	// symbol, stay within the file's budget.
+	strtab := string(names)
+	seen := map[uint32]string{}
 	syms := make([]FileSymbol, len(data)/symSize)
 	for i := range syms {
 		b := data[i*symSize:]
-		name, err := cString(names, f.order.Uint32(b))
-		if err != nil {
-			return nil, formatErr(int64(tab.Offset)+int64(i*symSize), "symbol %d: %v", i, err)
+		off := f.order.Uint32(b)
+		name, ok := seen[off]
+		if !ok {
+			if name, err = cString(strtab, off); err != nil {
+				return nil, formatErr(int64(tab.Offset)+int64(i*symSize), "symbol %d: %v", i, err)
+			}
+			seen[off] = name
+		}
+		if !f.refs.Take(uint64(len(name))) {
+			return nil, elfErr(int64(tab.Offset)+int64(i*symSize), goffload.ErrLimit, "symbol %d: the names of the symbols up to it take more than %d times the file's %d bytes plus %d", i, budget.Factor, f.size, budget.Slack)
 		}
 		syms[i] = FileSymbol{
 			Index: i, Name: name, Info: b[4], Other: b[5],
@@ -402,15 +432,15 @@ func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
 }
 
 // cString returns the NUL-terminated string at off of a string table.
-func cString(tab []byte, off uint32) (string, error) {
+func cString(tab string, off uint32) (string, error) {
 	if int64(off) >= int64(len(tab)) {
 		if off == 0 {
 			return "", nil
 		}
 		return "", fmt.Errorf("name offset %d past the string table's %d bytes", off, len(tab))
 	}
-	if i := bytes.IndexByte(tab[off:], 0); i >= 0 {
-		return string(tab[off : int(off)+i]), nil
+	if i := strings.IndexByte(tab[off:], 0); i >= 0 {
+		return tab[off : int(off)+i], nil
 	}
 	return "", fmt.Errorf("name at %d is not NUL-terminated", off)
 }

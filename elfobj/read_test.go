@@ -269,8 +269,9 @@ type writeBackError struct{ err error }
 
 func (e *writeBackError) Error() string { return "reading back what was written: " + e.err.Error() }
 
-// FuzzRead: any input gives a file or an error, never a panic, and whatever
-// the writer writes from a loaded object reads back.
+// FuzzRead: any input gives a file or an error, never a panic, whatever
+// the writer writes from a loaded object reads back, and reading, loading,
+// writing and reading back allocate within tooltest.CheckAllocs's bound.
 func FuzzRead(f *testing.F) {
 	for _, glob := range []string{"../offload/testdata/llvm/host-objects/*.o", "../offload/testdata/llvm/wrapper/*.o"} {
 		files, _ := filepath.Glob(glob)
@@ -281,12 +282,15 @@ func FuzzRead(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Read(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return
-		}
+		var err error
+		tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+			var file *File
+			if file, err = Read(bytes.NewReader(data), int64(len(data))); err == nil {
+				err = exercise(file)
+			}
+		})
 		var wb *writeBackError
-		if err := exercise(file); errors.As(err, &wb) {
+		if errors.As(err, &wb) {
 			t.Fatal(err)
 		}
 	})

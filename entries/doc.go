@@ -66,5 +66,9 @@
 // section), never a panic. Mixing follows the pointers of a descriptor only
 // inside the file's sections, and bounds its work: at most 1024 images per
 // descriptor, 256 descriptors, and in a stripped file 4096 candidates of 64
-// images at most.
+// images at most. Entries that point at one name share one string, and the
+// names' bytes, counted for each entry, are at most 16 times the file's size
+// plus 1 MiB ([goffload.ErrLimit] beyond); a linked file's name pointers find
+// their section through an index by address ([elfobj.File.SectionAt]), not a
+// scan of every section for every entry.
 package entries

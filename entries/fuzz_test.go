@@ -8,11 +8,14 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // FuzzRead: entries and release mixing read from any ELF file give a
-// result or an error, never a panic (fatobj's FuzzNewFile fuzzes the
-// device images and check).
+// result or an error, never a panic, and allocate within
+// tooltest.CheckAllocs's bound (fatobj's FuzzNewFile fuzzes the device
+// images and check).
 func FuzzRead(f *testing.F) {
 	for _, glob := range []string{"../offload/testdata/llvm/host-objects/*.o", "../offload/testdata/llvm/wrapper/*.o"} {
 		files, _ := filepath.Glob(glob)
@@ -23,14 +26,16 @@ func FuzzRead(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return
-		}
-		for _, r := range []*offload.Release{offload.Default(), mustLookup(19)} {
-			Read(file, r)
-			Mixing(file, r)
-		}
+		tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
+			file, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				return
+			}
+			for _, r := range []*offload.Release{offload.Default(), mustLookup(19)} {
+				Read(file, r)
+				Mixing(file, r)
+			}
+		})
 	})
 }
 

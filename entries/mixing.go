@@ -368,13 +368,8 @@ func (m *mixer) placeOf(loc location) (place, bool) {
 		}
 		return place{}, false
 	}
-	for _, s := range m.f.Sections[1:] {
-		if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || loc.addr < s.Addr {
-			continue
-		}
-		if d := loc.addr - s.Addr; d < s.Size {
-			return place{s, d}, true
-		}
+	if s, d, ok := m.f.SectionAt(loc.addr); ok {
+		return place{s, d}, true
 	}
 	return place{}, false
 }

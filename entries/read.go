@@ -1,14 +1,15 @@
 package entries
 
 import (
-	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
 )
@@ -72,6 +73,13 @@ type resolver struct {
 	byAddr map[uint64]*elfobj.FileSymbol // linked files: the symbol named at an address
 	dyn    map[uint64]elfobj.FileReloc   // linked files: dynamic relocations by address
 	data   map[int][]byte
+	// strs holds, by section index, one copy of the bytes of each section
+	// names point into, and names the names found there by offset: entries
+	// that share a name share one string. refs counts the bytes of every
+	// name each time an entry names it (see internal/budget).
+	strs  map[int]string
+	names map[[2]uint64]string
+	refs  *budget.Counter
 }
 
 func newResolver(f *elfobj.File) (*resolver, error) {
@@ -80,7 +88,8 @@ func newResolver(f *elfobj.File) (*resolver, error) {
 		return nil, ferr.New(entriesFormat, eMachineOffset,
 			fmt.Sprintf("machine %v (not x86-64, AArch64, ppc64 or riscv64)", f.Machine), nil, goffload.ErrUnsupported)
 	}
-	rs := &resolver{f: f, mc: mc, order: binary.LittleEndian, data: map[int][]byte{}}
+	rs := &resolver{f: f, mc: mc, order: binary.LittleEndian, data: map[int][]byte{},
+		strs: map[int]string{}, names: map[[2]uint64]string{}, refs: budget.For(f.Size())}
 	if f.Data == elf.ELFDATA2MSB {
 		rs.order = binary.BigEndian
 	}
@@ -263,11 +272,8 @@ func (rs *resolver) cString(loc location) (string, error) {
 	sec, off := loc.section, loc.offset
 	if loc.linked {
 		sec = 0
-		for _, s := range rs.f.Sections[1:] {
-			if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && loc.addr >= s.Addr && loc.addr-s.Addr < s.Size {
-				sec, off = s.Index, loc.addr-s.Addr
-				break
-			}
+		if s, d, ok := rs.f.SectionAt(loc.addr); ok {
+			sec, off = s.Index, d
 		}
 	}
 	if sec == 0 {
@@ -276,17 +282,38 @@ func (rs *resolver) cString(loc location) (string, error) {
 		}
 		return "", ferr.New(entriesFormat, -1, "name pointer points to no section", nil, nil)
 	}
-	data, err := rs.sectionData(sec)
-	if err != nil {
-		return "", err
+	name, ok := rs.names[[2]uint64{uint64(sec), off}]
+	if !ok {
+		var err error
+		if name, err = rs.findString(sec, off); err != nil {
+			return "", err
+		}
+		rs.names[[2]uint64{uint64(sec), off}] = name
+	}
+	if !rs.refs.Take(uint64(len(name))) {
+		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("the names of the entries up to this one take more than %d times the file's %d bytes plus %d", budget.Factor, rs.f.Size(), budget.Slack), nil, goffload.ErrLimit)
+	}
+	return name, nil
+}
+
+// findString returns the NUL-terminated string at off of section sec.
+func (rs *resolver) findString(sec int, off uint64) (string, error) {
+	str, ok := rs.strs[sec]
+	if !ok {
+		data, err := rs.sectionData(sec)
+		if err != nil {
+			return "", err
+		}
+		str = string(data)
+		rs.strs[sec] = str
 	}
 	target := rs.f.Sections[sec].Name
-	if off >= uint64(len(data)) {
-		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name pointer %s+%#x past the end of its %d bytes", target, off, len(data)), nil, nil)
+	if off >= uint64(len(str)) {
+		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name pointer %s+%#x past the end of its %d bytes", target, off, len(str)), nil, nil)
 	}
-	end := bytes.IndexByte(data[off:], 0)
+	end := strings.IndexByte(str[off:], 0)
 	if end < 0 {
 		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name at %s+%#x not NUL-terminated", target, off), nil, nil)
 	}
-	return string(data[off : off+uint64(end)]), nil
+	return str[off : off+uint64(end)], nil
 }

@@ -724,7 +724,13 @@ func (o *Object) readBundles(section string, sr *io.SectionReader, base int64) e
 				return fmt.Errorf("%s: %w", where(off), ferr.Rebase(err, fileOff))
 			}
 			b.Size = rest.Size()
-			if c.FileSize != 0 && int64(c.FileSize) <= rest.Size() {
+			// FileSize locates the next bundle; LLVM ignores it when
+			// unbundling, but a size that ends inside the header itself
+			// cannot be the bundle's.
+			if c.FileSize != 0 && c.FileSize < uint64(c.DataOffset) {
+				return fmt.Errorf("%s: %w", where(off), ferr.Rebase(ferr.New("offload bundle", 8, "compressed bundle's file size, smaller than its header", c.FileSize, goffload.ErrInvalid), fileOff))
+			}
+			if c.FileSize != 0 && c.FileSize <= uint64(rest.Size()) {
 				b.Size = int64(c.FileSize)
 				if c, err = bundle.ReadCompressed(io.NewSectionReader(rest, 0, b.Size), b.Size); err != nil {
 					return fmt.Errorf("%s: %w", where(off), ferr.Rebase(err, fileOff))
