@@ -1,10 +1,12 @@
 package fatobj
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,12 +34,17 @@ type ExtractOptions struct {
 	// OffloadBinary ("...<index>.offload"), a new one for device code that
 	// is in none.
 	Raw bool
-	// MaxBytes bounds the bytes the files take together: 0 is
-	// [DefaultMaxExtractBytes] of the inputs' size, a negative value no
-	// bound. Images may share their bytes (entries of one OffloadBinary
-	// pointing at one image, bundle entries at one range) and compressed
-	// ones inflate: a plan over the bound is an error matching
-	// goffload.ErrLimit, before anything is written.
+	// MaxBytes bounds the bytes the files take together: 0 is the default
+	// bound, a negative value no bound. Images may share their bytes
+	// (entries of one OffloadBinary pointing at one image, bundle entries
+	// at one range) and compressed ones inflate. The default bound is
+	// [DefaultMaxExtractBytes] of the inputs' size (16 times it plus 1 MiB)
+	// plus the bytes of compressed streams that the files are made of:
+	// each byte inflated counted once however many files hold it, and in
+	// all at most the inflation limit of the files' reads
+	// ([offload.Budget.MaxInflated], 16 GiB by default). A plan over the
+	// bound is an error matching goffload.ErrLimit, before anything is
+	// written.
 	MaxBytes int64
 	// Release, when set, names and packages as that release; else each
 	// object's own Release does. Where it reads nested binaries (LLVM main
@@ -73,6 +80,9 @@ type ExtractedFile struct {
 	Size int64
 
 	write func(w io.Writer) error
+	// from is where the file's bytes are inflated from, when they are the
+	// bytes of a compressed stream (from.key set).
+	from inflatedRange
 }
 
 // Copy writes the file's contents to w: what [Extraction.Write] puts in the
@@ -102,26 +112,140 @@ func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 			}
 		}
 	}
-	if limit := opt.MaxBytes; limit >= 0 {
+	if limit := opt.MaxBytes; limit > 0 && x.Total > limit {
+		return nil, fmt.Errorf("%s: the %d files would take %d bytes, more than the %d asked for: %w",
+			x.inputs(), len(x.Files), x.Total, limit, goffload.ErrLimit)
+	} else if limit == 0 {
 		var in int64
 		for _, f := range files {
 			in += f.inputSize()
 		}
-		if limit == 0 {
-			limit = DefaultMaxExtractBytes(in)
-		}
-		if x.Total > limit {
-			return nil, fmt.Errorf("%s: the %d files would take %d bytes, more than %d (16 times the %d bytes of the input plus 1 MiB; images share their bytes or inflate): %w",
-				x.inputs(), len(x.Files), x.Total, limit, in, goffload.ErrLimit)
+		inflated := x.inflated(files)
+		if limit = satAdd(DefaultMaxExtractBytes(in), inflated); x.Total > limit {
+			return nil, fmt.Errorf("%s: the %d files would take %d bytes, more than %d (16 times the %d bytes of the input plus 1 MiB, plus the %d bytes inflated that they are made of, each counted once; entries share images): %w",
+				x.inputs(), len(x.Files), x.Total, limit, in, inflated, goffload.ErrLimit)
 		}
 	}
 	return x.Extraction, nil
 }
 
 // DefaultMaxExtractBytes is the bound of an extraction's files for inputs
-// of in bytes: 16 times in plus 1 MiB, the budget of goffload's readers
-// (docs/hostile-input.md).
-func DefaultMaxExtractBytes(in int64) int64 { return 16*in + 1<<20 }
+// of in bytes, before what they inflate: 16 times in plus 1 MiB, the
+// budget of goffload's readers (docs/hostile-input.md). [PlanExtract] adds
+// the bytes inflated from compressed streams that the files are made of
+// (see [ExtractOptions.MaxBytes]).
+func DefaultMaxExtractBytes(in int64) int64 { return satAdd(satMul(16, in), 1<<20) }
+
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// inflatedRange is the part of a compressed stream's inflated data that a
+// file is made of: n bytes at off of the stream key.
+type inflatedRange struct {
+	key    streamKey
+	off, n uint64
+}
+
+// streamKey names a compressed stream by where it is: a compressed bundle
+// (bundle set), or a compressed OffloadBinary found in the top-level
+// binary top at the path at (the offsets of the compressed binaries that
+// hold it, each in the inflated data of the one before, then its own).
+// Entries that alias one image, or one nested binary, give one key.
+type streamKey struct {
+	bundle *Bundle
+	top    *offload.Binary
+	at     string
+}
+
+// inflatedFrom returns where the bytes of im, an image of an OffloadBinary
+// or of a bundle, are inflated from; ok is false for bytes that are in
+// place in the input (or decoded from a bitcode module).
+func inflatedFrom(im *Image) (r inflatedRange, ok bool) {
+	switch {
+	case im.Bundle != nil:
+		if im.Bundle.comp == nil || im.Index < 0 || im.Index >= len(im.Bundle.Entries) {
+			return r, false
+		}
+		e := im.Bundle.Entries[im.Index]
+		return inflatedRange{key: streamKey{bundle: im.Bundle}, off: e.Offset, n: e.Size}, true
+	case im.Binary != nil:
+		key, off := imageAt(im)
+		return inflatedRange{key: key, off: off, n: uint64(im.Size)}, key.at != ""
+	}
+	return r, false
+}
+
+// end is where r ends, at most the largest offset.
+func (r inflatedRange) end() uint64 {
+	if r.n > math.MaxUint64-r.off {
+		return math.MaxUint64
+	}
+	return r.off + r.n
+}
+
+// imageAt returns where im's bytes are: at off in the inflated data of
+// the stream key, or for key.at "" in im's top-level binary.
+func imageAt(im *Image) (key streamKey, off uint64) {
+	if im.Parent == nil {
+		key.top = im.Binary
+	} else {
+		key, off = imageAt(im.Parent)
+		off += uint64(im.Binary.Offset)
+	}
+	if im.Binary.Compression != "" {
+		// The binary is inflated whole, header included: its images are
+		// at their ImageOffset in the data of its own stream.
+		key.at += "/" + strconv.FormatUint(off, 10)
+		off = 0
+	}
+	return key, off + im.Binary.Images[im.Index].ImageOffset
+}
+
+// inflated returns the bytes inflated that the files of x are made of: of
+// each stream, the bytes that any file holds, once; in all at most the
+// inflation limit of the budgets the files were read with.
+func (x *extractor) inflated(files []*File) int64 {
+	ranges := map[streamKey][][2]uint64{}
+	for _, f := range x.Files {
+		if f.from.n > 0 {
+			ranges[f.from.key] = append(ranges[f.from.key], [2]uint64{f.from.off, f.from.end()})
+		}
+	}
+	var total uint64
+	for _, rs := range ranges {
+		slices.SortFunc(rs, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+		var end uint64
+		for _, r := range rs {
+			start := max(r[0], end)
+			if r[1] > start {
+				total += r[1] - start
+				end = r[1]
+			}
+		}
+	}
+	var limit uint64
+	for _, f := range files {
+		for _, o := range f.Objects {
+			g := o.budget
+			if g == nil {
+				g = &offload.Budget{}
+			}
+			limit = max(limit, g.InflatedLimit())
+		}
+	}
+	return int64(min(total, limit, math.MaxInt64))
+}
 
 // inputSize is the bytes f was read from: the file and the distinct files
 // its thin archives name (one named many times counts once).
@@ -178,7 +302,8 @@ func (x *extractor) object(o *Object) error {
 				break
 			}
 			b := im.Binary
-			err = x.add(im, "offload", b.Reader().Size(), func(w io.Writer) error { return copyAll(w, b.Reader(), b.Reader().Size()) })
+			// The binary as stored, compressed or not: nothing inflated.
+			err = x.add(im, "offload", false, b.Reader().Size(), func(w io.Writer) error { return copyAll(w, b.Reader(), b.Reader().Size()) })
 		case SourceBundle, SourceImageSection:
 			err = x.raw(im, rel)
 		case SourceBundled:
@@ -200,12 +325,12 @@ func (x *extractor) object(o *Object) error {
 // new OffloadBinary holding it.
 func (x *extractor) raw(im *Image, rel *offload.Release) error {
 	if x.opt.Raw {
-		return x.add(im, "", im.Size, imageCopier(im))
+		return x.add(im, "", true, im.Size, imageCopier(im))
 	}
 	if rel.BinaryVersion == 0 {
 		rel = offload.Default() // LLVM 13 and 14 have no OffloadBinary
 	}
-	return x.add(im, "offload", im.Size, func(w io.Writer) error {
+	return x.add(im, "offload", true, im.Size, func(w io.Writer) error {
 		r, err := im.Reader()
 		if err != nil {
 			return err
@@ -230,7 +355,7 @@ func (x *extractor) imageTree(im *Image, children map[*Image][]*Image) error {
 		}
 		return nil
 	}
-	return x.add(im, "", im.Size, imageCopier(im))
+	return x.add(im, "", true, im.Size, imageCopier(im))
 }
 
 func imageCopier(im *Image) func(io.Writer) error {
@@ -244,8 +369,10 @@ func imageCopier(im *Image) func(io.Writer) error {
 }
 
 // add plans a file for im named as the packager names it, with the
-// extension ext instead of the image kind's if ext is not "".
-func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer) error) error {
+// extension ext instead of the image kind's if ext is not ""; image says
+// that the file holds the image's bytes (inflated, if they are
+// compressed).
+func (x *extractor) add(im *Image, ext string, image bool, size int64, write func(io.Writer) error) error {
 	if x.skip {
 		return nil
 	}
@@ -282,7 +409,7 @@ func (x *extractor) add(im *Image, ext string, size int64, write func(io.Writer)
 	if prev, ok := x.names[folded(name)]; ok {
 		return fmt.Errorf("%s: image %d would be written to %s, as an image of %s was (names that differ only in case are one file on some file systems): %w", im.Object.Name, index, name, prev, ErrUnsafeName)
 	}
-	x.plan(im, name, size, write)
+	x.plan(im, name, size, write, image)
 	return nil
 }
 
@@ -302,13 +429,17 @@ func (x *extractor) addNamed(im *Image, name string) error {
 			return fmt.Errorf("%s: %s would be written twice: %w", im.Object.Name, name, ErrUnsafeName)
 		}
 	}
-	x.plan(im, name, im.Size, imageCopier(im))
+	x.plan(im, name, im.Size, imageCopier(im), true)
 	return nil
 }
 
-func (x *extractor) plan(im *Image, name string, size int64, write func(io.Writer) error) {
+func (x *extractor) plan(im *Image, name string, size int64, write func(io.Writer) error, image bool) {
 	x.names[folded(name)] = im.Object.Name
-	x.Files = append(x.Files, &ExtractedFile{Name: name, File: x.file, Image: im, Size: size, write: write})
+	f := &ExtractedFile{Name: name, File: x.file, Image: im, Size: size, write: write}
+	if image {
+		f.from, _ = inflatedFrom(im)
+	}
+	x.Files = append(x.Files, f)
 	x.Total += size
 }
 

@@ -44,7 +44,10 @@
 // deep; a thin archive that names itself is refused; at most 128 files are
 // open at once however many a thin archive names. Names of extracted files
 // come from the data: each must be one plain file name, and is written inside
-// the output folder ([os.Root]), whole or not at all.
+// the output folder ([os.Root]), whole or not at all. An extraction writes at
+// most 16 times its inputs' size plus 1 MiB, plus the bytes inflated from
+// compressed streams that its files are made of, each byte once (see
+// [ExtractOptions.MaxBytes]).
 package fatobj
 
 import (

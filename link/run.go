@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
@@ -647,7 +648,11 @@ func writer(w io.Writer) io.Writer {
 // FormatCommand prints a step as clang-linker-wrapper prints its commands
 // (--dry-run, --wrapper-verbose): a space, the program in double quotes,
 // then the arguments, quoted only where they must be. A step of goffload's
-// own prints as `# goffload: KIND ARGS`.
+// own prints as `# goffload: KIND ARGS`. Where clang-linker-wrapper would
+// print an argument's control characters as they are (a triple or an arch
+// from an input may hold ESC, CR, newlines), it is printed in the shell's
+// ANSI-C quotes ($'-march=a\x1b[2J\n'), so that nothing from the inputs
+// reaches the terminal as control nor forges a line.
 func FormatCommand(s *Step) string {
 	var b strings.Builder
 	args := s.Args
@@ -667,11 +672,52 @@ func FormatCommand(s *Step) string {
 }
 
 func quoteArg(a string) string {
+	if !printable(a) {
+		return ansiQuote(a)
+	}
 	if a != "" && !strings.ContainsAny(a, " \t\n\"\\$'") {
 		return a
 	}
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, `$`, `\$`)
 	return `"` + r.Replace(a) + `"`
+}
+
+// printable reports whether s prints as itself: valid UTF-8 of runes that
+// strconv.IsPrint accepts (no control character, no format character such
+// as U+202E); a space or a tab prints as itself in quotes.
+func printable(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) && r != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// ansiQuote returns a in the shell's ANSI-C quotes ($'...', bash, zsh,
+// ksh and POSIX sh of 2024): what does not print as itself written as \xHH
+// (a byte, or a control character of ASCII) or \uHHHH / \UHHHHHHHH.
+func ansiQuote(a string) string {
+	b := []byte("$'")
+	for i := 0; i < len(a); {
+		r, n := utf8.DecodeRuneInString(a[i:])
+		switch {
+		case r == utf8.RuneError && n == 1 || r < utf8.RuneSelf && !strconv.IsPrint(r):
+			b = fmt.Appendf(b, `\x%02x`, a[i])
+		case r == '\'' || r == '\\':
+			b = append(b, '\\', byte(r))
+		case !strconv.IsPrint(r) || r == utf8.RuneError:
+			if r > 0xffff {
+				b = fmt.Appendf(b, `\U%08x`, r)
+			} else {
+				b = fmt.Appendf(b, `\u%04x`, r)
+			}
+		default:
+			b = append(b, a[i:i+n]...)
+		}
+		i += n
+	}
+	return string(append(b, '\''))
 }
 
 func copyTo(path string, r io.Reader) error {

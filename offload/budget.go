@@ -169,3 +169,7 @@ func (o *ReadOptions) budget() *Budget {
 }
 
 func (o *ReadOptions) nested() bool { return o != nil && o.Nested }
+
+// InflatedLimit returns the bytes that the reads of the budget may inflate
+// in all: MaxInflated, or its default.
+func (g *Budget) InflatedLimit() uint64 { return g.maxInflated() }

@@ -161,44 +161,71 @@ type jsonCheck struct {
 	Entries int  `json:"entries"`
 	Images  int  `json:"images"`
 	// Unchecked lists the images whose symbols cannot be read.
-	Unchecked []string `json:"unchecked_images"`
+	Unchecked []jsonText `json:"unchecked_images"`
 	// MadeBy and ReadBy are the releases that make and that link and run
 	// everything the file holds.
 	MadeBy          offload.ReleaseSet `json:"made_by"`
 	ReadBy          offload.ReleaseSet `json:"read_by"`
-	Facts           []entries.Fact     `json:"facts"`
+	Facts           []jsonFact         `json:"facts"`
 	Registrations   []jsonRegistration `json:"registrations"`
 	Runtime         string             `json:"runtime"`
 	RuntimeReleases offload.ReleaseSet `json:"runtime_releases"`
-	Findings        []entries.Finding  `json:"findings"`
+	Findings        []jsonFinding      `json:"findings"`
+}
+
+// The entries package's findings, facts and registrations, their strings
+// from the file (section and symbol names in messages, the other input's
+// name) written as jsonText: bytes that are not UTF-8 kept.
+type jsonFinding struct {
+	Kind     entries.FindingKind `json:"kind"`
+	Message  jsonText            `json:"message"`
+	Section  jsonText            `json:"section,omitempty"`
+	Entries  int                 `json:"entries,omitempty"`
+	Releases offload.ReleaseSet  `json:"releases,omitempty"`
+	Other    jsonText            `json:"other,omitempty"`
+}
+
+type jsonFact struct {
+	Topic entries.Topic      `json:"topic"`
+	What  jsonText           `json:"what"`
+	Made  offload.ReleaseSet `json:"made_by"`
+	Links offload.ReleaseSet `json:"read_by"`
 }
 
 type jsonRegistration struct {
-	Kind string `json:"kind"`
-	entries.Registration
+	Kind      string             `json:"kind"`
+	Section   jsonText           `json:"section"`
+	Entries   int                `json:"entries"`
+	Images    int                `json:"images,omitempty"`
+	RawImages bool               `json:"raw_images,omitempty"`
+	Releases  offload.ReleaseSet `json:"releases"`
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []string{}, Facts: []entries.Fact{}, Registrations: []jsonRegistration{}, Findings: []entries.Finding{}}
+	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []jsonText{}, Facts: []jsonFact{}, Registrations: []jsonRegistration{}, Findings: []jsonFinding{}}
 	if c.bitcode() {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {
-			j.Unchecked = append(j.Unchecked, fmt.Sprintf("%s image for %s (arch %q): in LLVM bitcode, whose entries are not read", im.Kind, im.Triple(), im.Arch()))
+			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in LLVM bitcode, whose entries are not read", im.Kind, im.Triple(), im.Arch())))
 		}
 	}
 	if !c.raw {
-		j.Findings = append(j.Findings, c.report.Findings...)
+		for _, f := range c.report.Findings {
+			j.Findings = append(j.Findings, jsonFinding{Kind: f.Kind, Message: jsonText(f.Message), Section: jsonText(f.Section), Entries: f.Entries, Releases: f.Releases, Other: jsonText(f.Other)})
+		}
 		j.Entries, j.Images = len(c.report.Object.Entries), len(c.report.Images)
 		for _, im := range c.report.Images {
 			if im.Symbols == nil {
-				j.Unchecked = append(j.Unchecked, fmt.Sprintf("%s image for %s (arch %q): %s", im.Kind, im.Triple(), im.Arch(), im.Skipped))
+				j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): %s", im.Kind, im.Triple(), im.Arch(), im.Skipped)))
 			}
 		}
 		o := c.report.Origin
 		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = o.Made(), o.Links(), o.Runtime, o.RuntimeReleases
-		j.Facts = append(j.Facts, o.Facts...)
+		for _, f := range o.Facts {
+			j.Facts = append(j.Facts, jsonFact{Topic: f.Topic, What: jsonText(f.What), Made: f.Made, Links: f.Links})
+		}
 		for _, g := range o.Registrations {
-			j.Registrations = append(j.Registrations, jsonRegistration{Kind: g.Kind.String(), Registration: g})
+			j.Registrations = append(j.Registrations, jsonRegistration{Kind: g.Kind.String(), Section: jsonText(g.Section), Entries: g.Entries, Images: g.Images, RawImages: g.RawImages, Releases: g.Releases})
 		}
 	}
 	b, err := json.MarshalIndent(j, "", "  ")

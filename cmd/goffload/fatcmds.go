@@ -95,7 +95,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	fs.StringVar(&kind, "kind", "", "select images of offload `KIND`")
 	fs.BoolVar(&raw, "raw", false, "write the images themselves, named as clang-offload-packager names them (else the OffloadBinaries)")
 	fs.StringVar(&dir, "o", ".", "write the files into `DIR`")
-	fs.Int64Var(&maxBytes, "max-bytes", 0, "write at most `N` bytes in all (default: 16 times the inputs' size plus 1 MiB; -1: no bound)")
+	fs.Int64Var(&maxBytes, "max-bytes", 0, "write at most `N` bytes in all (default: 16 times the inputs' size plus 1 MiB, plus the bytes inflated from compressed images, each once; -1: no bound)")
 	fs.StringVar(&member, "member", "", "select the archive members named `NAME` (as llvm-offload-binary's member=NAME)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
