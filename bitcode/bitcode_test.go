@@ -112,7 +112,7 @@ func FuzzSymbols(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var syms []Symbol
 		var err error
-		got := allocated(func() { syms, err = Symbols(bytes.NewReader(data), int64(len(data))) })
+		got := tooltest.Allocated(func() { syms, err = Symbols(bytes.NewReader(data), int64(len(data))) })
 		if bound := bytesPerByte*uint64(len(data)) + fixedBytes; got > bound {
 			t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
 		}

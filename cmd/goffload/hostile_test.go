@@ -807,25 +807,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-// readRecord reads what the launcher wrote into res; it reports whether
-// there was a record.
-func readRecord(t *testing.T, record string, res *runResult) bool {
-	t.Helper()
-	data, err := os.ReadFile(record)
-	if err != nil {
-		return false
-	}
-	var rec runRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatalf("launcher record: %v", err)
-	}
-	res.code, res.rss, res.cpu, res.printed = rec.Code, rec.RSS, rec.CPU, rec.Stdout+rec.Stderr
-	if rec.Signal != "" {
-		res.stderr += "\n" + rec.Signal
-	}
-	return true
-}
-
 // launcherPath returns the test binary, the launcher of measured runs.
 func launcherPath(t *testing.T) string {
 	t.Helper()
@@ -872,22 +853,11 @@ func writtenSince(before, after map[string]int64) int64 {
 // the launcher that measures it.
 func runGoffload(t *testing.T, exe, dir string, args ...string) runResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*maxRunTime)
-	defer cancel()
-	record := filepath.Join(t.TempDir(), "record.json")
-	cmd := exec.CommandContext(ctx, launcherPath(t), args...)
-	cmd.Args[0] = "goffload"
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), measureEnv+"="+record, exeEnv+"="+exe)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	before := sizes(dir)
-	start := time.Now()
-	err := cmd.Run()
-	res := runResult{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start), code: -1}
-	res.written = writtenSince(before, sizes(dir))
-	if !readRecord(t, record, &res) {
+	res, rec, err := runMeasured(t, exe, dir, launcherPath(t), "goffload", args)
+	if rec == nil {
 		t.Errorf("%v: no record of the run (%v): %s", args, err, res.stderr)
+	} else if rec.Signal != "" {
+		res.stderr += "\n" + rec.Signal
 	}
 	return res
 }
@@ -906,30 +876,49 @@ func runThroughClang(t *testing.T, clang, exe, dir, in, out string) runResult {
 	if err := os.Symlink(launcherPath(t), filepath.Join(bin, wrapperName)); err != nil {
 		t.Fatal(err)
 	}
+	args := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-B", bin, "-Wl,--dry-run", in, "-o", out}
+	res, rec, err := runMeasured(t, exe, dir, clang, clang, args)
+	if rec == nil {
+		t.Fatalf("clang %v ran no wrapper (%v): %s%s", args, err, res.stdout, res.stderr)
+	}
+	res.stdout, res.stderr = "", rec.StderrText
+	if rec.Signal != "" {
+		res.stderr += "\n" + rec.Signal
+	}
+	return res
+}
+
+// runMeasured runs program (argv[0] argv0) with args in dir, TMPDIR set to
+// dir/tmp, and the environment that makes the launcher run exe and record
+// it. It returns the program's output and the files it wrote, with the cost
+// of goffload's run from the launcher's record; rec is nil if the launcher
+// left none.
+func runMeasured(t *testing.T, exe, dir, program, argv0 string, args []string) (res runResult, rec *runRecord, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*maxRunTime)
 	defer cancel()
 	record := filepath.Join(t.TempDir(), "record.json")
-	args := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-B", bin, "-Wl,--dry-run", in, "-o", out}
-	cmd := exec.CommandContext(ctx, clang, args...)
+	cmd := exec.CommandContext(ctx, program, args...)
+	cmd.Args[0] = argv0
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), measureEnv+"="+record, exeEnv+"="+exe)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	before := sizes(dir)
 	start := time.Now()
-	err := cmd.Run()
-	res := runResult{took: time.Since(start), code: -1}
+	err = cmd.Run()
+	res = runResult{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start), code: -1}
 	res.written = writtenSince(before, sizes(dir))
 	data, rerr := os.ReadFile(record)
-	var rec runRecord
-	if rerr != nil || json.Unmarshal(data, &rec) != nil {
-		t.Fatalf("clang %v ran no wrapper (%v): %s%s", args, err, stdout.String(), stderr.String())
+	if rerr != nil {
+		return res, nil, err
 	}
-	res.code, res.rss, res.cpu, res.printed, res.stderr = rec.Code, rec.RSS, rec.CPU, rec.Stdout+rec.Stderr, rec.StderrText
-	if rec.Signal != "" {
-		res.stderr += "\n" + rec.Signal
+	rec = new(runRecord)
+	if err := json.Unmarshal(data, rec); err != nil {
+		t.Fatalf("launcher record: %v", err)
 	}
-	return res
+	res.code, res.rss, res.cpu, res.printed = rec.Code, rec.RSS, rec.CPU, rec.Stdout+rec.Stderr
+	return res, rec, err
 }
 
 // inputSize returns the size of the regular file at path, 0 for anything
