@@ -327,6 +327,50 @@ func mutations(data []byte, seed int64, n int) [][]byte {
 	return out
 }
 
+// hostilePass returns the commands that accept the input name at path,
+// given those listed in pass: the ones that follow from them added
+// (check-json with check, list-23 with list, ...), and package (and wrap-14
+// for what is no OffloadBinary) for any regular file when pass is empty.
+func hostilePass(name, path string, pass ...string) []string {
+	pass = slices.Clone(pass) // appended to: not the caller's array
+	// The packager packages any regular file; LLVM 14's wrapper wraps
+	// any device image that is not an OffloadBinary.
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		if len(pass) == 0 {
+			pass = []string{"package"}
+		}
+		if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offload.Magic[:]) {
+			pass = append(pass, "wrap-14")
+		}
+	}
+	if slices.Contains(pass, "check") {
+		pass = append(pass, "check-json")
+	}
+	// Release 23 reads all that 22 reads, and packages it compressed.
+	if slices.Contains(pass, "list") {
+		pass = append(pass, "list-23")
+	}
+	if slices.Contains(pass, "extract-raw") {
+		pass = append(pass, "extract-23")
+	}
+	if slices.Contains(pass, "extract-23") {
+		pass = append(pass, "extract-member")
+	}
+	if slices.Contains(pass, "package") {
+		pass = append(pass, "package-compress")
+	}
+	if slices.Contains(pass, "wrap") {
+		pass = append(pass, "wrap-23")
+	}
+	// The same flow; but the wrapper's release is 22 (from its -L),
+	// and an old driver's OpenMP bundle or a program of mixed
+	// releases is refused as check would find it.
+	if slices.Contains(pass, "link") && name != "bundled-openmp-garbage" && name != "linked-mixed-stripped" {
+		pass = append(pass, "linker-wrapper")
+	}
+	return pass
+}
+
 // hostileInputs writes the inputs into dir.
 func hostileInputs(t *testing.T, dir string) []hostileInput {
 	t.Helper()
@@ -346,42 +390,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	}
 	var ins []hostileInput
 	add := func(name, path string, pass ...string) {
-		// The packager packages any regular file; LLVM 14's wrapper wraps
-		// any device image that is not an OffloadBinary.
-		if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
-			if len(pass) == 0 {
-				pass = []string{"package"}
-			}
-			if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offload.Magic[:]) {
-				pass = append(pass, "wrap-14")
-			}
-		}
-		if slices.Contains(pass, "check") {
-			pass = append(pass, "check-json")
-		}
-		// Release 23 reads all that 22 reads, and packages it compressed.
-		if slices.Contains(pass, "list") {
-			pass = append(pass, "list-23")
-		}
-		if slices.Contains(pass, "extract-raw") {
-			pass = append(pass, "extract-23")
-		}
-		if slices.Contains(pass, "extract-23") {
-			pass = append(pass, "extract-member")
-		}
-		if slices.Contains(pass, "package") {
-			pass = append(pass, "package-compress")
-		}
-		if slices.Contains(pass, "wrap") {
-			pass = append(pass, "wrap-23")
-		}
-		// The same flow; but the wrapper's release is 22 (from its -L),
-		// and an old driver's OpenMP bundle or a program of mixed
-		// releases is refused as check would find it.
-		if slices.Contains(pass, "link") && name != "bundled-openmp-garbage" && name != "linked-mixed-stripped" {
-			pass = append(pass, "linker-wrapper")
-		}
-		ins = append(ins, hostileInput{name: name, path: path, pass: pass})
+		ins = append(ins, hostileInput{name: name, path: path, pass: hostilePass(name, path, pass...)})
 	}
 
 	fifo := filepath.Join(dir, "fifo")
