@@ -96,7 +96,9 @@ func TestSymbolsRefusesWhatIsNotBitcode(t *testing.T) {
 	}
 }
 
-// FuzzSymbols: symbols or an error, never a panic, from any input.
+// FuzzSymbols: symbols or an error, never a panic, from any input, and
+// what reading allocates is bounded by the input's size (the budget of
+// FuzzEmbeddedObjects).
 func FuzzSymbols(f *testing.F) {
 	f.Add([]byte("BC\xc0\xde"))
 	f.Add([]byte("BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00\x62\x0c\x30\x24"))
@@ -108,7 +110,12 @@ func FuzzSymbols(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		syms, err := Symbols(bytes.NewReader(data), int64(len(data)))
+		var syms []Symbol
+		var err error
+		got := tooltest.Allocated(func() { syms, err = Symbols(bytes.NewReader(data), int64(len(data))) })
+		if bound := bytesPerByte*uint64(len(data)) + fixedBytes; got > bound {
+			t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
+		}
 		if err != nil && syms != nil {
 			t.Fatal("symbols and an error")
 		}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -358,15 +357,6 @@ func TestEmbeddedObjectsOfConstantsLLVMFolds(t *testing.T) {
 			t.Errorf("%s: %v\n%s", c.name, err, diff)
 		}
 	}
-}
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }
 
 // Producer reads the IDENTIFICATION_BLOCK's string, as llvm-bcanalyzer

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // The allocation budget of the hostile tests and FuzzEmbeddedObjects: per
@@ -25,7 +26,7 @@ func checkCost(t testing.TB, data []byte) ([]Embedded, error) {
 	var objs []Embedded
 	var err error
 	start := time.Now()
-	got := allocated(func() { objs, err = EmbeddedObjects(bytes.NewReader(data), int64(len(data))) })
+	got := tooltest.Allocated(func() { objs, err = EmbeddedObjects(bytes.NewReader(data), int64(len(data))) })
 	if bound := bytesPerByte*uint64(len(data)) + fixedBytes; got > bound {
 		t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
 	}

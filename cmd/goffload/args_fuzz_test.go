@@ -6,10 +6,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // FuzzParseArgs parses any command line: flags and operands come back, in
-// order, each one of the arguments, or an error; never a panic.
+// order, each one of the arguments, or an error; never a panic; and parsing
+// allocates at most 1 KiB per byte of the arguments, plus 1 MiB.
 func FuzzParseArgs(f *testing.F) {
 	for _, s := range []string{"x.o\x00--json", "-o\x00out\x00--\x00-x", "--image=file=a\x00-image\x00b\x00-", "-o", "--json=maybe\x00-lm\x00-L\x00/usr/lib"} {
 		f.Add(s)
@@ -23,7 +26,12 @@ func FuzzParseArgs(f *testing.F) {
 		var images stringList
 		fs.Var(&images, "image", "")
 		for _, pass := range []bool{false, true} {
-			unknown, err := parseArgs(fs, args, pass)
+			var unknown []string
+			var err error
+			got := tooltest.Allocated(func() { unknown, err = parseArgs(fs, args, pass) })
+			if bound := 1024*uint64(len(joined)+1) + 1<<20; got > bound {
+				t.Errorf("%d bytes of arguments allocated %d bytes, more than %d", len(joined)+1, got, bound)
+			}
 			if err != nil {
 				continue
 			}

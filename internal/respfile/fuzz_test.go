@@ -12,6 +12,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // The allocation budget of FuzzExpand, per byte of input and fixed: within
@@ -81,7 +82,8 @@ func FuzzExpand(f *testing.F) {
 }
 
 // FuzzWriteTokenize: what Write writes, Tokenize reads back as the
-// arguments written (split at NUL bytes; those Write refuses are left out).
+// arguments written (split at NUL bytes; those Write refuses are left out),
+// and tokenizing allocates at most 1 KiB per byte read, plus 1 MiB.
 func FuzzWriteTokenize(f *testing.F) {
 	f.Add(strings.Join(roundTrip, "\x00"))
 	f.Add("a\x00\x00b\\\x00\"\x00'")
@@ -91,7 +93,11 @@ func FuzzWriteTokenize(f *testing.F) {
 		if err := Write(&b, args); err != nil {
 			t.Fatal(err)
 		}
-		if got := Tokenize(b.String()); !slices.Equal(got, args) {
+		var got []string
+		if n, bound := tooltest.Allocated(func() { got = Tokenize(b.String()) }), 1024*uint64(b.Len())+1<<20; n > bound {
+			t.Errorf("%d bytes allocated %d bytes, more than %d", b.Len(), n, bound)
+		}
+		if !slices.Equal(got, args) {
 			t.Errorf("wrote %q as %q, read back %q", args, b.String(), got)
 		}
 	})
