@@ -320,5 +320,8 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 			return err
 		}
 	}
-	return ar.WriteGNU(w, members)
+	if err := ar.WriteGNU(w, members); err != nil {
+		return fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return nil
 }

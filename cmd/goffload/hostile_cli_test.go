@@ -131,6 +131,8 @@ func aliasedBinary(n, size int) []byte {
 	return v2Binary(entries, bytes.Repeat([]byte{0x90}, size))
 }
 
+func init() { hostileInputSources = append(hostileInputSources, hostileCLIInputs) }
+
 // hostileCLIInputs are the inputs above, for the hostile table: the
 // commands that must accept each, what the others must say.
 func hostileCLIInputs(t *testing.T, dir string) []hostileInput {

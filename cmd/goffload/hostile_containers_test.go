@@ -15,6 +15,8 @@ import (
 	"github.com/goffload/goffload/elfobj"
 )
 
+func init() { hostileInputSources = append(hostileInputSources, hostileContainerInputs) }
+
 // hostileContainerInputs builds into dir the inputs built to multiply
 // through the containers (issue 24): a compressed bundle's own header
 // inflating (an ID of 1 GiB, 4 million entries, in a file and in a

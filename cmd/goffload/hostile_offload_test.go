@@ -10,6 +10,8 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
+func init() { hostileInputSources = append(hostileInputSources, hostileOffloadInputs) }
+
 // hostileOffloadInputs builds into dir the OffloadBinaries of issue 24
 // built to multiply rather than to break: nested binaries sharing their
 // images, string entries sharing one long string, compressed binaries
@@ -105,7 +107,8 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		// 20 binaries inflating to 63 MiB each (44 KB): read, within the
 		// memory bound (each inflated as far as read, 64 MiB in memory in all).
 		{name: "offload-compressed-20x63M", path: write("compressed-20x63M.bin", bytes.Repeat(one.Bytes(), 20)),
-			pass: []string{"package", "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "wrap-23"}, any: true},
+			pass: []string{"package", "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "wrap-23"}, any: true,
+			inflates: 20 * 63 << 20},
 		// A version-3 binary of no entries: wrap --llvm 23 indexed Images[0].
 		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
 			says: map[string]string{"wrap-23": "no entries"}},

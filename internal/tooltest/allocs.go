@@ -22,11 +22,17 @@ const (
 // worker runs one input at a time).
 func CheckAllocs(t testing.TB, n int, perByte, fixed uint64, fn func()) {
 	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	if got, bound := after.TotalAlloc-before.TotalAlloc, perByte*uint64(n)+fixed; got > bound {
+	if got, bound := Allocated(fn), perByte*uint64(n)+fixed; got > bound {
 		t.Errorf("%d bytes of input allocated %d bytes, more than %d a byte plus %d", n, got, perByte, fixed)
 	}
+}
+
+// Allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc
+// before and after): what the fuzz targets bound by their input's size.
+func Allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
