@@ -215,29 +215,31 @@ func FuzzParseImageArg(f *testing.F) {
 	f.Add("file=a.o,file=b.bc,triple=t,=v,novalue,a=b=c")
 	f.Add(",,,=,==")
 	f.Fuzz(func(t *testing.T, arg string) {
-		for _, r := range Releases() {
-			imgs, err := r.ParseImageArg(arg)
-			if r.BinaryVersion == 0 {
-				if !errors.Is(err, goffload.ErrUnsupported) {
-					t.Fatalf("%v, which has no packager: %v, %v", r, imgs, err)
+		checkAllocated(t, len(arg), decodeFuzzPerByte, decodeFuzzFixed, func() {
+			for _, r := range Releases() {
+				imgs, err := r.ParseImageArg(arg)
+				if r.BinaryVersion == 0 {
+					if !errors.Is(err, goffload.ErrUnsupported) {
+						t.Fatalf("%v, which has no packager: %v, %v", r, imgs, err)
+					}
+					continue
 				}
-				continue
-			}
-			if err != nil {
-				if !errors.Is(err, ErrPackagerArgs) {
-					t.Fatalf("%v: %v", r, err)
+				if err != nil {
+					if !errors.Is(err, ErrPackagerArgs) {
+						t.Fatalf("%v: %v", r, err)
+					}
+					continue
 				}
-				continue
-			}
-			if len(imgs) == 0 {
-				t.Fatalf("%v: no image for %q", r, arg)
-			}
-			for _, im := range imgs {
-				if _, err := MarshalBinary(r, &im.Image, nil); err != nil {
-					t.Fatalf("%v: %v", r, err)
+				if len(imgs) == 0 {
+					t.Fatalf("%v: no image for %q", r, arg)
+				}
+				for _, im := range imgs {
+					if _, err := MarshalBinary(r, &im.Image, nil); err != nil {
+						t.Fatalf("%v: %v", r, err)
+					}
 				}
 			}
-		}
+		})
 	})
 }
 
