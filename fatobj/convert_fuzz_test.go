@@ -5,15 +5,28 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
 
+// The allocation budget of FuzzConvert: reading the object decodes its
+// section headers, symbols and string tables (each no larger than the
+// input, a symbol's 24 bytes to a structure of about 100), converting
+// rewrites its offloading sections (no larger than the input) and writing
+// makes an object of about the input's size: 64 a byte; plus 1 MiB for
+// the tables of a release and the writer's buffers.
+const (
+	convertFuzzPerByte = 64
+	convertFuzzFixed   = 1 << 20
+)
+
 // FuzzConvert converts any object from the release MadeBy tells (or 14, 19
 // and 22) to 15, 19 and 22: an error or a result that writes, never a
-// panic; to its own release nothing changes. Seeds: objects of clang 14
+// panic, allocating at most convertFuzzPerByte a byte plus
+// convertFuzzFixed; to its own release nothing changes. Seeds: objects of clang 14
 // (bundled), 15 (a C++ constructor), 15, 16, 19 and 22, and HIP 19.
 func FuzzConvert(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "convert", "*.o"))
@@ -25,6 +38,14 @@ func FuzzConvert(f *testing.F) {
 	}
 	targets := []int{15, 19, 22}
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		defer func() {
+			runtime.ReadMemStats(&after)
+			if got, bound := after.TotalAlloc-before.TotalAlloc, convertFuzzPerByte*uint64(len(data))+convertFuzzFixed; got > bound {
+				t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
+			}
+		}()
 		ef, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return

@@ -503,9 +503,11 @@ func (x *Extraction) inputs() string {
 
 // copyAll copies the size bytes of r to w; fewer is an error.
 func copyAll(w io.Writer, r io.Reader, size int64) error {
-	// Reads of 1 MiB: a decompressing reader works per call, and the
-	// writer's ReadFrom would read 32 KiB at a time.
-	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, 1<<20))
+	// Reads of 2 MiB: a decompressing reader works per call, and the
+	// writer's ReadFrom would read 32 KiB at a time; larger than the 1 MiB
+	// buffer of the file written (atomicfile), so bufio writes them
+	// straight to the file instead of copying them into its buffer.
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, 2<<20))
 	if err == nil && n < size {
 		err = fmt.Errorf("%d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
 	}

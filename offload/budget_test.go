@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -156,7 +157,9 @@ func (f cutReaderAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // TestInflateReadErrorIsNotInvalid: an input that fails to read while its
-// stream is inflated gives its own error, not invalid data.
+// stream is inflated gives its own error, not invalid data. Reading the
+// binary inflates the start of its stream only: the failure near its end
+// is met reading the image.
 func TestInflateReadErrorIsNotInvalid(t *testing.T) {
 	r23 := mustRelease(t, 23)
 	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
@@ -165,10 +168,61 @@ func TestInflateReadErrorIsNotInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := one.Bytes()
-	_, err := ReadAll(cutReaderAt{b, int64(len(b)) - 16}, int64(len(b)), nil)
+	bins, err := ReadAll(cutReaderAt{b, int64(len(b)) - 16}, int64(len(b)), nil)
+	if err != nil {
+		t.Fatalf("reading the binary, not its image: %v", err)
+	}
+	r, err := bins[0].Open(0)
+	if err == nil {
+		_, err = io.ReadAll(r)
+	}
 	if !errors.Is(err, errDisk) || errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("got %v, want the read error, not ErrInvalid", err)
 	}
 }
 
 func unsafeData(s string) *byte { return unsafe.StringData(s) }
+
+// TestInflatedRandomReads: reads of an inflated image at any offset and of
+// any length, in order and not (kept part, chunks, straight into the
+// caller's buffer, inflating again), give the image's bytes.
+func TestInflatedRandomReads(t *testing.T) {
+	r23 := mustRelease(t, 23)
+	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	img := make([]byte, 6<<20+12345)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range img {
+		img[i] = byte(i/7) ^ byte(rng.IntN(4))
+	}
+	var one bytes.Buffer
+	if _, err := WriteCompressedBinary(&one, r23, &im, bytes.NewReader(img), int64(len(img)), Compression{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, held := range []uint64{0, 100 << 10} {
+		bins, err := ReadAllBytes(one.Bytes(), &ReadOptions{Budget: &Budget{MaxInflatedMemory: held}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := bins[0].Open(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, img) {
+			t.Fatalf("held %d: read in order: %d bytes, %v", held, len(got), err)
+		}
+		for i := 0; i < 40; i++ {
+			off := rng.Int64N(int64(len(img)))
+			n := rng.Int64N(3 << 20)
+			if i%4 == 0 {
+				n = rng.Int64N(100)
+			}
+			p := make([]byte, n)
+			m, err := r.ReadAt(p, off)
+			want := img[off:min(off+n, int64(len(img)))]
+			if m != len(want) || !bytes.Equal(p[:m], want) || (m < len(p)) != (err == io.EOF) || err != nil && err != io.EOF {
+				t.Fatalf("held %d: ReadAt(%d bytes, %d) = %d, %v", held, n, off, m, err)
+			}
+		}
+	}
+}

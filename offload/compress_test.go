@@ -171,7 +171,8 @@ func TestCompressedZstdCommand(t *testing.T) {
 
 // FuzzReadVersion3 reads inputs as LLVM main after 22 does (versions 1 to
 // 3, compressed bodies inflated, at most 1 MiB): no panic, every image
-// readable or ErrImageRange.
+// readable or ErrImageRange, and reading allocates at most
+// readFuzzPerByte a byte plus readFuzzFixed.
 func FuzzReadVersion3(f *testing.F) {
 	r23, err := LookupRelease(23)
 	if err != nil {
@@ -190,7 +191,9 @@ func FuzzReadVersion3(f *testing.F) {
 	opt := &ReadOptions{Release: r23}
 	opt.MaxInflated = 1 << 20
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bins, err := ReadAllBytes(data, opt)
+		var bins []*Binary
+		var err error
+		checkAllocated(t, len(data), readFuzzPerByte, readFuzzFixed, func() { bins, err = ReadAllBytes(data, opt) })
 		if err != nil {
 			return
 		}

@@ -260,24 +260,26 @@ func FuzzDecodeRuntimeStructs(f *testing.F) {
 	f.Add(make([]byte, 32), 1)
 	f.Add([]byte{1, 2, 3}, -1)
 	f.Fuzz(func(t *testing.T, b []byte, n int) {
-		for _, bo := range entryByteOrders {
-			if d, err := DecodeDeviceImage(bo.order, b); err == nil && !bytes.Equal(d.Encode(bo.order), b[:DeviceImageSize]) {
-				t.Fatalf("DeviceImage %x re-encodes differently", b[:DeviceImageSize])
-			}
-			if d, err := DecodeBinDesc(bo.order, b); err == nil {
-				if _, err := DecodeBinDesc(bo.order, d.Encode(bo.order)); err != nil {
-					t.Fatal(err)
+		checkAllocated(t, len(b), decodeFuzzPerByte, decodeFuzzFixed, func() {
+			for _, bo := range entryByteOrders {
+				if d, err := DecodeDeviceImage(bo.order, b); err == nil && !bytes.Equal(d.Encode(bo.order), b[:DeviceImageSize]) {
+					t.Fatalf("DeviceImage %x re-encodes differently", b[:DeviceImageSize])
+				}
+				if d, err := DecodeBinDesc(bo.order, b); err == nil {
+					if _, err := DecodeBinDesc(bo.order, d.Encode(bo.order)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if imgs, err := DecodeDeviceImages(bo.order, b, n); err == nil && len(imgs) != n {
+					t.Fatalf("DecodeDeviceImages(%d) gave %d", n, len(imgs))
+				}
+				if tab, err := DecodeIndirectTable(bo.order, b); err == nil && !bytes.Equal(tab.Encode(bo.order), b) {
+					t.Fatalf("indirect table %x re-encodes differently", b)
+				}
+				if _, _, err := DecodeIdent(bo.order, b); (err == nil) != (len(b) >= IdentSize) {
+					t.Fatalf("DecodeIdent(%d bytes): %v", len(b), err)
 				}
 			}
-			if imgs, err := DecodeDeviceImages(bo.order, b, n); err == nil && len(imgs) != n {
-				t.Fatalf("DecodeDeviceImages(%d) gave %d", n, len(imgs))
-			}
-			if tab, err := DecodeIndirectTable(bo.order, b); err == nil && !bytes.Equal(tab.Encode(bo.order), b) {
-				t.Fatalf("indirect table %x re-encodes differently", b)
-			}
-			if _, _, err := DecodeIdent(bo.order, b); (err == nil) != (len(b) >= IdentSize) {
-				t.Fatalf("DecodeIdent(%d bytes): %v", len(b), err)
-			}
-		}
+		})
 	})
 }

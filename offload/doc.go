@@ -76,7 +76,10 @@
 // [Budget.MaxInflatedMemory] raise them). Beyond a bound the read fails
 // with an error matching [goffload.ErrLimit]. LLVM main does not refuse
 // images that overlap or share bytes; neither does this package, but it
-// counts them each time. A compressed stream is checked as far as it is
+// counts them each time. Reading a compressed binary inflates the first 64
+// KiB of its stream (more where its entries and strings lie further), and
+// reading an image in order, in reads of 64 KiB or more, decodes it
+// straight into the caller's buffer. A compressed stream is checked as far as it is
 // inflated: a stream that ends early or runs on past InflatedSize is an
 // error when the read reaches its end.
 package offload

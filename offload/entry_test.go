@@ -554,24 +554,26 @@ func FuzzDecodeEntry(f *testing.F) {
 	}
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, bo := range entryByteOrders {
-			for _, layout := range []EntryLayout{EntryLegacy, EntryV1} {
-				e, err := layout.Decode(bo.order, b)
-				if err != nil {
-					if len(b) >= layout.Size() {
-						t.Fatalf("%v: Decode(%d bytes): %v", layout, len(b), err)
+		checkAllocated(t, len(b), decodeFuzzPerByte, decodeFuzzFixed, func() {
+			for _, bo := range entryByteOrders {
+				for _, layout := range []EntryLayout{EntryLegacy, EntryV1} {
+					e, err := layout.Decode(bo.order, b)
+					if err != nil {
+						if len(b) >= layout.Size() {
+							t.Fatalf("%v: Decode(%d bytes): %v", layout, len(b), err)
+						}
+						continue
 					}
-					continue
-				}
-				back, err := layout.Encode(bo.order, e)
-				if err != nil || !bytes.Equal(back, b[:layout.Size()]) {
-					t.Fatalf("%v %s: Encode(Decode(%x)) = %x, %v", layout, bo.name, b[:layout.Size()], back, err)
-				}
-				if _, err := layout.DecodeAll(bo.order, b); (err == nil) != (len(b)%layout.Size() == 0) {
-					t.Fatalf("%v: DecodeAll(%d bytes): %v", layout, len(b), err)
+					back, err := layout.Encode(bo.order, e)
+					if err != nil || !bytes.Equal(back, b[:layout.Size()]) {
+						t.Fatalf("%v %s: Encode(Decode(%x)) = %x, %v", layout, bo.name, b[:layout.Size()], back, err)
+					}
+					if _, err := layout.DecodeAll(bo.order, b); (err == nil) != (len(b)%layout.Size() == 0) {
+						t.Fatalf("%v: DecodeAll(%d bytes): %v", layout, len(b), err)
+					}
 				}
 			}
-		}
+		})
 	})
 }
 

@@ -206,13 +206,15 @@ func FuzzParseSourceLocation(f *testing.F) {
 	f.Add(";id.c;foo;2;1;;")
 	f.Add(";;;;;;")
 	f.Fuzz(func(t *testing.T, s string) {
-		loc, err := ParseSourceLocation(s)
-		if err != nil {
-			return
-		}
-		again, err := ParseSourceLocation(loc.Format())
-		if err != nil || again != loc {
-			t.Fatalf("%q: parsed %+v, formatted %q, parsed again %+v, %v", s, loc, loc.Format(), again, err)
-		}
+		checkAllocated(t, len(s), decodeFuzzPerByte, decodeFuzzFixed, func() {
+			loc, err := ParseSourceLocation(s)
+			if err != nil {
+				return
+			}
+			again, err := ParseSourceLocation(loc.Format())
+			if err != nil || again != loc {
+				t.Fatalf("%q: parsed %+v, formatted %q, parsed again %+v, %v", s, loc, loc.Format(), again, err)
+			}
+		})
 	})
 }

@@ -12,21 +12,26 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// inflateChunk is the unit in which an inflated body is decoded and kept;
-// keptInflated the most kept of one binary (its entries and strings, in
-// any binary LLVM writes), within the budget's MaxInflatedMemory.
+// firstInflated is what reading a compressed binary inflates first: in any
+// binary LLVM writes, its entries and strings (list reads no more). What is
+// kept grows from it by doubling, up to keptInflated, within the budget's
+// MaxInflatedMemory; past it, the body is decoded in chunks of
+// inflateChunk, or straight into the caller's buffer.
 const (
-	inflateChunk = 1 << 20
-	keptInflated = 4 << 20
+	firstInflated = 64 << 10
+	inflateChunk  = 1 << 20
+	keptInflated  = 4 << 20
 )
 
 // inflater is an io.ReaderAt of a compressed binary as LLVM reads it: the
 // restored header, then the body its stream inflates to, inflated only as
-// far as it is read. What it inflates it keeps in memory, chunk by chunk,
-// while the budget has room; beyond that it keeps the last chunk decoded,
-// and a read before it inflates the stream again from the start (charged
-// to the budget). So listing a binary inflates the start of its stream,
-// and reading an image in order streams it.
+// far as it is read. What it inflates it keeps in memory, from the start,
+// while the budget has room; beyond that it decodes a read at the
+// decoder's position straight into the caller's buffer, else into a chunk
+// it keeps (the last decoded), and a read before the decoder's position
+// inflates the stream again from the start (charged to the budget). So
+// listing a binary inflates the start of its stream, and reading an image
+// in order streams it with no copy.
 type inflater struct {
 	g      *Budget
 	ra     io.ReaderAt // the input
@@ -38,8 +43,8 @@ type inflater struct {
 	binOff int64  // of the binary, for errors
 
 	mu      sync.Mutex
-	head    [][]byte // body chunks kept, from the start
-	full    bool     // the budget keeps no more chunks
+	head    []byte // the body kept, from its start
+	full    bool   // the budget keeps no more
 	dec     io.Reader
 	closer  func()
 	src     *srcReader
@@ -65,18 +70,17 @@ func (s *srcReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (in *inflater) headLen() uint64 {
-	if len(in.head) == 0 {
-		return 0
-	}
-	return uint64(len(in.head)-1)*inflateChunk + uint64(len(in.head[len(in.head)-1]))
-}
-
-func (in *inflater) dropDecoder() {
+// closeDecoder closes the decoder; dropDecoder also frees the chunk.
+func (in *inflater) closeDecoder() {
 	if in.closer != nil {
 		in.closer()
 	}
-	in.dec, in.closer, in.src, in.win = nil, nil, nil, nil
+	in.dec, in.closer, in.src = nil, nil, nil
+}
+
+func (in *inflater) dropDecoder() {
+	in.closeDecoder()
+	in.win = nil
 }
 
 // open starts the decoder at the start of the body.
@@ -119,27 +123,47 @@ func (in *inflater) streamErr(got uint64, err error) error {
 	return ferr.New("offload binary", in.binOff+HeaderSizeV3, name+" stream ("+err.Error()+")", got, goffload.ErrInvalid)
 }
 
-// next decodes the chunk at in.pos, into head while the budget keeps it,
-// else into win.
+// next decodes the bytes at in.pos onto head while the budget keeps them,
+// else a chunk into win.
 func (in *inflater) next() error {
+	if in.pos == uint64(len(in.head)) && !in.full && in.pos < keptInflated {
+		n := min(max(in.pos, firstInflated), keptInflated-in.pos, in.body-in.pos)
+		if in.g.hold(n) {
+			old := len(in.head)
+			if uint64(cap(in.head)-old) < n {
+				h := make([]byte, old, uint64(old)+n)
+				copy(h, in.head)
+				in.head = h
+			}
+			in.head = in.head[:uint64(old)+n]
+			if err := in.fill(in.head[old:]); err != nil {
+				in.head = in.head[:old]
+				return err
+			}
+			return nil
+		}
+		in.full = true
+	}
 	n := min(inflateChunk, in.body-in.pos)
+	if cap(in.win) < int(n) {
+		in.win = make([]byte, inflateChunk)
+	}
+	in.win = in.win[:n]
+	at := in.pos
+	if err := in.fill(in.win); err != nil {
+		in.win = nil
+		return err
+	}
+	in.winOff = at
+	return nil
+}
+
+// fill decodes the len(buf) bytes at in.pos into buf.
+func (in *inflater) fill(buf []byte) error {
 	if in.decoded {
-		if err := in.g.inflate(n); err != nil {
+		if err := in.g.inflate(uint64(len(buf))); err != nil {
 			return fmt.Errorf("offload binary at %#x: inflating it again: %w", in.binOff, err)
 		}
-	}
-	var buf []byte
-	keep := in.pos == in.headLen() && !in.full && in.pos+n <= keptInflated
-	if keep && !in.g.hold(n) {
-		in.full, keep = true, false
-	}
-	if keep {
-		buf = make([]byte, n)
-	} else {
-		if cap(in.win) < int(n) {
-			in.win = make([]byte, inflateChunk)
-		}
-		buf = in.win[:n]
 	}
 	got := 0
 	for got < len(buf) {
@@ -149,12 +173,7 @@ func (in *inflater) next() error {
 			return in.streamErr(in.pos+uint64(got), err)
 		}
 	}
-	if keep {
-		in.head = append(in.head, buf)
-	} else {
-		in.win, in.winOff = buf, in.pos
-	}
-	in.pos += n
+	in.pos += uint64(len(buf))
 	if in.pos == in.body {
 		// The stream must end here, as LLVM's decompress checks.
 		var one [1]byte
@@ -165,9 +184,7 @@ func (in *inflater) next() error {
 			return in.streamErr(in.pos, in.src.err)
 		}
 		in.decoded = true
-		if keep {
-			in.dropDecoder() // all is kept: the decoder is done
-		}
+		in.closeDecoder() // a read of the body before here starts again
 	}
 	return nil
 }
@@ -190,9 +207,8 @@ func (in *inflater) ReadAt(p []byte, off int64) (int, error) {
 	}
 	for done < len(want) {
 		bo := uint64(off) + uint64(done) - HeaderSizeV3
-		if bo < in.headLen() {
-			c := in.head[bo/inflateChunk]
-			done += copy(want[done:], c[bo%inflateChunk:])
+		if bo < uint64(len(in.head)) {
+			done += copy(want[done:], in.head[bo:])
 			continue
 		}
 		if in.win != nil && bo >= in.winOff && bo < in.winOff+uint64(len(in.win)) {
@@ -211,8 +227,19 @@ func (in *inflater) ReadAt(p []byte, off int64) (int, error) {
 				return done, err
 			}
 		}
-		// Decode on to the chunk that holds bo.
-		if err := in.next(); err != nil {
+		var err error
+		if rest := want[done:]; in.pos == bo && (in.full || bo != uint64(len(in.head)) || bo >= keptInflated) && len(want) >= firstInflated {
+			// A large read (an image read in order) at the decoder's
+			// position: straight into p, with no copy.
+			rest = rest[:min(uint64(len(rest)), in.body-bo)]
+			if err = in.fill(rest); err == nil {
+				done += len(rest)
+			}
+		} else {
+			// Decode on towards bo.
+			err = in.next()
+		}
+		if err != nil {
 			in.err = err
 			in.dropDecoder()
 			return done, err

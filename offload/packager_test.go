@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -210,12 +211,19 @@ func TestDetectImageKind(t *testing.T) {
 
 // FuzzParseImageArg: any argument gives images or an error, never a panic, and
 // every image has the file and the string map the packager would write.
+// What each release allocates is bounded by the argument and the binaries
+// the images make: each file= is an image carrying every key and value
+// (as LLVM's packager does), so N files and M strings make N times M
+// strings, the output's size, not the argument's; decodeFuzzPerByte a byte
+// of both, plus decodeFuzzFixed a release.
 func FuzzParseImageArg(f *testing.F) {
 	f.Add("file=a.o,triple=t,arch=sm_70,kind=openmp,feature=+x,feature=+y")
 	f.Add("file=a.o,file=b.bc,triple=t,=v,novalue,a=b=c")
 	f.Add(",,,=,==")
 	f.Fuzz(func(t *testing.T, arg string) {
 		for _, r := range Releases() {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			imgs, err := r.ParseImageArg(arg)
 			if r.BinaryVersion == 0 {
 				if !errors.Is(err, goffload.ErrUnsupported) {
@@ -232,10 +240,17 @@ func FuzzParseImageArg(f *testing.F) {
 			if len(imgs) == 0 {
 				t.Fatalf("%v: no image for %q", r, arg)
 			}
+			out := 0
 			for _, im := range imgs {
-				if _, err := MarshalBinary(r, &im.Image, nil); err != nil {
+				b, err := MarshalBinary(r, &im.Image, nil)
+				if err != nil {
 					t.Fatalf("%v: %v", r, err)
 				}
+				out += len(b)
+			}
+			runtime.ReadMemStats(&after)
+			if got, bound := after.TotalAlloc-before.TotalAlloc, decodeFuzzPerByte*uint64(len(arg)+out)+decodeFuzzFixed; got > bound {
+				t.Errorf("%v: %d bytes of argument, %d of binaries, allocated %d bytes, more than %d", r, len(arg), out, got, bound)
 			}
 		}
 	})

@@ -328,6 +328,10 @@ type failingReaderAt struct{}
 
 func (failingReaderAt) ReadAt([]byte, int64) (int, error) { return 0, os.ErrClosed }
 
+// FuzzReadAll: any bytes give binaries covering them or an error at an
+// offset inside them, never a panic; every image is readable or
+// ErrImageRange; reading allocates at most readFuzzPerByte a byte plus
+// readFuzzFixed.
 func FuzzReadAll(f *testing.F) {
 	for _, dir := range []string{"packager", "reader-validation"} {
 		ents, _ := os.ReadDir(filepath.Join("testdata", "llvm", dir))
@@ -339,7 +343,9 @@ func FuzzReadAll(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		bins, err := ReadAllBytes(data, nil)
+		var bins []*Binary
+		var err error
+		checkAllocated(t, len(data), readFuzzPerByte, readFuzzFixed, func() { bins, err = ReadAllBytes(data, nil) })
 		if err != nil {
 			var fe *goffload.FormatError
 			if errors.As(err, &fe) && (fe.Offset < 0 || fe.Offset > int64(len(data))) {

@@ -1,0 +1,47 @@
+package offload
+
+import (
+	"runtime"
+	"testing"
+)
+
+// The allocation bounds the fuzz targets assert: bytes allocated at most
+// perByte times the input's size plus fixed.
+//
+// Reading binaries (FuzzReadAll, FuzzReadVersion3): the Budget lets the
+// strings and images listed reach 16 times the input plus 1 MiB, each
+// string decoded once (built by appending, so up to twice its size); the
+// entries, string entries and the structures they decode to take a few
+// bytes per input byte (a 40-byte entry becomes a BinaryImage of about
+// 150 bytes). Hence 64 a byte. The fixed part is what one compressed
+// binary may take: its kept start, grown by doubling from 64 KiB to 4 MiB
+// (8 MiB allocated in all), a 1 MiB chunk, and the zstd decoder (its
+// tables, and a window of at most 128 MiB, the largest zstd level 22 uses,
+// held while the window is filled: a stream declaring a large window that
+// holds little allocates little), the 2 MiB of the Budget's own constant
+// doubled.
+const (
+	readFuzzPerByte = 64
+	readFuzzFixed   = 16 << 20
+)
+
+// Decoding fixed-size structures and parsing arguments allocates what it
+// returns: a few times the input (a string split into fields, a record per
+// bytes), and a little more.
+const (
+	decodeFuzzPerByte = 16
+	decodeFuzzFixed   = 64 << 10
+)
+
+// checkAllocated fails t if f allocates more than perByte bytes per byte of
+// its n bytes of input plus fixed.
+func checkAllocated(t *testing.T, n int, perByte, fixed uint64, f func()) {
+	t.Helper()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	if got, bound := after.TotalAlloc-before.TotalAlloc, perByte*uint64(n)+fixed; got > bound {
+		t.Errorf("%d bytes of input allocated %d bytes, more than %d (%d a byte plus %d)", n, got, bound, perByte, fixed)
+	}
+}
