@@ -1,9 +1,6 @@
 package offload
 
-import (
-	"runtime"
-	"testing"
-)
+import "github.com/goffload/goffload/internal/tooltest"
 
 // The allocation bounds the fuzz targets assert: bytes allocated at most
 // perByte times the input's size plus fixed.
@@ -35,13 +32,4 @@ const (
 
 // checkAllocated fails t if f allocates more than perByte bytes per byte of
 // its n bytes of input plus fixed.
-func checkAllocated(t *testing.T, n int, perByte, fixed uint64, f func()) {
-	t.Helper()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	if got, bound := after.TotalAlloc-before.TotalAlloc, perByte*uint64(n)+fixed; got > bound {
-		t.Errorf("%d bytes of input allocated %d bytes, more than %d (%d a byte plus %d)", n, got, bound, perByte, fixed)
-	}
-}
+var checkAllocated = tooltest.CheckAllocs
