@@ -65,13 +65,18 @@ func (m Missing) Finding() entries.Finding {
 // symbols cannot be read are skipped, and say why), and the signs of LLVM
 // releases mixed in each object and, for the relocatable objects, across
 // them as the inputs of one link ([entries.Incompatible]). Objects of other
-// formats (raw binaries, bundle files) are skipped. It returns one report
-// per ELF object, in order.
+// formats (raw binaries, bundle files) are skipped. The stream of every
+// compressed binary, in any object, is inflated whole first, as LLVM main's
+// reader does: one that is cut or runs past its InflatedSize is an error.
+// It returns one report per ELF object, in order.
 func Check(objs []*Object) ([]*Report, error) {
 	var reps []*Report
 	var set []entries.Input
 	var inSet []*Report
 	for _, o := range objs {
+		if err := verifyStreams(o); err != nil {
+			return nil, err
+		}
 		if o.ELF == nil {
 			continue
 		}
@@ -89,6 +94,30 @@ func Check(objs []*Object) ([]*Report, error) {
 		inSet[i].Findings = append(inSet[i].Findings, fs...)
 	}
 	return reps, nil
+}
+
+// verifyStreams inflates the whole stream of each compressed binary of o,
+// as LLVM main's reader decompresses it before reading the binary: reading
+// a binary inflates only what its entries and strings take (list reads no
+// more), so a stream cut or overrunning its InflatedSize after them is
+// found here, or when its image is read. What it inflates counts against
+// the budget of the read.
+func verifyStreams(o *Object) error {
+	var buf []byte
+	for _, b := range o.Binaries {
+		if b.InflatedSize == 0 {
+			continue
+		}
+		if buf == nil {
+			buf = make([]byte, 1<<20) // reads this large are inflated straight into it
+		}
+		// A writer that is not an io.ReaderFrom, so that the copy reads
+		// through buf.
+		if _, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, b.Inflated(), buf); err != nil {
+			return fmt.Errorf("%s: offload binary at %#x: %w", o.Name, b.Offset, err)
+		}
+	}
+	return nil
 }
 
 func checkObject(o *Object) (*Report, error) {

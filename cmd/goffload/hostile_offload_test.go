@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -91,6 +93,13 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	if _, err := offload.WriteCompressedBinary(&one, r23, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
 		t.Fatal(err)
 	}
+	// short: a compressed binary whose InflatedSize is 64 bytes more than
+	// its stream gives, past the entries and strings that reading inflates.
+	var short bytes.Buffer
+	if _, err := offload.WriteCompressedBinary(&short, r23, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, offload.Compression{}); err != nil {
+		t.Fatal(err)
+	}
+	le.PutUint64(short.Bytes()[32:], le.Uint64(short.Bytes()[32:])+64)
 	empty := shared(nil, 0)[:offload.HeaderSizeV3]
 	le.PutUint64(empty[8:], offload.HeaderSizeV3)
 	over := "over the limit"
@@ -109,6 +118,11 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		{name: "offload-compressed-20x63M", path: write("compressed-20x63M.bin", bytes.Repeat(one.Bytes(), 20)),
 			pass: []string{"package", "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "wrap-23"}, any: true,
 			inflates: 20 * 63 << 20},
+		// A stream that ends before its InflatedSize, after the entries:
+		// list reads the start only and takes it; check inflates every
+		// stream whole, as LLVM main's reader does, and refuses it.
+		{name: "offload-v3-stream-short", path: write("v3-stream-short.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), short.Bytes())),
+			any: true, says: map[string]string{"check": "InflatedSize", "check-json": "InflatedSize"}, inflates: 1 << 20},
 		// A version-3 binary of no entries: wrap --llvm 23 indexed Images[0].
 		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
 			says: map[string]string{"wrap-23": "no entries"}},
