@@ -193,5 +193,26 @@ func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdic
 	}
 	var sb strings.Builder
 	printText(&sb, f.Objects[0], false)
-	return verdict{listing: withoutEntries(sb.String())}
+	return verdict{listing: unquoteFields(withoutEntries(sb.String()))}
+}
+
+// unquoteFields undoes what list does to a string of the file that does not
+// print as itself (it is quoted: "\x10\xff"), for the comparison with
+// llvm-objdump, which prints the bytes raw.
+func unquoteFields(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, line := range lines {
+		k := strings.IndexByte(line, ' ')
+		if k < 0 {
+			continue
+		}
+		v := strings.TrimLeft(line[k:], " ")
+		if !strings.HasPrefix(v, `"`) {
+			continue
+		}
+		if raw, err := strconv.Unquote(v); err == nil {
+			lines[i] = line[:len(line)-len(v)] + raw
+		}
+	}
+	return strings.Join(lines, "\n")
 }

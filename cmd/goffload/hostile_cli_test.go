@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/goffload/goffload/internal/strtab"
@@ -137,13 +135,7 @@ func init() { hostileInputSources = append(hostileInputSources, hostileCLIInputs
 // commands that must accept each, what the others must say.
 func hostileCLIInputs(t *testing.T, dir string) []hostileInput {
 	t.Helper()
-	write := func(name string, data []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, data []byte) string { return writeInput(t, dir, name, data) }
 	return []hostileInput{
 		// extract refuses the names its triple and arch make.
 		{name: "inject-triple", path: write("inject-triple.bin", injectBinary()), any: true,

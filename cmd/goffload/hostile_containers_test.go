@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,13 +25,7 @@ func init() { hostileInputSources = append(hostileInputSources, hostileContainer
 // message by the commands that read the part built to multiply.
 func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	t.Helper()
-	write := func(name string, data []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, data []byte) string { return writeInput(t, dir, name, data) }
 	le := binary.LittleEndian
 	// A bundle header of count entries, then body.
 	header := func(count uint64, body ...[]byte) []byte {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
@@ -23,13 +21,7 @@ func init() { hostileInputSources = append(hostileInputSources, hostileOffloadIn
 func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	t.Helper()
 	le := binary.LittleEndian
-	write := func(name string, data []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, data []byte) string { return writeInput(t, dir, name, data) }
 	align := func(n int) int { return (n + 7) &^ 7 }
 	// shared: a version-3 binary of k entries all pointing at inner.
 	shared := func(inner []byte, k int) []byte {

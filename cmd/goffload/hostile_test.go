@@ -381,16 +381,20 @@ func hostilePass(name, path string, pass ...string) []string {
 	return pass
 }
 
+// writeInput writes data to dir/name for the table, and returns the path.
+func writeInput(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // hostileInputs writes the inputs into dir.
 func hostileInputs(t *testing.T, dir string) []hostileInput {
 	t.Helper()
-	write := func(name string, data []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name string, data []byte) string { return writeInput(t, dir, name, data) }
 	read := func(parts ...string) []byte {
 		data, err := os.ReadFile(filepath.Join(parts...))
 		if err != nil {
