@@ -199,6 +199,18 @@ func (c *Compressed) Open() io.Reader {
 	return d
 }
 
+// release gives the zstd decoder, if any, to the next stream: d is not read
+// again.
+func (d *decompressor) release() {
+	if z, ok := d.dec.(*zstdReader); ok {
+		z.release()
+	}
+	d.err = errReleased
+}
+
+// errReleased is what a released decompressor reads.
+var errReleased = errors.New("offload bundle: the decompressor was released")
+
 type decompressor struct {
 	c    *Compressed
 	dec  io.Reader

@@ -22,7 +22,9 @@ import (
 // decompressed bytes ("decompressed byte 0x56: entry 1 offset") and whose
 // Offset is -1, as no byte of the input holds them.
 func (c *Compressed) Entries() ([]Entry, error) {
-	src := &errRecorder{r: c.Open()}
+	d := c.Open().(*decompressor)
+	defer d.release() // the header read, its decoder serves the next stream
+	src := &errRecorder{r: d}
 	br := bufio.NewReaderSize(src, 4096)
 	var head [headerSize]byte
 	if n, err := io.ReadFull(br, head[:]); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/klauspost/compress/zstd"
 )
 
 // zstdTool returns the path of the zstd command, or ends the test.
@@ -458,4 +459,49 @@ func TestZstdCorruptAgreesWithZstdTool(t *testing.T) {
 		}
 	}
 	t.Logf("%d damaged frames: %d decoded by both, %d refused by both, %d decoded by zstd only", n, both, neither, onlyTool)
+}
+
+// A stream of a few bytes whose frame declares a 64 MiB window makes the
+// decoder allocate that window; decoders are reused, so forty such streams
+// read one after another (an archive of compressed bundles) allocate it
+// about once, not forty times.
+func TestZstdDecodersAreReused(t *testing.T) {
+	small := craft(1, entryHeader(200, 5, devID, uint64(len(devID))))
+	var stream bytes.Buffer
+	zw, err := zstd.NewWriter(&stream, zstd.WithSingleSegment(false), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write(small) // streamed: the frame has no content size, its window is the descriptor's
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The encoder declares the window the data needs (1 KiB): declare
+	// 64 MiB (exponent 16), as a hostile or careless writer may.
+	if b := stream.Bytes(); b[4]&^0x04 != 0 { // a checksum flag may be there
+		t.Fatalf("frame descriptor %#x, want a frame with a window descriptor and no content size", b[4])
+	} else {
+		b[5] = 16 << 3
+	}
+	hash, _ := Hash(bytes.NewReader(small))
+	data := ccob(2, MethodZstd, stream.Bytes(), uint64(len(small)), hash)
+	read := func() {
+		c, err := ReadCompressed(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Entries(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read() // a decoder with its window, kept
+	runtime.GC()
+	got := tooltest.Allocated(func() {
+		for range 40 {
+			read()
+		}
+	})
+	if got > 3*64<<20 {
+		t.Errorf("40 streams declaring a 64 MiB window allocated %d MiB", got>>20)
+	}
 }

@@ -57,6 +57,12 @@ func sectionNamesSize(r io.ReaderAt, size int64) (uint64, error) {
 	if elf.SectionType(order.Uint32(sh[4:])) != elf.SHT_STRTAB {
 		return 0, nil
 	}
+	if elf.SectionFlag(order.Uint64(sh[8:]))&elf.SHF_COMPRESSED != 0 {
+		// debug/elf would inflate it to the size its compression header
+		// claims (allocating 10 MB at a time) before finding it bad; LLVM
+		// reads a name table as it is, never inflated.
+		return 0, elfErr(int64(shoff+strndx*shdrSize+8), goffload.ErrInvalid, "section-name table (section %d) is compressed", strndx)
+	}
 	if off > uint64(size) || n > uint64(size)-off {
 		// debug/elf would allocate for it (10 MB at a time) before
 		// finding it cut.
