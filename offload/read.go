@@ -257,15 +257,22 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 			return nil, errAt(base, 16, "EntriesOffset", entOff, goffload.ErrTruncated)
 		}
 	}
-	ents := make([]byte, count*ImageEntrySize) // bounded by Size, itself bounded by the input
-	if err := readFull(r, ents, base+int64(entOff)); err != nil {
-		return nil, truncated(base+int64(entOff), "entries", err)
-	}
+	// The entries are read a chunk at a time, so that what is allocated
+	// follows what is read: a compressed binary's Size is its
+	// InflatedSize, which a few bytes may declare in gigabytes.
+	const entryChunk = 1024
+	ents := make([]byte, min(count, entryChunk)*ImageEntrySize)
 	checksStrings := opt.checksStrings(b.Version)
-	b.Images = make([]BinaryImage, count)
-	for i := range b.Images {
-		e := ents[i*ImageEntrySize:]
-		at := entOff + uint64(i)*ImageEntrySize
+	b.Images = make([]BinaryImage, 0, min(count, entryChunk))
+	for i := uint64(0); i < count; i++ {
+		if i%entryChunk == 0 {
+			n := min(count-i, entryChunk) * ImageEntrySize
+			if err := readFull(r, ents[:n], base+int64(entOff+i*ImageEntrySize)); err != nil {
+				return nil, truncated(base+int64(entOff+i*ImageEntrySize), "entries", err)
+			}
+		}
+		e := ents[(i%entryChunk)*ImageEntrySize:]
+		at := entOff + i*ImageEntrySize
 		im := BinaryImage{
 			OffloadKindCode: le.Uint16(e[2:]),
 			StringOffset:    le.Uint64(e[8:]),
@@ -288,7 +295,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 		if checksStrings && im.NumStrings > (buf-im.StringOffset)/StringEntrySizeV2 {
 			return nil, errAt(base, at+16, "NumStrings", im.NumStrings, goffload.ErrTruncated)
 		}
-		b.Images[i] = im
+		b.Images = append(b.Images, im)
 	}
 	if full {
 		if err := g.listImages(count); err != nil {
@@ -357,14 +364,20 @@ func (s *stringReader) read(im *BinaryImage) error {
 	if im.StringOffset > b.dataSize || im.NumStrings > (b.dataSize-im.StringOffset)/es {
 		return errAt(b.Offset, im.StringOffset, "string entries", im.NumStrings, ErrUnchecked)
 	}
-	raw := make([]byte, im.NumStrings*es) // inside the binary, so bounded by the input
-	if err := readFull(b.data, raw, b.base+int64(im.StringOffset)); err != nil {
-		return fmt.Errorf("offload binary at %#x: string entries: %w", b.Offset, err)
-	}
-	im.Strings = make([]KeyValue, im.NumStrings)
-	for i := range im.Strings {
-		e := raw[uint64(i)*es:]
-		at := im.StringOffset + uint64(i)*es
+	// Read a chunk at a time, so that what is allocated follows what is
+	// read: inside a compressed binary, whose size a few bytes declare.
+	const chunk = 1024
+	raw := make([]byte, min(im.NumStrings, chunk)*es)
+	im.Strings = make([]KeyValue, 0, min(im.NumStrings, chunk))
+	for i := uint64(0); i < im.NumStrings; i++ {
+		at := im.StringOffset + i*es
+		if i%chunk == 0 {
+			n := min(im.NumStrings-i, chunk) * es
+			if err := readFull(b.data, raw[:n], b.base+int64(at)); err != nil {
+				return fmt.Errorf("offload binary at %#x: string entries: %w", b.Offset, err)
+			}
+		}
+		e := raw[(i%chunk)*es:]
 		key, err := s.cString(le.Uint64(e), at)
 		if err != nil {
 			return err
@@ -378,7 +391,7 @@ func (s *stringReader) read(im *BinaryImage) error {
 		if err != nil {
 			return err
 		}
-		im.Strings[i] = KeyValue{key, val}
+		im.Strings = append(im.Strings, KeyValue{key, val})
 	}
 	return nil
 }
