@@ -12,11 +12,10 @@ import "github.com/goffload/goffload/internal/tooltest"
 // bytes per input byte (a 40-byte entry becomes a BinaryImage of about
 // 150 bytes). Hence 64 a byte. The fixed part is what one compressed
 // binary may take: its kept start, grown by doubling from 64 KiB to 4 MiB
-// (8 MiB allocated in all), a 1 MiB chunk, and the zstd decoder (its
-// tables, and a window of at most 128 MiB, the largest zstd level 22 uses,
-// held while the window is filled: a stream declaring a large window that
-// holds little allocates little), the 2 MiB of the Budget's own constant
-// doubled.
+// (8 MiB allocated in all), a 1 MiB chunk, and the zstd decoder, which
+// allocates the window its frame declares (at most twice the body, or
+// 8 MiB: maxZstdWindow's rule; the fuzz reads allow 1 MiB inflated) and
+// is then kept for the next stream.
 const (
 	readFuzzPerByte = 64
 	readFuzzFixed   = 16 << 20

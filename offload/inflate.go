@@ -83,17 +83,50 @@ func (in *inflater) dropDecoder() {
 	in.win = nil
 }
 
+// maxZstdWindow is the largest window a frame may declare: zstd's level 22
+// uses 2^27. A frame's window is besides at most twice the body it
+// inflates to, or 8 MiB: libzstd declares the power of two that holds the
+// content (LLVM compresses a binary in one call), github.com/klauspost's
+// encoder 8 MiB whatever the content; and a decoder allocates the declared
+// window (and two blocks of room) for its first block, so a few bytes
+// declaring 128 MiB for a body of a kilobyte would cost 128 MiB.
+const maxZstdWindow = 1 << 27
+
+// zstdDecoders keeps the decoders of finished streams for the next: a
+// decoder keeps the room it allocated for its window, so streams inflated
+// again, or many binaries, allocate it once.
+var zstdDecoders sync.Pool
+
+func getZstdDecoder(r io.Reader, body uint64) (*zstd.Decoder, error) {
+	window := min(maxZstdWindow, max(2*body, 8<<20))
+	opts := []zstd.DOption{zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(max(body+1, window))}
+	if d, ok := zstdDecoders.Get().(*zstd.Decoder); ok {
+		if err := d.ResetWithOptions(r, opts...); err == nil {
+			return d, nil
+		}
+		d.Close()
+	}
+	return zstd.NewReader(r, append(opts, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))...)
+}
+
+func putZstdDecoder(d *zstd.Decoder) {
+	if d.Reset(nil) == nil {
+		zstdDecoders.Put(d)
+	} else {
+		d.Close()
+	}
+}
+
 // open starts the decoder at the start of the body.
 func (in *inflater) open() error {
 	in.dropDecoder()
 	in.src = &srcReader{r: io.NewSectionReader(in.ra, in.off, in.n)}
 	if in.zstd {
-		d, err := zstd.NewReader(in.src, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxMemory(max(in.body+1, 1<<27)), zstd.WithDecoderMaxWindow(1<<27)) // zstd level 22 uses up to 2^27
+		d, err := getZstdDecoder(in.src, in.body)
 		if err != nil {
 			return in.streamErr(0, err)
 		}
-		in.dec, in.closer = d, d.Close
+		in.dec, in.closer = d, func() { putZstdDecoder(d) }
 	} else {
 		z, err := zlib.NewReader(in.src)
 		if err != nil {
