@@ -119,6 +119,15 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 	le.PutUint64(hdr[32:], 0)
 	data := &inflater{g: g, ra: b.ra, off: base + HeaderSizeV3, n: int64(b.Size - HeaderSizeV3), zstd: b.Compression == "zstd",
 		hdr: hdr, body: b.InflatedSize - HeaderSizeV3, binOff: base}
+	if b.InflatedSize > HeaderSizeV3 {
+		// The start of the stream, whatever the entries read: a binary of
+		// no entries reads none of its body, and LLVM main inflates it
+		// whole.
+		var first [1]byte
+		if _, err := data.ReadAt(first[:], HeaderSizeV3); err != nil {
+			return nil, fmt.Errorf("offload binary at %#x, inflated: %w", base, err)
+		}
+	}
 	inner, err := readAt(data, 0, int64(b.InflatedSize), opt, g, true)
 	if err != nil {
 		return nil, fmt.Errorf("offload binary at %#x, inflated: %w", base, err)
