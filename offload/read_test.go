@@ -363,6 +363,12 @@ func FuzzReadAll(f *testing.F) {
 			}
 		}
 		checkImages(t, bins)
+		if len(bins) == 0 {
+			if len(data) != 0 {
+				t.Fatalf("no binary read of %d bytes", len(data))
+			}
+			return
+		}
 		if last := bins[len(bins)-1]; end != uint64(len(data)) && !((*ReadOptions)(nil).alignsAfter(last.Version) && alignUp(end, Alignment) == alignUp(uint64(len(data)), Alignment) && end < uint64(len(data))) {
 			t.Fatalf("binaries cover %d of %d bytes", end, len(data))
 		}
