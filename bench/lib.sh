@@ -1,6 +1,6 @@
-# Shared by the bench scripts that write a section of bench/RESULTS.md
-# (bundle.sh, compress.sh, binary-compress.sh). Source it after setting
-# RUNS and making $tmp.
+# Shared by the bench scripts (bundle.sh, compress.sh, binary-compress.sh,
+# linkwrapper.sh, manyobjects.sh). Source it after setting RUNS and making
+# $tmp.
 
 # measure CLEAN CMD...: runs CMD RUNS times, each after `rm -rf CLEAN`, a new
 # empty folder $tmp/out and a sync; prints "median_seconds median_kib" (wall
@@ -48,3 +48,21 @@ replace_section() {
   fi
   echo "$text"
 }
+
+# one DIR CMD...: links once in DIR (a folder of $tmp) after a sync, appends "seconds kib" to
+# DIR/m.
+one() {
+  local dir=$1 start end
+  shift
+  rm -f "$dir/prog"
+  sync # the previous link's dirty pages are written back now, not during this one
+  start=$EPOCHREALTIME
+  (cd "$dir" && /usr/bin/time -f "%M" -o ../t "$@" > ../out 2>&1) || {
+    echo "bench: in $dir: $*" >&2
+    cat "$tmp/out" >&2
+    exit 1
+  }
+  end=$EPOCHREALTIME
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$tmp/t")" >> "$dir/m"
+}
+median() { awk -v c="$2" '{ print $c }' "$1" | sort -n | sed -n "$(((RUNS + 1) / 2))p"; }

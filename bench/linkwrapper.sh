@@ -49,6 +49,7 @@ done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. bench/lib.sh
 go build -o "$tmp/goffload" ./cmd/goffload
 g="$tmp/goffload"
 mkdir "$tmp/bin" "$tmp/rt" "$tmp/ref" "$tmp/ours"
@@ -100,23 +101,6 @@ image=$("$g" list --json "$tmp/big.o" | sed -n 's/^ *"image_size": \([0-9]*\),\{
 
 link=("$clang" -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu ../big.o -L../rt "-Wl,-rpath,$tmp/rt" -o prog)
 
-# one DIR CMD...: links once in DIR after a sync, appends "seconds kib" to
-# DIR/m.
-one() {
-  local dir=$1 start end
-  shift
-  rm -f "$dir/prog"
-  sync # the previous link's dirty pages are written back now, not during this one
-  start=$EPOCHREALTIME
-  (cd "$dir" && /usr/bin/time -f "%M" -o ../t "$@" > ../out 2>&1) || {
-    echo "bench: in $dir: $*" >&2
-    cat "$tmp/out" >&2
-    exit 1
-  }
-  end=$EPOCHREALTIME
-  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$tmp/t")" >> "$dir/m"
-}
-median() { awk -v c="$2" '{ print $c }' "$1" | sort -n | sed -n "$(((RUNS + 1) / 2))p"; }
 
 for ((i = 0; i < RUNS; i++)); do
   one "$tmp/ref" "${link[@]}"
@@ -136,8 +120,6 @@ rs=$(median "$tmp/ref/m" 1)
 rk=$(median "$tmp/ref/m" 2)
 os=$(median "$tmp/ours/m" 1)
 ok=$(median "$tmp/ours/m" 2)
-mibs() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 version=$("$clang" --version | awk '/version/ { for (i = 1; i < NF; i++) if ($i == "version") { print $(i + 1); exit } }')
 
 echo "<!-- bench/linkwrapper.sh -->"

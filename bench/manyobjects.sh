@@ -60,6 +60,7 @@ if [ -n "${BENCH_KEEP:-}" ]; then
 else
   trap 'rm -rf "$tmp"' EXIT
 fi
+. bench/lib.sh
 go build -o "$tmp/goffload" ./cmd/goffload
 g="$tmp/goffload"
 mkdir "$tmp/bin" "$tmp/rt" "$tmp/ref" "$tmp/ours" "$tmp/src" "$tmp/o" "$tmp/lib"
@@ -114,23 +115,6 @@ ls=()
 for ((l = 0; l < libs; l++)); do ls+=("-l$l"); done
 link=("$clang" -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu "${objs[@]}" -L../lib "${ls[@]}" -L../rt "-Wl,-rpath,$tmp/rt" -o prog)
 
-# one DIR CMD...: links once in DIR after a sync, appends "seconds kib" to
-# DIR/m.
-one() {
-  local dir=$1 start end
-  shift
-  rm -f "$dir/prog"
-  sync # the previous link's dirty pages are written back now, not during this one
-  start=$EPOCHREALTIME
-  (cd "$dir" && /usr/bin/time -f "%M" -o ../t "$@" > ../out 2>&1) || {
-    echo "bench: in $dir: $*" >&2
-    cat "$tmp/out" >&2
-    exit 1
-  }
-  end=$EPOCHREALTIME
-  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$tmp/t")" >> "$dir/m"
-}
-median() { awk -v c="$2" '{ print $c }' "$1" | sort -n | sed -n "$(((RUNS + 1) / 2))p"; }
 
 for ((i = 0; i < RUNS; i++)); do
   one "$tmp/ref" "${link[@]}"
@@ -174,9 +158,6 @@ rs=$(median "$tmp/ref/m" 1)
 rk=$(median "$tmp/ref/m" 2)
 os=$(median "$tmp/ours/m" 1)
 ok=$(median "$tmp/ours/m" 2)
-mibs() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
-secs() { awk -v s="$1" 'BEGIN { printf "%.2f", s }'; }
 version=$("$clang" --version | awk '/version/ { for (i = 1; i < NF; i++) if ($i == "version") { print $(i + 1); exit } }')
 progsize=$(stat -c %s "$tmp/ours/prog")
 
