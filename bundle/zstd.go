@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/zstddec"
 	"github.com/klauspost/compress/zstd"
 )
 
-// zstd frames are decoded by github.com/klauspost/compress/zstd, run as a
+// zstd frames are decoded by github.com/klauspost/compress/zstd through
+// internal/zstddec (decoders kept for the next stream), run as a
 // plain stream: one block decoder and no goroutine
 // (WithDecoderConcurrency(1)), buffers grown only as blocks need them
 // (WithDecoderLowmem), and frames whose window exceeds the reader's limit
@@ -47,8 +48,8 @@ func (z *zstdReader) Read(p []byte) (int, error) {
 		return 0, z.err
 	}
 	if z.dec == nil {
-		dec, err := getZstdDecoder(z.in, z.maxWindow)
-		if err != nil { // only for options out of range, which newZstdReader rules out
+		dec, err := zstddec.Get(z.in, z.maxWindow, z.maxWindow) // for a stream the memory bound bounds the window too
+		if err != nil {                                         // only for options out of range, which newZstdReader rules out
 			z.err = fmt.Errorf("offload bundle: zstd decoder: %w", err)
 			return 0, z.err
 		}
@@ -57,7 +58,7 @@ func (z *zstdReader) Read(p []byte) (int, error) {
 	n, err := z.dec.Read(p)
 	if err != nil {
 		z.err = z.fail(err)
-		putZstdDecoder(z.dec)
+		zstddec.Put(z.dec)
 		z.dec = nil
 	}
 	return n, z.err
@@ -66,43 +67,11 @@ func (z *zstdReader) Read(p []byte) (int, error) {
 // release gives z's decoder, if it has one, to the next stream.
 func (z *zstdReader) release() {
 	if z.dec != nil {
-		putZstdDecoder(z.dec)
+		zstddec.Put(z.dec)
 		z.dec = nil
 	}
 	if z.err == nil {
 		z.err = errReleased
-	}
-}
-
-// zstdDecoders keeps the decoders of finished streams for the next ones. A
-// decoder allocates the frame's window (and two blocks of room) for its
-// first block, whatever the frame then holds: a stream of a few bytes
-// declaring a 128 MiB window makes it allocate and zero 128 MiB. Reused, a
-// decoder keeps that room, so a thousand such streams in one input (an
-// archive of compressed bundles) cost one window, not a thousand.
-var zstdDecoders sync.Pool
-
-func getZstdDecoder(r io.Reader, maxWindow uint64) (*zstd.Decoder, error) {
-	opts := []zstd.DOption{
-		zstd.WithDecoderMaxWindow(maxWindow),
-		// For a stream this bounds the window too; for nothing else.
-		zstd.WithDecoderMaxMemory(maxWindow),
-	}
-	if dec, ok := zstdDecoders.Get().(*zstd.Decoder); ok {
-		if err := dec.ResetWithOptions(r, opts...); err == nil {
-			return dec, nil
-		}
-		dec.Close()
-	}
-	return zstd.NewReader(r, append(opts, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))...)
-}
-
-// putZstdDecoder keeps dec, done with its stream, for another.
-func putZstdDecoder(dec *zstd.Decoder) {
-	if dec.Reset(nil) == nil {
-		zstdDecoders.Put(dec)
-	} else {
-		dec.Close()
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
-	"github.com/klauspost/compress/zstd"
+	"github.com/goffload/goffload/internal/zstddec"
 )
 
 // firstInflated is what reading a compressed binary inflates first: in any
@@ -92,41 +92,17 @@ func (in *inflater) dropDecoder() {
 // declaring 128 MiB for a body of a kilobyte would cost 128 MiB.
 const maxZstdWindow = 1 << 27
 
-// zstdDecoders keeps the decoders of finished streams for the next: a
-// decoder keeps the room it allocated for its window, so streams inflated
-// again, or many binaries, allocate it once.
-var zstdDecoders sync.Pool
-
-func getZstdDecoder(r io.Reader, body uint64) (*zstd.Decoder, error) {
-	window := min(maxZstdWindow, max(2*body, 8<<20))
-	opts := []zstd.DOption{zstd.WithDecoderMaxWindow(window), zstd.WithDecoderMaxMemory(max(body+1, window))}
-	if d, ok := zstdDecoders.Get().(*zstd.Decoder); ok {
-		if err := d.ResetWithOptions(r, opts...); err == nil {
-			return d, nil
-		}
-		d.Close()
-	}
-	return zstd.NewReader(r, append(opts, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))...)
-}
-
-func putZstdDecoder(d *zstd.Decoder) {
-	if d.Reset(nil) == nil {
-		zstdDecoders.Put(d)
-	} else {
-		d.Close()
-	}
-}
-
 // open starts the decoder at the start of the body.
 func (in *inflater) open() error {
 	in.dropDecoder()
 	in.src = &srcReader{r: io.NewSectionReader(in.ra, in.off, in.n)}
 	if in.zstd {
-		d, err := getZstdDecoder(in.src, in.body)
+		window := min(maxZstdWindow, max(2*in.body, 8<<20))
+		d, err := zstddec.Get(in.src, window, max(in.body+1, window))
 		if err != nil {
 			return in.streamErr(0, err)
 		}
-		in.dec, in.closer = d, func() { putZstdDecoder(d) }
+		in.dec, in.closer = d, func() { zstddec.Put(d) }
 	} else {
 		z, err := zlib.NewReader(in.src)
 		if err != nil {
