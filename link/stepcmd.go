@@ -118,11 +118,11 @@ func runExtract(rel *offload.Release, input string, pairs []string) error {
 			return fmt.Errorf("%w: step extract: %s has no image %d of object %d", ErrUsage, input, ii, oi)
 		}
 		r, err := f.Objects[oi].Images[ii].Reader()
-		if err != nil {
-			return err
+		if err == nil {
+			err = copyTo(out, r)
 		}
-		if err := copyTo(out, r); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("%s: %w", input, err)
 		}
 	}
 	return nil
