@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -28,15 +29,13 @@ type Embedded struct {
 	Data []byte
 }
 
-// maxExpansion bounds what EmbeddedObjects returns: its objects' bytes,
-// counted each time llvm.embedded.objects lists one and with objectCost
-// more for each, are at most maxExpansion times the input's size. LLVM's
-// writer takes 8 bits of input per byte of an array of i8, and 6 bits or
-// more per element of another type, 8 bytes at most.
-const (
-	maxExpansion = 16
-	objectCost   = 64 // an Embedded
-)
+// What EmbeddedObjects returns, its objects' bytes counted each time
+// llvm.embedded.objects lists one and with objectCost more for each, is
+// bounded by the module's one rule (internal/budget): at most 16 times the
+// input's size plus 1 MiB. LLVM's writer takes 8 bits of input per byte of
+// an array of i8, and 6 bits or more per element of another type, 8 bytes
+// at most.
+const objectCost = 64 // an Embedded
 
 // EmbeddedObjects returns the objects embedded in the module of the
 // bitcode file held in the size bytes of r, as LLVM's extractFromBitcode
@@ -65,9 +64,9 @@ const (
 // error. The objects' bytes are decoded from the bitstream and held in
 // memory (an object listed twice shares them); their cost is bounded by
 // the input's size: counted each time an object is listed, and with 64
-// bytes more for each, they are at most 16 times the size, and
-// llvm.embedded.objects has at most one operand per 4 bytes (more gives an
-// error matching goffload.ErrLimit).
+// bytes more for each, they are at most 16 times the size plus 1 MiB, and
+// llvm.embedded.objects has at most one operand per 4 bytes
+// (more gives an error matching goffload.ErrLimit).
 func EmbeddedObjects(r io.ReaderAt, size int64) ([]Embedded, error) {
 	if err := ferr.CheckInput("bitcode", r, size); err != nil {
 		return nil, err
@@ -157,13 +156,13 @@ func (m *module) nodeObject(node *mdEntry, section string) (Embedded, bool, erro
 		}
 		return Embedded{}, false, nil // a global value: no data
 	}
-	budget := maxExpansion*uint64(m.size) - m.spent
-	data, ok, err := m.initializer(init.i, g, budget)
+	left := budget.Linear(uint64(m.size)) - m.spent
+	data, ok, err := m.initializer(init.i, g, left)
 	if err != nil || !ok {
 		return Embedded{}, false, err
 	}
-	if uint64(len(data)) > budget || budget-uint64(len(data)) < objectCost {
-		return Embedded{}, false, limitErr(g.at, fmt.Sprintf("embedded objects of more than %d times the input's %d bytes", maxExpansion, m.size))
+	if uint64(len(data)) > left || left-uint64(len(data)) < objectCost {
+		return Embedded{}, false, limitErr(g.at, fmt.Sprintf("embedded objects of more than %d times the input's %d bytes plus %d", budget.Factor, m.size, budget.Slack))
 	}
 	m.spent += uint64(len(data)) + objectCost
 	return Embedded{Global: g.name, Section: section, Data: data}, true, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 )
 
@@ -257,7 +258,7 @@ func (m *module) namedMetadata(rec *record) error {
 			return formatErr(rec.at, "operand of llvm.embedded.objects: metadata ID", op)
 		}
 		// Each operand is an object at most, of objectCost bytes at least.
-		if uint64(len(m.embedded)) >= maxExpansion*uint64(m.size)/objectCost {
+		if uint64(len(m.embedded)) >= budget.Factor*uint64(m.size)/objectCost {
 			return limitErr(rec.at, fmt.Sprintf("more than %d operands of llvm.embedded.objects in %d bytes", len(m.embedded), m.size))
 		}
 		m.embedded = append(m.embedded, initRef{op, rec.at})

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
@@ -134,20 +135,13 @@ func PlanExtract(files []*File, opt *ExtractOptions) (*Extraction, error) {
 // budget of goffload's readers (docs/hostile-input.md). [PlanExtract] adds
 // the bytes inflated from compressed streams that the files are made of
 // (see [ExtractOptions.MaxBytes]).
-func DefaultMaxExtractBytes(in int64) int64 { return satAdd(satMul(16, in), 1<<20) }
+func DefaultMaxExtractBytes(in int64) int64 { return budget.LinearInt(in) }
 
 func satAdd(a, b int64) int64 {
 	if a > math.MaxInt64-b {
 		return math.MaxInt64
 	}
 	return a + b
-}
-
-func satMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
 }
 
 // inflatedRange is the part of a compressed stream's inflated data that a

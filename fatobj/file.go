@@ -268,6 +268,17 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 	if top && a.Kind() != ar.Thin {
 		o.f.archive = a
 	}
+	// The archive's own bytes (its members' count as theirs) and the long
+	// names its headers refer to join the command's count of names.
+	own := r.Size()
+	for _, m := range a.Members() {
+		if !m.Thin {
+			own -= m.Size
+		}
+	}
+	if err := o.opt.Budget.CountNames(uint64(max(own, 0)), a.Referenced()); err != nil {
+		return err
+	}
 	for _, m := range a.Members() {
 		if o.members++; o.members > MaxMembers {
 			return fmt.Errorf("more than %d archive members: %w", MaxMembers, goffload.ErrLimit)

@@ -458,6 +458,16 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 		if err := o.readELFCode(); err != nil {
 			return err
 		}
+		// The names the object's readers handed out join the command's
+		// count: one file's bound (16 times it plus 1 MiB) per file would
+		// let many small files multiply it.
+		names := o.ELF.Referenced()
+		for _, e := range o.Entries {
+			names += uint64(len(e.Name))
+		}
+		if err := o.budget.CountNames(uint64(o.r.Size()), names); err != nil {
+			return fmt.Errorf("%s: %w", o.Name, err)
+		}
 	}
 	return o.bundleImages()
 }

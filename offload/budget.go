@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/budget"
 )
 
 // Budget is what reads sharing it (through [ReadOptions.Budget]) may decode
@@ -22,6 +23,11 @@ import (
 //     each time) and of their strings (each key and value, counted each time
 //     an entry points to it, as list prints it) are at most 16 times the
 //     input plus 1 MiB.
+//
+// Readers of the containers that hold binaries (archives, ELF files, their
+// entry tables) count the names they hand out, each time a record names
+// one, against the same rule: at most 16 times the bytes of those
+// containers plus 1 MiB, for all the files of the command ([Budget.CountNames]).
 //
 // The bytes inflated from compressed binaries (InflatedSize, and again
 // whenever a part must be inflated a second time) are at most MaxInflated in
@@ -41,20 +47,19 @@ type Budget struct {
 	MaxInflatedMemory uint64
 
 	mu       sync.Mutex
-	input    uint64 // bytes of input, and inflated sizes
-	images   uint64 // images listed
-	listed   uint64 // image and string bytes listed
-	inflated uint64 // bytes inflated, or to be
-	held     uint64 // inflated bytes in memory
+	refs     budget.Counter // input bytes and inflated sizes; image and string bytes listed
+	names    budget.Counter // containers' bytes; the names read from them
+	images   uint64         // images listed
+	inflated uint64         // bytes inflated, or to be
+	held     uint64         // inflated bytes in memory
 	active   *inflater
 }
 
-// Budget bounds, as the [Budget] doc states them.
+// Budget bounds, as the [Budget] doc states them; the bytes listed are
+// bounded by internal/budget's one rule (budget.Linear).
 const (
 	budgetEntryBytes   = ImageEntrySize // input bytes per image listed
 	budgetImagesPlus   = 4096
-	budgetBytesFactor  = 16
-	budgetBytesPlus    = 1 << 20
 	defaultMaxInflated = 16 << 30
 	defaultMaxHeld     = 64 << 20
 )
@@ -76,34 +81,18 @@ func (g *Budget) maxHeld() uint64 {
 // addInput credits n bytes of input.
 func (g *Budget) addInput(n uint64) {
 	g.mu.Lock()
-	g.input = satAdd(g.input, n)
+	g.refs.Grow(n)
 	g.mu.Unlock()
-}
-
-func satAdd(a, b uint64) uint64 {
-	if a+b < a {
-		return ^uint64(0)
-	}
-	return a + b
-}
-
-func satMul(a, b uint64) uint64 {
-	if a != 0 && b > ^uint64(0)/a {
-		return ^uint64(0)
-	}
-	return a * b
 }
 
 // listBytes charges n bytes of images or strings listed.
 func (g *Budget) listBytes(n uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	limit := satAdd(satMul(g.input, budgetBytesFactor), budgetBytesPlus)
-	if n > limit || g.listed > limit-n {
-		return fmt.Errorf("images and strings of %d bytes or more, listed each time an entry points to them, from %d bytes of input (at most %d times it plus 1 MiB): %w",
-			satAdd(g.listed, n), g.input, budgetBytesFactor, goffload.ErrLimit)
+	if !g.refs.Take(n) {
+		return fmt.Errorf("images and strings of %d bytes or more, listed each time an entry points to them, from %d bytes of input (at most %d times it plus %d): %w",
+			budget.Add(g.refs.Used(), n), g.refs.Input(), budget.Factor, budget.Slack, goffload.ErrLimit)
 	}
-	g.listed += n
 	return nil
 }
 
@@ -111,10 +100,10 @@ func (g *Budget) listBytes(n uint64) error {
 func (g *Budget) listImages(n uint64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	limit := g.input/budgetEntryBytes + budgetImagesPlus
+	limit := g.refs.Input()/budgetEntryBytes + budgetImagesPlus
 	if n > limit || g.images > limit-n {
 		return fmt.Errorf("%d images or more, nested ones included, from %d bytes of input (at most one per %d bytes plus %d): %w",
-			satAdd(g.images, n), g.input, budgetEntryBytes, budgetImagesPlus, goffload.ErrLimit)
+			budget.Add(g.images, n), g.refs.Input(), budgetEntryBytes, budgetImagesPlus, goffload.ErrLimit)
 	}
 	g.images += n
 	return nil
@@ -127,7 +116,7 @@ func (g *Budget) inflate(n uint64) error {
 	limit := g.maxInflated()
 	if n > limit || g.inflated > limit-n {
 		return fmt.Errorf("%d bytes or more inflated from compressed binaries, in all (at most %d; ReadOptions.Budget raises it): %w",
-			satAdd(g.inflated, n), limit, goffload.ErrLimit)
+			budget.Add(g.inflated, n), limit, goffload.ErrLimit)
 	}
 	g.inflated += n
 	return nil
@@ -173,3 +162,22 @@ func (o *ReadOptions) nested() bool { return o != nil && o.Nested }
 // InflatedLimit returns the bytes that the reads of the budget may inflate
 // in all: MaxInflated, or its default.
 func (g *Budget) InflatedLimit() uint64 { return g.maxInflated() }
+
+// CountNames counts what a reader of containers (an archive, an ELF file,
+// its entry tables) has read: input bytes of container, whose names it
+// referenced referenced bytes, each name counted every time a record names
+// it. The names of all the containers a budget counts are at most 16 times
+// their bytes plus 1 MiB; past it CountNames fails with an error matching
+// [goffload.ErrLimit]. fatobj counts each file, archive and object it
+// reads here, so that files one command reads cannot each take the 1 MiB
+// that one file may.
+func (g *Budget) CountNames(input, referenced uint64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.names.Grow(input)
+	if !g.names.Take(referenced) {
+		return fmt.Errorf("names of %d bytes or more, counted each time a record names them, from %d bytes of archives and objects (at most %d times it plus %d): %w",
+			budget.Add(g.names.Used(), referenced), g.names.Input(), budget.Factor, budget.Slack, goffload.ErrLimit)
+	}
+	return nil
+}

@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/infile"
 )
 
@@ -52,8 +53,8 @@ const (
 	// arguments given, each plus one, and the bytes of each distinct
 	// response file, counted once however often it is named) plus
 	// Allowance.
-	Factor    = 16
-	Allowance = 1 << 20
+	Factor    = budget.Factor
+	Allowance = budget.Slack
 )
 
 // Expand returns args with each response file argument expanded, as
@@ -118,7 +119,7 @@ type source struct {
 func (e *expansion) expand(args []string) error {
 	for _, a := range args {
 		e.work += int64(len(a)) + 1
-		if e.work > Factor*e.input+Allowance {
+		if e.work > budget.LinearInt(e.input) {
 			return e.overLimit()
 		}
 		if a == "" || a[0] != '@' {
@@ -162,7 +163,7 @@ func (e *expansion) overLimit() error {
 		where = "response file " + e.stack[n-1].path
 	}
 	return e.errorf(fmt.Errorf("%s: expansion past %d bytes (%d times the %d bytes of the command line and its response files, plus %d): %w",
-		where, Factor*e.input+Allowance, Factor, e.input, Allowance, goffload.ErrLimit))
+		where, budget.LinearInt(e.input), Factor, e.input, Allowance, goffload.ErrLimit))
 }
 
 // errorf names, before err (which names the file at fault), the response
