@@ -14,6 +14,8 @@
 //     releases.
 //   - [github.com/goffload/goffload/elfobj]: ELF relocatable objects,
 //     written, read and edited.
+//   - [github.com/goffload/goffload/coffobj]: COFF relocatable objects,
+//     the same for Windows hosts; PE images read.
 //   - [github.com/goffload/goffload/bundle]: clang offload bundles.
 //   - [github.com/goffload/goffload/entries]: offload entry tables.
 //   - [github.com/goffload/goffload/wrap]: registration objects.

@@ -3,7 +3,9 @@
 // makes them), executables and shared objects, static libraries, raw
 // OffloadBinaries, offload bundle files, and LLVM bitcode host objects
 // (`clang -flto`, whose module embeds the device code; see
-// [bitcode.EmbeddedObjects]). It reads any of them into one
+// [bitcode.EmbeddedObjects]). Objects and archives of Windows hosts (COFF,
+// [FormatCOFF]) are read for their OffloadBinaries and HIP fatbins; embed,
+// strip and convert, and the entries, are ELF's only so far. It reads any of them into one
 // inventory of device code and offload entries, and does what the command
 // line does with them: extract, embed, strip, convert between LLVM
 // releases and check.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
@@ -42,9 +44,14 @@ const (
 	// as `clang -flto -c` makes a host object: its device code is embedded
 	// in the module ([bitcode.EmbeddedObjects]).
 	FormatBitcode
+	// FormatCOFF: a COFF file, for a Windows host: a relocatable object
+	// (x86-64, AArch64, x86 or ARM), or a PE executable or DLL. Its
+	// OffloadBinaries are in the sections whose names start with
+	// .llvm.offloading ([Object.COFF]).
+	FormatCOFF
 )
 
-var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode"}
+var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode", "coff"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -202,8 +209,28 @@ func formatOf(head []byte) Format {
 		return FormatBundle
 	case bitcode.IsBitcode(head):
 		return FormatBitcode
+	case isCOFF(head):
+		return FormatCOFF
 	}
 	return 0
+}
+
+// coffMachines are the machines whose COFF objects are taken for such by
+// their first two bytes, as LLVM's identify_magic takes them (a COFF
+// object has no magic number).
+var coffMachines = []uint16{coffobj.MachineAMD64, coffobj.MachineARM64, 0x14c /* I386 */, 0x1c4 /* ARMNT */}
+
+// isCOFF reports whether head starts a PE image ("MZ") or a COFF object of
+// one of coffMachines.
+func isCOFF(head []byte) bool {
+	if bytes.HasPrefix(head, []byte("MZ")) {
+		return true
+	}
+	if len(head) < 4 {
+		return false
+	}
+	m := uint16(head[0]) | uint16(head[1])<<8
+	return slices.Contains(coffMachines, m)
 }
 
 // contents adds the objects of the bytes of r, named name, from a file in
@@ -221,7 +248,7 @@ func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, out
 	case r.Size() == 0:
 		return ferr.New("input", 0, "size (an empty file)", nil, goffload.ErrInvalid)
 	case format == 0:
-		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF file, an archive, an offload bundle or LLVM bitcode)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
+		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF or COFF file, an archive, an offload bundle or LLVM bitcode)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
 	case format == FormatArchive || format == FormatThinArchive:
 		return o.archive(name, dir, r, base, outer, depth, top)
 	}
@@ -321,6 +348,12 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 		}
 	}
 	return nil
+}
+
+// readCOFF reads a COFF file's headers, its error offsets rebased to base.
+func readCOFF(r *io.SectionReader, base int64) (*coffobj.File, error) {
+	f, err := coffobj.Read(r, r.Size())
+	return f, ferr.Rebase(err, base)
 }
 
 // readELF reads an ELF file's headers, its error offsets rebased to base.

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -31,6 +32,8 @@ type Object struct {
 	// Offset is where the object's bytes start in the file that was opened
 	// (0 for the file itself and for the file of a thin member).
 	Offset int64
+	// COFF is the COFF file of a FormatCOFF object, else nil.
+	COFF *coffobj.File
 	// ELF is the ELF file of a FormatELF object, else nil (a FormatBitcode
 	// object's symbols are [Object.BitcodeSymbols]).
 	ELF *elfobj.File
@@ -426,6 +429,15 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 		if err := o.readBinariesELF(readOpt); err != nil {
 			return err
 		}
+	case FormatCOFF:
+		f, err := readCOFF(o.r, o.Offset)
+		if err != nil {
+			return err
+		}
+		o.COFF = f
+		if err := o.readBinariesCOFF(readOpt); err != nil {
+			return err
+		}
 	case FormatBinary:
 		bins, err := offload.ReadAll(o.r, o.r.Size(), readOpt)
 		if err != nil {
@@ -469,6 +481,15 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 			return fmt.Errorf("%s: %w", o.Name, err)
 		}
 	}
+	if o.COFF != nil {
+		// clang -c's HIP fatbin of a Windows host (the new driver without
+		// -fgpu-rdc), which llvm-objdump-22 refuses to read in COFF.
+		if s := o.COFF.Section(hipFatbinSection); s != nil && s.FileSize() > 0 {
+			if err := o.readBundles(s.Name, s.Open(), int64(s.Offset)); err != nil {
+				return err
+			}
+		}
+	}
 	return o.bundleImages()
 }
 
@@ -496,6 +517,31 @@ func (o *Object) chooseRelease() (*offload.Release, error) {
 // section.
 func (o *Object) readBinariesELF(opt *offload.ReadOptions) error {
 	for _, s := range o.ELF.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
+		sr := s.Open()
+		bins, err := offload.ReadAll(sr, sr.Size(), opt)
+		if err != nil {
+			return fmt.Errorf("%s: while extracting offloading files: section %q: %w", o.Name, s.Name, ferr.Rebase(err, o.Offset+int64(s.Offset)))
+		}
+		for _, b := range bins {
+			o.Binaries = append(o.Binaries, &Binary{Binary: b, Section: s.Name, FileOffset: o.Offset + int64(s.Offset) + b.Offset})
+		}
+	}
+	return nil
+}
+
+// readBinariesCOFF reads the OffloadBinaries of every section whose name
+// starts with .llvm.offloading: COFF has no section types, and LLVM's
+// extractFromObject goes by the name. A PE image has none: LLVM's
+// extractOffloadBinaries reads COFF objects only (not pecoff_executable),
+// and the linker drops .llvm.offloading (IMAGE_SCN_LNK_REMOVE) anyway.
+func (o *Object) readBinariesCOFF(opt *offload.ReadOptions) error {
+	if o.COFF.Image {
+		return nil
+	}
+	for _, s := range o.COFF.Sections {
+		if !strings.HasPrefix(s.Name, Section) {
+			continue
+		}
 		sr := s.Open()
 		bins, err := offload.ReadAll(sr, sr.Size(), opt)
 		if err != nil {

@@ -86,7 +86,7 @@ func runCheck(args []string, stdout io.Writer) error {
 // checkedInput is what check found in one input.
 type checkedInput struct {
 	name   string
-	raw    bool // a raw OffloadBinary or bundle file, or bitcode: nothing to check
+	raw    bool // a raw OffloadBinary or bundle file, bitcode or COFF: nothing to check
 	object *fatobj.Object
 	report *fatobj.Report
 }
@@ -97,7 +97,17 @@ func (c *checkedInput) bitcode() bool {
 	return c.object != nil && c.object.Format == fatobj.FormatBitcode
 }
 
+// coff reports whether the input is a COFF file, whose entries check does
+// not read yet.
+func (c *checkedInput) coff() bool {
+	return c.object != nil && c.object.Format == fatobj.FormatCOFF
+}
+
 func (c *checkedInput) printText(w io.Writer) {
+	if c.coff() {
+		fmt.Fprintf(w, "%s: a COFF file: check does not read its offload entries yet; %d device images not checked\n", shown(c.name), len(c.object.Images))
+		return
+	}
 	if c.bitcode() {
 		fmt.Fprintf(w, "%s: LLVM bitcode: its offload entries are IR, which check does not read; %d device images not checked\n", shown(c.name), len(c.object.Images))
 		return
@@ -158,6 +168,10 @@ type jsonCheck struct {
 	// Bitcode: the input is LLVM bitcode, whose entries (IR) check does
 	// not read; Images counts its device images, and Unchecked lists them.
 	Bitcode bool `json:"bitcode,omitempty"`
+	// COFF: the input is a COFF file (a Windows host's), whose entries
+	// check does not read yet; Images counts its device images, and
+	// Unchecked lists them.
+	COFF    bool `json:"coff,omitempty"`
 	Entries int  `json:"entries"`
 	Images  int  `json:"images"`
 	// Unchecked lists the images whose symbols cannot be read.
@@ -202,11 +216,17 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode(), Bitcode: c.bitcode(), Unchecked: []jsonText{}, Facts: []jsonFact{}, Registrations: []jsonRegistration{}, Findings: []jsonFinding{}}
+	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode() && !c.coff(), Bitcode: c.bitcode(), COFF: c.coff(), Unchecked: []jsonText{}, Facts: []jsonFact{}, Registrations: []jsonRegistration{}, Findings: []jsonFinding{}}
 	if c.bitcode() {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {
 			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in LLVM bitcode, whose entries are not read", im.Kind, im.Triple(), im.Arch())))
+		}
+	}
+	if c.coff() {
+		j.Images = len(c.object.Images)
+		for _, im := range c.object.Images {
+			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in a COFF file, whose entries are not read yet", im.Kind, im.Triple(), im.Arch())))
 		}
 	}
 	if !c.raw {

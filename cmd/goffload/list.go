@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
@@ -65,6 +66,8 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 	switch {
 	case o.ELF != nil:
 		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), fileFormat(o.ELF))
+	case o.COFF != nil:
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), coffFormat(o.COFF.Machine))
 	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
 		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", shown(o.Name))
@@ -215,6 +218,27 @@ func compression(b *fatobj.Bundle) string {
 		return "uncompressed"
 	}
 	return fmt.Sprintf("%v, compressed bundle version %d, %d bytes", b.Compressed.Method, b.Compressed.Version, b.Size)
+}
+
+// coffFormat is llvm-objdump's name of a COFF file's format (LLVM's
+// COFFObjectFile::getFileFormatName, lower-cased), for an object and a PE
+// image alike.
+func coffFormat(machine uint16) string {
+	switch machine {
+	case 0x14c:
+		return "coff-i386"
+	case coffobj.MachineAMD64:
+		return "coff-x86-64"
+	case 0x1c4:
+		return "coff-arm"
+	case coffobj.MachineARM64:
+		return "coff-arm64"
+	case 0xa641:
+		return "coff-arm64ec"
+	case 0xa64e:
+		return "coff-arm64x"
+	}
+	return "coff-<unknown arch>"
 }
 
 // fileFormat is llvm-objdump's name of an ELF file's format.
