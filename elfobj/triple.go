@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/objfmt"
 )
 
 // hostTargets are the ELF identities of the host machines, by the
@@ -30,7 +31,7 @@ var hostTargets = []struct {
 // gives its objects. A triple whose objects are not ELF (Windows, Apple's
 // systems, AIX, z/OS) gives an error matching [goffload.ErrUnsupported].
 func ForTriple(triple string) (*Object, error) {
-	if f := objectFormat(triple); f != "ELF" {
+	if f := objfmt.Of(triple); f != "ELF" {
 		return nil, fmt.Errorf("triple %q: %s objects are not written: %w", triple, f, goffload.ErrUnsupported)
 	}
 	arch, _, _ := strings.Cut(triple, "-")
@@ -42,35 +43,4 @@ func ForTriple(triple string) (*Object, error) {
 		}
 	}
 	return nil, fmt.Errorf("triple %q: architecture %q is not one of x86_64, aarch64, aarch64_be, powerpc64le, powerpc64, riscv64", triple, arch)
-}
-
-// objectFormat returns the object format that LLVM gives the objects of
-// triple (llvm::Triple::getObjectFormat): the one an environment names
-// ("x86_64-pc-windows-elf"), else Mach-O for Apple's systems, COFF for
-// Windows and UEFI, XCOFF for AIX, GOFF for z/OS, and ELF for the rest. The
-// components after the architecture are looked at whatever their position,
-// as LLVM recognises them ("aarch64-linux-gnu" has no vendor).
-func objectFormat(triple string) string {
-	parts := strings.Split(strings.ToLower(triple), "-")[1:]
-	if len(parts) >= 2 {
-		for _, f := range []struct{ suffix, name string }{
-			{"xcoff", "XCOFF"}, {"coff", "COFF"}, {"elf", "ELF"}, {"goff", "GOFF"}, {"macho", "Mach-O"}, {"wasm", "Wasm"},
-		} {
-			if strings.HasSuffix(parts[len(parts)-1], f.suffix) {
-				return f.name
-			}
-		}
-	}
-	for _, p := range parts {
-		for _, os := range []struct{ prefix, format string }{
-			{"darwin", "Mach-O"}, {"macos", "Mach-O"}, {"ios", "Mach-O"}, {"tvos", "Mach-O"}, {"watchos", "Mach-O"},
-			{"xros", "Mach-O"}, {"visionos", "Mach-O"}, {"driverkit", "Mach-O"}, {"bridgeos", "Mach-O"},
-			{"windows", "COFF"}, {"win32", "COFF"}, {"uefi", "COFF"}, {"aix", "XCOFF"}, {"zos", "GOFF"},
-		} {
-			if strings.HasPrefix(p, os.prefix) {
-				return os.format
-			}
-		}
-	}
-	return "ELF"
 }

@@ -4,8 +4,9 @@
 // OffloadBinaries, offload bundle files, and LLVM bitcode host objects
 // (`clang -flto`, whose module embeds the device code; see
 // [bitcode.EmbeddedObjects]). Objects and archives of Windows hosts (COFF,
-// [FormatCOFF]) are read for their OffloadBinaries and HIP fatbins; embed,
-// strip and convert, and the entries, are ELF's only so far. It reads any of them into one
+// [FormatCOFF]) are read for their OffloadBinaries and HIP fatbins, and
+// [EmbedCOFF] embeds into them; strip and convert, and the entries, are
+// ELF's only so far. It reads any of them into one
 // inventory of device code and offload entries, and does what the command
 // line does with them: extract, embed, strip, convert between LLVM
 // releases and check.
@@ -93,11 +94,24 @@ func Embed(o *elfobj.Object, binaries ...*io.SectionReader) error {
 		}
 		parts.Add(ra, 0, size)
 	}
+	if err := addBinaries(&parts, binaries); err != nil {
+		return err
+	}
+	if sec == nil {
+		sec = &elfobj.Section{Name: Section, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: 8}
+		o.AddSection(sec, false)
+	}
+	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
+	return nil
+}
+
+// addBinaries adds binaries to parts, each checked to be what LLVM reads
+// in .llvm.offloading: whole OffloadBinaries back to back.
+func addBinaries(parts *concat.ReaderAt, binaries []*io.SectionReader) error {
 	for i, b := range binaries {
 		if b == nil {
 			return fmt.Errorf("fatobj: binary %d: nil reader: %w", i, fs.ErrInvalid)
 		}
-		// As LLVM will read the section: a sequence of whole binaries.
 		bins, err := offload.ReadAll(b, b.Size(), nil)
 		if err == nil && len(bins) == 0 {
 			err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
@@ -110,11 +124,6 @@ func Embed(o *elfobj.Object, binaries ...*io.SectionReader) error {
 		}
 		parts.Add(b, 0, b.Size())
 	}
-	if sec == nil {
-		sec = &elfobj.Section{Name: Section, Type: elfobj.SHT_LLVM_OFFLOADING, Flags: elfobj.SHF_EXCLUDE, Addralign: 8}
-		o.AddSection(sec, false)
-	}
-	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
 	return nil
 }
 

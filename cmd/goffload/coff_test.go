@@ -194,3 +194,45 @@ func TestCOFFListsHIPFatbin(t *testing.T) {
 		t.Errorf("check: exit %d: %s\n%s", code, stderr, got)
 	}
 }
+
+// TestCOFFEmbedMatchesClang: `goffload embed --into` a Windows host object
+// clang-22 compiled gives the bytes clang-22 gives with
+// -fembed-offload-object; `embed --triple` makes a COFF object that
+// llvm-objdump-22 lists, and a PE image is refused as a host.
+func TestCOFFEmbedMatchesClang(t *testing.T) {
+	clang := tooltest.Tool(t, "clang", 22)
+	objdump := tooltest.Tool(t, "llvm-objdump", 22)
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "dev.bin")
+	if err := os.WriteFile(filepath.Join(dir, "h.c"), []byte("int g = 1;\nint f(int x) { return x + g; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := cli(t, "package", "--llvm", "22", "-o", bin, "--image", "file="+filepath.Join(dir, "h.c")+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp"); code != 0 {
+		t.Fatalf("package: %s", stderr)
+	}
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"} {
+		base := []string{"--target=" + triple, "-O1", "-mno-incremental-linker-compatible", "-c", "h.c"}
+		runCmd(t, dir, clang, append(base, "-o", "plain.obj")...)
+		runCmd(t, dir, clang, append(base, "-Xclang", "-fembed-offload-object=dev.bin", "-o", "clang.obj")...)
+		fat := filepath.Join(dir, "fat.obj")
+		if _, stderr, code := cli(t, "embed", "--into", filepath.Join(dir, "plain.obj"), "-o", fat, bin); code != 0 {
+			t.Fatalf("%s: embed: %s", triple, stderr)
+		}
+		got, _ := os.ReadFile(fat)
+		want, _ := os.ReadFile(filepath.Join(dir, "clang.obj"))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: embed --into gave %d bytes, not the %d clang-22 gives", triple, len(got), len(want))
+		}
+		newObj := filepath.Join(dir, "new.obj")
+		if _, stderr, code := cli(t, "embed", "--triple", triple, "-o", newObj, bin); code != 0 {
+			t.Fatalf("%s: embed --triple: %s", triple, stderr)
+		}
+		listing, err := exec.Command(objdump, "--offloading", newObj).CombinedOutput()
+		if err != nil || !strings.Contains(string(listing), "file format coff-x86-64") || !strings.Contains(string(listing), "arch            gfx90a") {
+			t.Errorf("%s: llvm-objdump --offloading of embed --triple: %v\n%s", triple, err, listing)
+		}
+	}
+	if _, stderr, code := cli(t, "embed", "--into", bin, "-o", filepath.Join(dir, "x.obj"), bin); code == 0 || !strings.Contains(stderr, "not an ELF object") {
+		t.Errorf("embed into an OffloadBinary: exit %d, %s", code, stderr)
+	}
+}

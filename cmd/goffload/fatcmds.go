@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/internal/objfmt"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -31,33 +34,84 @@ func runEmbed(args []string, stdout io.Writer) error {
 	if _, err := parseRelease(llvm); err != nil {
 		return err
 	}
-	var o *elfobj.Object
-	var err error
-	if into != "" {
-		f, closeIn, err := openObject(into)
-		if err != nil {
-			return err
-		}
-		defer closeIn()
-		if o, err = f.Object(); err != nil {
-			return fmt.Errorf("%s: %w", into, err)
-		}
-	} else {
-		if o, err = fatobj.NewHostObject(triple); err != nil {
-			return err
-		}
+	o, co, closeIn, err := embedHost(into, triple)
+	if err != nil {
+		return err
 	}
+	defer closeIn()
 	for _, path := range fs.Args() {
 		f, err := openSized(path)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if err := fatobj.Embed(o, f.Section()); err != nil {
+		if co != nil {
+			err = fatobj.EmbedCOFF(co, f.Section())
+		} else {
+			err = fatobj.Embed(o, f.Section())
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
+	if co != nil {
+		return fromInput(into, dest.write(func(w io.Writer) error {
+			_, err := coffobj.Write(w, co)
+			return err
+		}))
+	}
 	return fromInput(into, writeObject(dest, o))
+}
+
+// embedHost returns the object embed adds binaries to: the host object
+// into, ELF or COFF, or a new one for triple (COFF for a Windows triple).
+func embedHost(into, triple string) (*elfobj.Object, *coffobj.Object, func(), error) {
+	if into == "" {
+		if objfmt.Of(triple) == "COFF" {
+			co, err := fatobj.NewCOFFHostObject(triple)
+			return nil, co, func() {}, err
+		}
+		o, err := fatobj.NewHostObject(triple)
+		return o, nil, func() {}, err
+	}
+	f, err := openSized(into)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var head [4]byte
+	f.ReadAt(head[:], 0)
+	if string(head[:]) == "\x7fELF" {
+		ef, err := elfobj.Read(f, f.Size())
+		if err != nil {
+			f.Close()
+			return nil, nil, nil, fmt.Errorf("%s: %w", into, err)
+		}
+		o, err := ef.Object()
+		if err != nil {
+			f.Close()
+			return nil, nil, nil, fmt.Errorf("%s: %w", into, err)
+		}
+		return o, nil, func() { f.Close() }, nil
+	}
+	cf, err := coffobj.Read(f, f.Size())
+	switch {
+	case err != nil:
+	case cf.Image:
+		err = fmt.Errorf("a PE image, not an object: %w", goffload.ErrUnsupported)
+	case cf.Machine != coffobj.MachineAMD64 && cf.Machine != coffobj.MachineARM64:
+		// What LLVM takes for COFF starts with its machine; these two are
+		// the ones written.
+		err = fmt.Errorf("machine %#x: not x86-64 or AArch64 COFF: %w", cf.Machine, goffload.ErrUnsupported)
+	}
+	var co *coffobj.Object
+	if err == nil {
+		co, err = cf.Object()
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, nil, fmt.Errorf("%s: not an ELF object, and as COFF: %w", into, err)
+	}
+	return nil, co, func() { f.Close() }, nil
 }
 
 // fromInput names the input an object was loaded from in an error of
@@ -68,19 +122,6 @@ func fromInput(in string, err error) error {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	return err
-}
-
-func openObject(path string) (*elfobj.File, func(), error) {
-	f, err := openSized(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	ef, err := elfobj.Read(f, f.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return ef, func() { f.Close() }, nil
 }
 
 // runExtract writes out the selected device images of objects, archives,

@@ -1,0 +1,208 @@
+package fatobj
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/coffobj"
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// coffEmbedBinary is an OffloadBinary of two images made by
+// clang-offload-packager-19.
+var coffEmbedBinary = filepath.Join("..", "offload", "testdata", "llvm", "packager", "multi-llvm19.bin")
+
+// TestEmbedCOFFAsClang: embedding into what clang-22 compiles for a Windows
+// host gives, byte for byte, what clang-22 makes with
+// -fembed-offload-object, for MSVC and MinGW hosts, x86-64 and AArch64,
+// with DWARF debug information and without. (Not with CodeView: its
+// LF_BUILDINFO record holds the compiler's command line, which names the
+// flag.)
+func TestEmbedCOFFAsClang(t *testing.T) {
+	clang := tooltest.Tool(t, "clang", 22)
+	src, err := filepath.Abs(filepath.Join("testdata", "coff", "host.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := filepath.Abs(coffEmbedBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"} {
+		for _, g := range []string{"-g0", "-gdwarf"} {
+			t.Run(triple+g, func(t *testing.T) {
+				dir := t.TempDir()
+				compile := func(sub string, extra ...string) []byte {
+					d := filepath.Join(dir, sub)
+					if err := os.Mkdir(d, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					// The same name in each folder: CodeView records it.
+					args := append([]string{"--target=" + triple, g, "-O1", "-mno-incremental-linker-compatible", "-fdebug-compilation-dir=.", "-c", src, "-o", "h.o"}, extra...)
+					cmd := exec.Command(clang, args...)
+					cmd.Dir = d
+					if out, err := cmd.CombinedOutput(); err != nil {
+						t.Fatalf("clang %v: %v\n%s", args, err, out)
+					}
+					b, err := os.ReadFile(filepath.Join(d, "h.o"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b
+				}
+				plain := compile("plain")
+				want := compile("embed", "-Xclang", "-fembed-offload-object="+bin)
+				f, err := coffobj.Read(bytes.NewReader(plain), int64(len(plain)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := f.Object()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := EmbedCOFF(o, sectionOf(t, bin)); err != nil {
+					t.Fatal(err)
+				}
+				var got bytes.Buffer
+				if _, err := coffobj.Write(&got, o); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					gotPath := filepath.Join(dir, "got.o")
+					os.WriteFile(gotPath, got.Bytes(), 0o644)
+					t.Errorf("embedded object differs from clang's (%d bytes, clang's %d)%s", got.Len(), len(want),
+						readobjDiff(t, gotPath, filepath.Join(dir, "embed", "h.o")))
+				}
+			})
+		}
+	}
+}
+
+// readobjDiff returns the first lines where llvm-readobj-22 prints the two
+// objects differently, or "".
+func readobjDiff(t *testing.T, a, b string) string {
+	readobj := tooltest.Find("llvm-readobj", 22)
+	if readobj == "" {
+		return ""
+	}
+	dump := func(p string) []string {
+		out, _ := exec.Command(readobj, "--file-headers", "--sections", "--symbols", "--relocations", "--section-data", p).CombinedOutput()
+		return strings.Split(strings.ReplaceAll(string(out), p, "OBJ"), "\n")
+	}
+	x, y := dump(a), dump(b)
+	for i := 0; i < len(x) && i < len(y); i++ {
+		if x[i] != y[i] {
+			return fmt.Sprintf("\nfirst difference at line %d:\n  %s\n  ours:  %s\n  clang: %s", i+1, strings.Join(x[max(0, i-8):i], "\n  "), x[i], y[i])
+		}
+	}
+	return ""
+}
+
+func sectionOf(t *testing.T, path string) *io.SectionReader {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
+}
+
+// TestEmbedCOFFNewHost: binaries embedded into a new host object for each
+// Windows triple are listed by llvm-objdump-22 --offloading as in the
+// binary itself, and a second embedding appends to the section.
+func TestEmbedCOFFNewHost(t *testing.T) {
+	objdump := tooltest.Tool(t, "llvm-objdump", 22)
+	bin, err := Open(coffEmbedBinary, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := len(bin.Images())
+	bin.Close()
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"} {
+		o, err := NewCOFFHostObject(triple)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := EmbedCOFF(o, sectionOf(t, coffEmbedBinary)); err != nil {
+			t.Fatal(err)
+		}
+		if err := EmbedCOFF(o, sectionOf(t, coffEmbedBinary)); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "fat.o")
+		var b bytes.Buffer
+		if _, err := coffobj.Write(&b, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := exec.Command(objdump, "--offloading", path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", triple, err, got)
+		}
+		if n := strings.Count(string(got), "OFFLOADING IMAGE"); n != 2*images {
+			t.Errorf("%s: llvm-objdump lists %d images, want %d:\n%s", triple, n, 2*images, got)
+		}
+		f, err := NewFile("fat.o", bytes.NewReader(b.Bytes()), int64(b.Len()), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", triple, err)
+		}
+		if f.Format != FormatCOFF || len(f.Images()) != 2*images {
+			t.Errorf("%s: read back as %v with %d images, want coff with %d", triple, f.Format, len(f.Images()), 2*images)
+		}
+	}
+	if _, err := NewCOFFHostObject("x86_64-unknown-linux-gnu"); !errors.Is(err, goffload.ErrUnsupported) {
+		t.Errorf("NewCOFFHostObject of a Linux triple: %v, want ErrUnsupported", err)
+	}
+}
+
+// Make a fat object for a Windows host, as clang -fembed-offload-object
+// makes one for x86_64-pc-windows-msvc.
+func ExampleEmbedCOFF() {
+	bin, err := os.ReadFile(coffEmbedBinary)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	o, err := NewCOFFHostObject("x86_64-pc-windows-msvc")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := EmbedCOFF(o, io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin)))); err != nil {
+		fmt.Println(err)
+		return
+	}
+	var out bytes.Buffer
+	if _, err := coffobj.Write(&out, o); err != nil {
+		fmt.Println(err)
+		return
+	}
+	f, err := NewFile("fat.obj", bytes.NewReader(out.Bytes()), int64(out.Len()), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range o.Sections {
+		fmt.Printf("%s %#x\n", s.Name, s.Characteristics)
+	}
+	for _, im := range f.Images() {
+		fmt.Println(im.Triple(), im.Arch())
+	}
+	// Output:
+	// .text 0x60000020
+	// .data 0xc0000040
+	// .bss 0xc0000080
+	// .llvm.offloading 0x2000800
+	// nvptx64-nvidia-cuda sm_70
+	// amdgcn-amd-amdhsa gfx90a
+}
