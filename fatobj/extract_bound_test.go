@@ -29,7 +29,7 @@ func compressedV3(t *testing.T, size int64) []byte {
 	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
 		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
 	var b bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&b, mustRelease(t, 23), &im, io.NewSectionReader(zeros{}, 0, size), size, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&b, mustRelease(t, 24), &im, io.NewSectionReader(zeros{}, 0, size), size, offload.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
