@@ -9,12 +9,12 @@
 # must do to make or read such a binary.
 #
 #   the image     a code object of SIZE_MIB (default 512) made by bench/codeobj
-#   compress      goffload package --llvm 23 --compress --compression-level L
+#   compress      goffload package --llvm 24 --compress --compression-level L
 #                 (L = ${LEVEL:-5}, zstd) vs zstd -L -T1 of the image
-#   list          goffload list --llvm 23 of the compressed binary (it inflates
+#   list          goffload list --llvm 24 of the compressed binary (it inflates
 #                 the start of the stream only, to read the entry) vs zstd -d -c
 #                 of zstd's file; its bound: under 10 ms and 10 MiB
-#   extract       goffload extract --llvm 23 --raw (the image streamed out,
+#   extract       goffload extract --llvm 24 --raw (the image streamed out,
 #                 compared with cmp) vs zstd -d of zstd's file; its bound: at
 #                 least as fast as zstd -d
 #
@@ -39,16 +39,16 @@ g="$tmp/goffload"
 
 
 "$tmp/codeobj" -mib "$mib" > "$tmp/img.o"
-pkg=("$g" package --llvm 23 --compress --compression-format zstd --compression-level "$level"
+pkg=("$g" package --llvm 24 --compress --compression-format zstd --compression-level "$level"
   -o "$tmp/b.bin" --image "file=$tmp/img.o,triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip")
 read -r gc gck < <(measure "$tmp/b.bin" "${pkg[@]}")
 read -r zc zck < <(measure "$tmp/img.o.zst" zstd -q -f "-$level" -T1 "$tmp/img.o" -o "$tmp/img.o.zst")
 "${pkg[@]}"
 zstd -q -f "-$level" -T1 "$tmp/img.o" -o "$tmp/img.o.zst"
-read -r gl glk < <(measure "$tmp/none" "$g" list --llvm 23 "$tmp/b.bin")
+read -r gl glk < <(measure "$tmp/none" "$g" list --llvm 24 "$tmp/b.bin")
 read -r zl zlk < <(measure "$tmp/none" zstd -q -d -c "$tmp/img.o.zst")
-read -r gx gxk < <(measure "$tmp/out" "$g" extract --llvm 23 --raw -o "$tmp/out" "$tmp/b.bin")
-"$g" extract --llvm 23 --raw -o "$tmp/out" "$tmp/b.bin" > /dev/null
+read -r gx gxk < <(measure "$tmp/out" "$g" extract --llvm 24 --raw -o "$tmp/out" "$tmp/b.bin")
+"$g" extract --llvm 24 --raw -o "$tmp/out" "$tmp/b.bin" > /dev/null
 cmp "$tmp/out/b-amdgcn-amd-amdhsa-gfx90a.0.o" "$tmp/img.o"
 read -r zx zxk < <(measure "$tmp/img.d" zstd -q -d -f "$tmp/img.o.zst" -o "$tmp/img.d")
 gsize=$(stat -c %s "$tmp/b.bin")
@@ -68,7 +68,7 @@ section=$(
   echo "<!-- bench/binary-compress.sh -->"
   echo "## A compressed OffloadBinary (version 3) of a ${mib} MiB image"
   echo
-  echo "Made by \`bench/binary-compress.sh\` on $(nproc) cores; Go $(go env GOVERSION); zstd $(zstd --version | grep -o "v[0-9.]*" | head -1); median of $RUNS runs each, wall time (process start-up included) and peak RSS (\`/usr/bin/time\`), each run after a sync. No LLVM release writes or reads version 3 (LLVM 22's tools refuse it), so the reference is the zstd command doing the compression alone, single-threaded at the same level ($level): the least any tool must do. goffload: \`package --llvm 23 --compress\` (the binary's body compressed with github.com/klauspost/compress/zstd, streamed through a temporary file), \`list --llvm 23\` (inflates the start of the stream only, to read its entry; bound: under 10 ms and 10 MiB), \`extract --llvm 23 --raw\` (the image streamed out, no temporary file; equal to the original, cmp; bound: at least as fast as \`zstd -d\`). Ratios: zstd's figure over goffload's (above 1: goffload is faster, or uses less memory)."
+  echo "Made by \`bench/binary-compress.sh\` on $(nproc) cores; Go $(go env GOVERSION); zstd $(zstd --version | grep -o "v[0-9.]*" | head -1); median of $RUNS runs each, wall time (process start-up included) and peak RSS (\`/usr/bin/time\`), each run after a sync. No LLVM release writes or reads version 3 (the tools of 22 and 23 refuse it; main writes it), so the reference is the zstd command doing the compression alone, single-threaded at the same level ($level): the least any tool must do. goffload: \`package --llvm 24 --compress\` (the binary's body compressed with github.com/klauspost/compress/zstd, streamed through a temporary file), \`list --llvm 24\` (inflates the start of the stream only, to read its entry; bound: under 10 ms and 10 MiB), \`extract --llvm 24 --raw\` (the image streamed out, no temporary file; equal to the original, cmp; bound: at least as fast as \`zstd -d\`). Ratios: zstd's figure over goffload's (above 1: goffload is faster, or uses less memory)."
   echo
   echo "| work | goffload s | MiB | zstd | s | MiB | time ratio | memory ratio |"
   echo "|---|---|---|---|---|---|---|---|"

@@ -386,7 +386,8 @@ func TestReleases(t *testing.T) {
 		20: {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"},
 		21: {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"},
 		22: {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"},
-		23: {"host-x86_64-unknown-linux-gnu-", "hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+"},
+		23: {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"},
+		24: {"host-x86_64-unknown-linux-gnu-", "hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+"},
 	}
 	rs := Releases()
 	if len(rs) != len(want) {

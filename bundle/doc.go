@@ -1,8 +1,8 @@
 // Package bundle reads and writes clang offload bundles, the files that
 // clang-offload-bundler makes: the HIP fatbin that clang-linker-wrapper embeds
 // in .hip_fatbin (docs/bundles.md#hip-fatbin), and the bundles of the old
-// offloading driver. It writes the bundles of LLVM 17 to 23 and reads those of
-// 13 to 23 (bundle files and bundled objects), checked against
+// offloading driver. It writes the bundles of LLVM 17 to 24 and reads those of
+// 13 to 24 (bundle files and bundled objects), checked against
 // clang-offload-bundler 14, 19 and 22.
 //
 // # Uncompressed bundles

@@ -57,7 +57,7 @@ func fromOffload(r *offload.Release) (Release, bool) {
 	return out, true
 }
 
-// Releases returns the rows of the releases with HIP fatbin facts (17–23),
+// Releases returns the rows of the releases with HIP fatbin facts (17–24),
 // oldest first.
 func Releases() []Release {
 	var out []Release
@@ -85,7 +85,7 @@ func LookupRelease(major int) (*Release, error) {
 // DeviceID returns the ID of the device entry for an AMDGPU target ID such as
 // "gfx90a" or "gfx90a:xnack+": the wrapper passes it in -targets as
 // <kind>-<triple>--<target id>, and every release's bundler writes it
-// unchanged. The triple is amdgcn-amd-amdhsa up to 22; LLVM main after 22
+// unchanged. The triple is amdgcn-amd-amdhsa up to 23; LLVM main after 23
 // names the processor in it (amdgpu9.0a-amd-amdhsa for gfx90a, see
 // [offload.Release.AMDGPUTriple]).
 func (r *Release) DeviceID(targetID string) string {

@@ -805,7 +805,7 @@ func (m *mixer) entryFacts() {
 }
 
 // retainFacts adds what the entries sections of an object say by their
-// SHF_GNU_RETAIN flag, which main after 22 sets and earlier releases do not
+// SHF_GNU_RETAIN flag, which main after 23 sets and earlier releases do not
 // (a linker need not keep it in a program), and narrows the releases of the
 // object's registrations with it.
 func (m *mixer) retainFacts() {

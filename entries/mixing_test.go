@@ -61,9 +61,9 @@ func TestMixingFindsWrapperRelease(t *testing.T) {
 		{"openmp-wrapper-llvm15.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm16.o", "omp_offloading_entries", "LLVM 15-17", offload.OffloadOpenMP},
 		{"openmp-wrapper-llvm19.o", "omp_offloading_entries", "LLVM 19-20", offload.OffloadOpenMP},
-		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadOpenMP},
+		{"openmp-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadOpenMP},
 		{"hip-wrapper-llvm19.o", "hip_offloading_entries", "LLVM 15-20", offload.OffloadNone},
-		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-22", offload.OffloadNone},
+		{"cuda-wrapper-llvm22.o", "llvm_offload_entries", "LLVM 21-23", offload.OffloadNone},
 	} {
 		o := mixing(t, readFile(t, llvmTestdata("wrapper", c.file)))
 		if len(o.Registrations) != 1 {
@@ -77,19 +77,19 @@ func TestMixingFindsWrapperRelease(t *testing.T) {
 	}
 }
 
-// TestMixingRetain: main after 22 sets SHF_GNU_RETAIN on the entries
-// sections it writes and 22 does not, so the flag tells a wrapper of 23 from
-// one of 22.
+// TestMixingRetain: main after 23 sets SHF_GNU_RETAIN on the entries
+// sections it writes and 22 and 23 do not, so the flag tells a wrapper of 24
+// from one of 22 or 23.
 func TestMixingRetain(t *testing.T) {
 	for _, c := range []struct {
 		file     string
 		retain   bool
 		releases string
 	}{
-		{"openmp-wrapper-llvm22.o", false, "LLVM 21-22"},
-		{"openmp-wrapper-llvm22.o", true, "LLVM 23"},
-		{"cuda-wrapper-llvm22.o", true, "LLVM 23"},
-		// 19 registers another section: the flag does not make it 23.
+		{"openmp-wrapper-llvm22.o", false, "LLVM 21-23"},
+		{"openmp-wrapper-llvm22.o", true, "LLVM 24"},
+		{"cuda-wrapper-llvm22.o", true, "LLVM 24"},
+		// 19 registers another section: the flag does not make it 24.
 		{"openmp-wrapper-llvm19.o", true, "LLVM 19-20"},
 	} {
 		f := readFile(t, llvmTestdata("wrapper", c.file))
@@ -233,9 +233,9 @@ func TestMixingOfLinkedPrograms(t *testing.T) {
 		// clang-22 links clang-19's object: its entries lie outside the
 		// empty range of llvm_offload_entries (found by its shape: the
 		// file is stripped).
-		{"m19by22.strip", "LLVM 18-23", "", "libomptarget.so.22.1", "unregistered-entries"},
+		{"m19by22.strip", "LLVM 18-24", "", "libomptarget.so.22.1", "unregistered-entries"},
 		// A wrapper of 22 whose program needs libomptarget 19.
-		{"p22w22rt19", "LLVM 21-23", "llvm_offload_entries", "libomptarget.so.19.1", "runtime-entry-layout"},
+		{"p22w22rt19", "LLVM 21-24", "llvm_offload_entries", "libomptarget.so.19.1", "runtime-entry-layout"},
 		// clang-19 links clang-14's object: its bundle is not read, no
 		// wrapper registers anything, and the requires constructor is
 		// ignored by runtime 19.

@@ -16,14 +16,14 @@ import (
 // list does; Check inflates every stream whole, as LLVM main's reader does,
 // and refuses it. The same binary, sound, passes.
 func TestCheckInflatesEveryStreamWhole(t *testing.T) {
-	r23, err := offload.LookupRelease(23)
+	r24, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	img := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, past what reading inflates
 	var sound bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&sound, r23, &im, bytes.NewReader(img), int64(len(img)), offload.Compression{}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&sound, r24, &im, bytes.NewReader(img), int64(len(img)), offload.Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	cut := bytes.Clone(sound.Bytes())
@@ -35,7 +35,7 @@ func TestCheckInflatesEveryStreamWhole(t *testing.T) {
 		bad  bool
 	}{{"sound", sound.Bytes(), false}, {"cut", cut, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := NewFile(c.name+".bin", bytes.NewReader(c.data), int64(len(c.data)), &offload.ReadOptions{Release: r23})
+			f, err := NewFile(c.name+".bin", bytes.NewReader(c.data), int64(len(c.data)), &offload.ReadOptions{Release: r24})
 			if err != nil {
 				t.Fatalf("NewFile: %v", err)
 			}

@@ -22,14 +22,14 @@ func (zeros) ReadAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// compressedV3 returns a compressed version-3 binary (LLVM main after 22)
+// compressedV3 returns a compressed version-3 binary (LLVM main after 23)
 // of one image of size zero bytes.
 func compressedV3(t *testing.T, size int64) []byte {
 	t.Helper()
 	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
 		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
 	var b bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&b, mustRelease(t, 23), &im, io.NewSectionReader(zeros{}, 0, size), size, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&b, mustRelease(t, 24), &im, io.NewSectionReader(zeros{}, 0, size), size, offload.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -168,7 +168,7 @@ func TestExtractAliasedCompressedImages(t *testing.T) {
 	}
 }
 
-// Nested binaries (LLVM main after 22) count the inflated bytes of each
+// Nested binaries (LLVM 23 and main) count the inflated bytes of each
 // stream once too, however many entries point at the binary holding it:
 // one entry of an outer compressed binary holding an inner one of 8 MiB
 // of zeros extracts, two entries pointing at it are refused.

@@ -269,7 +269,7 @@ const (
 	// raw binary file).
 	SourceBinary Source = iota + 1
 	// SourceNested: an image of an OffloadBinary that is itself the image
-	// of another (LLVM main after 22 lists and extracts them).
+	// of another (LLVM 23 and later list and extract them).
 	SourceNested
 	// SourceBundle: the code object of a clang offload bundle: a HIP fatbin
 	// (.hip_fatbin, or a bundle file).
@@ -585,7 +585,7 @@ func (o *Object) readBitcode(opt *offload.ReadOptions) error {
 
 // binaryImages adds the images of the binaries, numbered across them as
 // llvm-objdump numbers them, and where the release reads nested binaries
-// (LLVM main after 22), the images of an image that is itself a binary.
+// (LLVM 23 and later), the images of an image that is itself a binary.
 func (o *Object) binaryImages() error {
 	n := 0
 	for _, b := range o.Binaries {

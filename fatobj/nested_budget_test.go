@@ -38,7 +38,7 @@ func nestedShared(inner []byte, k int) []byte {
 // was killed), lists at most one image per 40 bytes plus 4096 and says
 // the rest is over the limit; 2 entries a level, 3 deep, is listed whole.
 func TestNestedSharedImagesAreBounded(t *testing.T) {
-	r23, _ := offload.LookupRelease(23)
+	r24, _ := offload.LookupRelease(24)
 	build := func(k, d int) []byte {
 		b := nestedShared(make([]byte, 8), 1)
 		for i := 0; i < d; i++ {
@@ -46,7 +46,7 @@ func TestNestedSharedImagesAreBounded(t *testing.T) {
 		}
 		return b
 	}
-	for _, opt := range []*offload.ReadOptions{nil, {Release: r23}} {
+	for _, opt := range []*offload.ReadOptions{nil, {Release: r24}} {
 		in := build(8, 7)
 		f, err := NewFile("nested.bin", bytes.NewReader(in), int64(len(in)), opt)
 		if err != nil {

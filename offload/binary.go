@@ -14,7 +14,7 @@ import (
 var Magic = [4]byte{0x10, 0xFF, 0x10, 0xAD}
 
 // StartsWithMagic reports whether r starts with [Magic]: an image that is
-// itself an OffloadBinary, nested (main after 22 lists and extracts those).
+// itself an OffloadBinary, nested (LLVM 23 and later list and extract those).
 func StartsWithMagic(r io.ReaderAt) bool {
 	var head [4]byte
 	n, _ := r.ReadAt(head[:], 0)
@@ -71,7 +71,7 @@ func (im *Image) Lookup(key string) (string, bool) {
 }
 
 // IsMetadata reports whether im has the OIF_Metadata flag ([FlagMetadata]):
-// an entry of LLVM main after 22 that holds strings but no image.
+// an entry of LLVM 23 and later that holds strings but no image.
 func (im *Image) IsMetadata() bool { return im.Flags&FlagMetadata != 0 }
 
 // Triple returns the "triple" string, or "".

@@ -113,10 +113,10 @@ func TestOneBudgetForManyReads(t *testing.T) {
 // with one budget of 32 MiB of inflation, are refused at the ninth; each
 // is inflated only as far as it is read.
 func TestInflationBudgetIsShared(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
-	if _, err := WriteCompressedBinary(&one, r23, &im, bytes.NewReader(make([]byte, 4<<20)), 4<<20, Compression{}); err != nil {
+	if _, err := WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, 4<<20)), 4<<20, Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	all := bytes.Repeat(one.Bytes(), 20)
@@ -161,10 +161,10 @@ func (f cutReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // binary inflates the start of its stream only: the failure near its end
 // is met reading the image.
 func TestInflateReadErrorIsNotInvalid(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
-	if _, err := WriteCompressedBinary(&one, r23, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, Compression{}); err != nil {
+	if _, err := WriteCompressedBinary(&one, r24, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	b := one.Bytes()
@@ -187,7 +187,7 @@ func unsafeData(s string) *byte { return unsafe.StringData(s) }
 // any length, in order and not (kept part, chunks, straight into the
 // caller's buffer, inflating again), give the image's bytes.
 func TestInflatedRandomReads(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	img := make([]byte, 6<<20+12345)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -195,7 +195,7 @@ func TestInflatedRandomReads(t *testing.T) {
 		img[i] = byte(i/7) ^ byte(rng.IntN(4))
 	}
 	var one bytes.Buffer
-	if _, err := WriteCompressedBinary(&one, r23, &im, bytes.NewReader(img), int64(len(img)), Compression{}); err != nil {
+	if _, err := WriteCompressedBinary(&one, r24, &im, bytes.NewReader(img), int64(len(img)), Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, held := range []uint64{0, 100 << 10} {

@@ -11,7 +11,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// Version 3 of the OffloadBinary (LLVM main after 22, [Release]
+// Version 3 of the OffloadBinary (LLVM main after 23: release 24, [Release]
 // BinaryVersion 3): the header grows to 40 bytes with a uint64 InflatedSize
 // at offset 32. When InflatedSize is not 0, everything after the header is
 // one zstd or zlib stream (zstd when it starts with zstd's magic) that
@@ -145,7 +145,7 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 // after the 40-byte header) is compressed into one stream, the header gets
 // Size = 40 + the stream's size and InflatedSize = the uncompressed binary's
 // size, and zero bytes pad the whole to a multiple of 8. The release must
-// write version 3 (main after 22, --llvm 23). Memory use does not depend on
+// write version 3 (main after 23, --llvm 24). Memory use does not depend on
 // size: the stream is written to a temporary file (removed) to learn its
 // size first. It returns the bytes written.
 func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64, c Compression) (int64, error) {
@@ -156,7 +156,7 @@ func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, s
 // compressed as [WriteCompressedBinary] compresses one: the header (its
 // EntriesCount len(ims)), then one zstd or zlib stream of everything after
 // it, entries, strings and every image, then zeros to a multiple of 8. The
-// release must write version 3 (main after 22, --llvm 23). Memory use does
+// release must write version 3 (main after 23, --llvm 24). Memory use does
 // not depend on the images' sizes. It returns the bytes written.
 func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
 	if err := r.CheckCompression(c); err != nil {
@@ -169,7 +169,7 @@ func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compres
 }
 
 // CheckCompression reports whether release r writes compressed
-// OffloadBinaries (version 3: main after 22) and c is a format and level
+// OffloadBinaries (version 3: main after 23, release 24) and c is a format and level
 // LLVM takes, with an error matching goffload.ErrUnsupported, goffload.ErrLimit or
 // ErrUnknownKind, so that a caller can check before it makes its output.
 func (r *Release) CheckCompression(c Compression) error {
@@ -177,7 +177,7 @@ func (r *Release) CheckCompression(c Compression) error {
 		return err
 	}
 	if r.BinaryVersion < VersionCompressed {
-		return fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM main after 22): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
+		return fmt.Errorf("%v writes OffloadBinary version %d, which has no compression (version 3, LLVM 24: main after 23): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
 	}
 	return nil
 }

@@ -17,11 +17,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// compressed returns a compressed version-3 binary of LLVM 23 holding data.
+// compressed returns a compressed version-3 binary of LLVM 24 holding data.
 func compressed(t *testing.T, im *Image, data []byte, c Compression) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	n, err := WriteCompressedBinary(&buf, mustRelease(t, 23), im, bytes.NewReader(data), int64(len(data)), c)
+	n, err := WriteCompressedBinary(&buf, mustRelease(t, 24), im, bytes.NewReader(data), int64(len(data)), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,19 +32,19 @@ func compressed(t *testing.T, im *Image, data []byte, c Compression) []byte {
 }
 
 func TestCompressedRoundTrip(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := Image{Kind: ImageObject, OffloadKind: OffloadHIP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}}
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zstd", Level: -5}, {Format: "zlib", Level: 9}, {Format: "zlib", Level: ZlibStored}} {
 		for _, size := range []int{0, 1, 4, 100 << 10} {
 			data := bytes.Repeat([]byte("device code "), size/12+1)[:size]
 			b := compressed(t, &im, data, c)
-			plain, err := MarshalBinary(r23, &im, data)
+			plain, err := MarshalBinary(r24, &im, data)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Two binaries in a row: the second starts at the next multiple of 8.
 			two := append(append([]byte{}, b...), b...)
-			bins, err := ReadAllBytes(two, &ReadOptions{Release: r23})
+			bins, err := ReadAllBytes(two, &ReadOptions{Release: r24})
 			if err != nil {
 				t.Fatalf("%+v %d: %v", c, size, err)
 			}
@@ -74,12 +74,12 @@ func TestCompressedRoundTrip(t *testing.T) {
 		t.Errorf("compressed under LLVM 22: %v, want goffload.ErrUnsupported", err)
 	}
 	for _, c := range []Compression{{Format: "lz4"}, {Format: "zstd", Level: 23}, {Format: "zstd", Level: -131073}, {Format: "zlib", Level: 10}, {Format: "zlib", Level: -2}} {
-		if _, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, c); err == nil {
+		if _, err := WriteCompressedBinary(new(bytes.Buffer), r24, &im, nil, 0, c); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
 	// llvm-offload-binary's compress-level-zlib.test.
-	_, err := WriteCompressedBinary(new(bytes.Buffer), r23, &im, nil, 0, Compression{Format: "zlib", Level: 12})
+	_, err := WriteCompressedBinary(new(bytes.Buffer), r24, &im, nil, 0, Compression{Format: "zlib", Level: 12})
 	if want := "invalid zlib compression level 12; expected a value in [0, 9]"; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, goffload.ErrLimit) {
 		t.Errorf("zlib level 12: %v, want %q (goffload.ErrLimit)", err, want)
 	}
@@ -113,7 +113,7 @@ func TestCompressedRefused(t *testing.T) {
 		le.PutUint64(b[off:], v)
 		return b
 	}
-	uncompressed, _ := MarshalBinary(mustRelease(t, 23), &im, []byte("x"))
+	uncompressed, _ := MarshalBinary(mustRelease(t, 24), &im, []byte("x"))
 	for _, c := range []struct {
 		name  string
 		data  []byte
@@ -131,7 +131,7 @@ func TestCompressedRefused(t *testing.T) {
 		{"inflated over the limit", set(32, 1<<40), "InflatedSize", goffload.ErrLimit},
 		{"entries count beyond the data", func() []byte { b := append([]byte{}, uncompressed...); le.PutUint64(b[24:], 99); return b }(), "EntriesCount", goffload.ErrTruncated},
 	} {
-		_, err := ReadAllBytes(c.data, &ReadOptions{Release: mustRelease(t, 23)})
+		_, err := ReadAllBytes(c.data, &ReadOptions{Release: mustRelease(t, 24)})
 		var fe *goffload.FormatError
 		if !errors.As(err, &fe) || !errors.Is(err, c.err) || !bytes.Contains([]byte(fe.Field), []byte(c.field)) {
 			t.Errorf("%s: %v, want a goffload.FormatError at %s matching %v", c.name, err, c.field, c.err)
@@ -159,36 +159,36 @@ func TestCompressedZstdCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("zstd -d: %v", err)
 	}
-	plain, _ := MarshalBinary(mustRelease(t, 23), &im, data)
+	plain, _ := MarshalBinary(mustRelease(t, 24), &im, data)
 	if !bytes.Equal(out, plain[HeaderSizeV3:]) {
 		t.Fatalf("zstd -d gives %d bytes, want the %d after the header", len(out), len(plain)-HeaderSizeV3)
 	}
-	l := im.LayoutFor(mustRelease(t, 23), uint64(len(data)))
+	l := im.LayoutFor(mustRelease(t, 24), uint64(len(data)))
 	if !bytes.Equal(out[l.ImageOffset-HeaderSizeV3:][:len(data)], data) {
 		t.Error("the image is not where the layout says")
 	}
 }
 
-// FuzzReadVersion3 reads inputs as LLVM main after 22 does (versions 1 to
+// FuzzReadVersion3 reads inputs as LLVM main after 23 (24) does (versions 1 to
 // 3, compressed bodies inflated, at most 1 MiB): no panic, every image
 // readable or ErrImageRange, and reading allocates at most
 // readFuzzPerByte a byte plus readFuzzFixed.
 func FuzzReadVersion3(f *testing.F) {
-	r23, err := LookupRelease(23)
+	r24, err := LookupRelease(24)
 	if err != nil {
 		f.Fatal(err)
 	}
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
 		var buf bytes.Buffer
-		if _, err := WriteCompressedBinary(&buf, r23, &im, bytes.NewReader([]byte("image bytes")), 11, c); err != nil {
+		if _, err := WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte("image bytes")), 11, c); err != nil {
 			f.Fatal(err)
 		}
 		f.Add(buf.Bytes())
 	}
-	plain, _ := MarshalBinary(r23, &im, []byte("image"))
+	plain, _ := MarshalBinary(r24, &im, []byte("image"))
 	f.Add(plain)
-	opt := &ReadOptions{Release: r23}
+	opt := &ReadOptions{Release: r24}
 	opt.MaxInflated = 1 << 20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var bins []*Binary
@@ -208,7 +208,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compresses 2 GiB")
 	}
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []struct {
 		size  int64
@@ -222,7 +222,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		n, err := WriteCompressedBinary(f, r23, &im, io.LimitReader(&pattern{}, c.size), c.size, Compression{Format: "zstd"})
+		n, err := WriteCompressedBinary(f, r24, &im, io.LimitReader(&pattern{}, c.size), c.size, Compression{Format: "zstd"})
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
@@ -237,7 +237,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		bins, err := ReadAll(f, n, &ReadOptions{Release: r23})
+		bins, err := ReadAll(f, n, &ReadOptions{Release: r24})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,10 +265,10 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 // TestZeroCompressionIsZstd: the zero Compression is llvm-offload-binary's
 // default, zstd at its default level.
 func TestZeroCompressionIsZstd(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var buf bytes.Buffer
-	if _, err := WriteCompressedBinary(&buf, r23, &im, bytes.NewReader([]byte("image")), 5, Compression{}); err != nil {
+	if _, err := WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte("image")), 5, Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	bins, err := ReadAllBytes(buf.Bytes(), nil)

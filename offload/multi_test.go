@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// multiImages returns n images for release 23 and their data: kinds and
+// multiImages returns n images for release 24 and their data: kinds and
 // offload kinds in turn, strings that repeat from image to image (one
 // string table serves them all), an empty value, an image with no strings,
 // an empty image, and sizes that are not multiples of 8.
@@ -115,7 +115,7 @@ func checkMultiLayout(t *testing.T, b []byte, ims []Image, data [][]byte) {
 	var image uint64
 	for i, im := range ims {
 		e := b[HeaderSizeV3+uint64(i)*ImageEntrySize:]
-		code, _ := mustRelease(t, 23).OffloadKindCode(im.OffloadKind)
+		code, _ := mustRelease(t, 24).OffloadKindCode(im.OffloadKind)
 		if ImageKind(le.Uint16(e)) != im.Kind || le.Uint16(e[2:]) != code || le.Uint32(e[4:]) != im.Flags {
 			t.Errorf("entry %d: % x", i, e[:8])
 		}
@@ -157,19 +157,19 @@ func checkMultiLayout(t *testing.T, b []byte, ims []Image, data [][]byte) {
 func allZero(b []byte) bool { return bytes.Count(b, []byte{0}) == len(b) }
 
 // TestWriteBinariesRoundTrip writes binaries of 1 to 7 images, plain and
-// compressed, reads them back as release 23 reads them, and checks the
+// compressed, reads them back as release 24 reads them, and checks the
 // layout against main's OffloadBinary::write.
 func TestWriteBinariesRoundTrip(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	for n := 1; n <= 7; n++ {
 		ims, data := multiImages(n)
-		plain := writeAll(t, r23, ims, data, nil)
+		plain := writeAll(t, r24, ims, data, nil)
 		checkMultiLayout(t, plain, ims, data)
 		for _, c := range []*Compression{nil, {Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zlib", Level: ZlibStored}} {
 			name := fmt.Sprintf("%d images, %+v", n, c)
-			b := writeAll(t, r23, ims, data, c)
+			b := writeAll(t, r24, ims, data, c)
 			// Two in a row: ReadAll finds the second at the next multiple of 8.
-			bins, err := ReadAllBytes(append(append([]byte{}, b...), b...), &ReadOptions{Release: r23})
+			bins, err := ReadAllBytes(append(append([]byte{}, b...), b...), &ReadOptions{Release: r24})
 			if err != nil || len(bins) != 2 {
 				t.Fatalf("%s: %d binaries, %v", name, len(bins), err)
 			}
@@ -201,16 +201,16 @@ func TestWriteBinariesRoundTrip(t *testing.T) {
 			continue
 		}
 		// One image: the bytes of the single-image writers.
-		want, err := MarshalBinary(r23, &ims[0], data[0])
+		want, err := MarshalBinary(r24, &ims[0], data[0])
 		if err != nil || !bytes.Equal(plain, want) {
 			t.Errorf("one image: WriteBinaries differs from MarshalBinary (%v)", err)
 		}
 		for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
 			var buf bytes.Buffer
-			if _, err := WriteCompressedBinary(&buf, r23, &ims[0], bytes.NewReader(data[0]), int64(len(data[0])), c); err != nil {
+			if _, err := WriteCompressedBinary(&buf, r24, &ims[0], bytes.NewReader(data[0]), int64(len(data[0])), c); err != nil {
 				t.Fatal(err)
 			}
-			if got := writeAll(t, r23, ims, data, &c); !bytes.Equal(got, buf.Bytes()) {
+			if got := writeAll(t, r24, ims, data, &c); !bytes.Equal(got, buf.Bytes()) {
 				t.Errorf("one image, %+v: WriteCompressedBinaries differs from WriteCompressedBinary", c)
 			}
 		}
@@ -220,7 +220,7 @@ func TestWriteBinariesRoundTrip(t *testing.T) {
 // TestWriteBinariesRefused: releases that write version 1, no image, an
 // image of a negative size, without a reader or shorter than its size.
 func TestWriteBinariesRefused(t *testing.T) {
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	ims, data := multiImages(3)
 	zstd := Compression{Format: "zstd"}
 	for _, major := range []int{14, 15, 22} {
@@ -231,13 +231,13 @@ func TestWriteBinariesRefused(t *testing.T) {
 			t.Errorf("LLVM %d compressed: %v, want goffload.ErrUnsupported", major, err)
 		}
 	}
-	if _, err := WriteBinaries(io.Discard, r23, nil); !errors.Is(err, fs.ErrInvalid) {
+	if _, err := WriteBinaries(io.Discard, r24, nil); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("no image: %v", err)
 	}
-	if _, err := WriteCompressedBinaries(io.Discard, r23, nil, zstd); !errors.Is(err, fs.ErrInvalid) {
+	if _, err := WriteCompressedBinaries(io.Discard, r24, nil, zstd); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("no image, compressed: %v", err)
 	}
-	if _, err := WriteCompressedBinaries(io.Discard, r23, imageData(ims, data), Compression{Format: "lz4"}); !errors.Is(err, ErrUnknownKind) {
+	if _, err := WriteCompressedBinaries(io.Discard, r24, imageData(ims, data), Compression{Format: "lz4"}); !errors.Is(err, ErrUnknownKind) {
 		t.Errorf("lz4: %v", err)
 	}
 	for _, c := range []struct {
@@ -257,9 +257,9 @@ func TestWriteBinariesRefused(t *testing.T) {
 			var buf bytes.Buffer
 			var err error
 			if comp == nil {
-				_, err = WriteBinaries(&buf, r23, d)
+				_, err = WriteBinaries(&buf, r24, d)
 			} else {
-				_, err = WriteCompressedBinaries(&buf, r23, d, *comp)
+				_, err = WriteCompressedBinaries(&buf, r24, d, *comp)
 			}
 			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.says) {
 				t.Errorf("%s (%v): %v, want %v saying %q", c.name, comp, err, c.want, c.says)
@@ -279,7 +279,7 @@ func TestWriteBinariesStreamsLargeImage(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 3
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	small := func(s string) ImageData {
 		return ImageData{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", s}}},
 			Data: strings.NewReader(s), Size: int64(len(s))}
@@ -290,7 +290,7 @@ func TestWriteBinariesStreamsLargeImage(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	n, err := WriteBinaries(w, r23, ims)
+	n, err := WriteBinaries(w, r24, ims)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +351,7 @@ func TestWriteCompressedBinariesStreams(t *testing.T) {
 		t.Skip("compresses 256 MiB")
 	}
 	const size = 256<<20 - 5
-	r23 := mustRelease(t, 23)
+	r24 := mustRelease(t, 24)
 	ims := []ImageData{
 		{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}, Data: strings.NewReader("small"), Size: 5},
 		{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}}}, Data: io.LimitReader(&pattern{}, size), Size: size},
@@ -364,7 +364,7 @@ func TestWriteCompressedBinariesStreams(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	n, err := WriteCompressedBinaries(f, r23, ims, Compression{Format: "zstd"})
+	n, err := WriteCompressedBinaries(f, r24, ims, Compression{Format: "zstd"})
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -374,7 +374,7 @@ func TestWriteCompressedBinariesStreams(t *testing.T) {
 	if grown > 32<<20 {
 		t.Errorf("allocated %d bytes to compress %d bytes of images", grown, size+5)
 	}
-	bins, err := ReadAll(f, n, &ReadOptions{Release: r23})
+	bins, err := ReadAll(f, n, &ReadOptions{Release: r24})
 	if err != nil || len(bins) != 1 || len(bins[0].Images) != 2 {
 		t.Fatalf("%d binaries, %v", len(bins), err)
 	}

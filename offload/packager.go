@@ -102,9 +102,10 @@ type ImageSource func(name string) (io.Reader, int64, error)
 
 // Package writes to w what clang-offload-packager of release r writes for the
 // given --image arguments: up to LLVM 22 one binary per image, concatenated;
-// where the release writes OffloadBinary version 2 or later (LLVM main after
-// 22, --llvm 23) one binary holding every image in the order of the
-// arguments, as main's llvm-offload-binary writes it ([WriteBinaries]).
+// where the release writes OffloadBinary version 2 or later (LLVM 23 and
+// 24: --llvm 23, --llvm 24) one binary holding every image in the order of
+// the arguments, as llvm-offload-binary writes it since llvm-project
+// #197456 ([WriteBinaries]).
 // Each file's kind is found from its first bytes and its extension, as the
 // packager does. Files are streamed, never held whole in memory; for one
 // binary of all images every file is opened before the first is read (its

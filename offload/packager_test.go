@@ -281,13 +281,13 @@ func (c *countingFiles) open(name string) (io.Reader, int64, error) {
 	return closeCounter{bytes.NewReader(data), c}, int64(len(data)) + c.extra[name], nil
 }
 
-// TestPackageOneBinary: under --llvm 23 the packager writes what main's
+// TestPackageOneBinary: under --llvm 24 the packager writes what main's
 // llvm-offload-binary writes, one binary holding every image of every
 // --image argument in order (several file= of one argument included), each
 // image's kind found as before; compressed, that binary compressed. 22
 // writes a binary per image.
 func TestPackageOneBinary(t *testing.T) {
-	r22, r23 := mustRelease(t, 22), mustRelease(t, 23)
+	r22, r24 := mustRelease(t, 22), mustRelease(t, 24)
 	fsys := &countingFiles{files: map[string][]byte{
 		"a.o":     []byte("\x7fELF host-less device object"),
 		"b.bc":    []byte("not bitcode, by extension"),
@@ -304,21 +304,21 @@ func TestPackageOneBinary(t *testing.T) {
 	files := []string{"a.o", "b.bc", "c.cubin", "d", "e.s"}
 	kinds := []ImageKind{ImageObject, ImageBitcode, ImageBitcode, ImageNone, ImagePTX}
 	var plain bytes.Buffer
-	n, err := r23.Package(&plain, args, fsys.open)
+	n, err := r24.Package(&plain, args, fsys.open)
 	if err != nil || n != int64(plain.Len()) {
 		t.Fatalf("Package: %d, %v; wrote %d", n, err, plain.Len())
 	}
 	if fsys.closed != fsys.opened || fsys.opened != len(files) {
 		t.Errorf("opened %d files, closed %d; want %d", fsys.opened, fsys.closed, len(files))
 	}
-	bins, err := ReadAllBytes(plain.Bytes(), &ReadOptions{Release: r23})
+	bins, err := ReadAllBytes(plain.Bytes(), &ReadOptions{Release: r24})
 	if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) {
 		t.Fatalf("%d binaries, %v; want one of %d images", len(bins), err, len(files))
 	}
 	var ims []Image
 	var data [][]byte
 	for _, arg := range args {
-		pis, err := r23.ParseImageArg(arg)
+		pis, err := r24.ParseImageArg(arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,10 +341,10 @@ func TestPackageOneBinary(t *testing.T) {
 	// Compressed: the same binary, compressed.
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
 		var buf bytes.Buffer
-		if _, err := r23.PackageCompressed(&buf, args, fsys.open, c); err != nil {
+		if _, err := r24.PackageCompressed(&buf, args, fsys.open, c); err != nil {
 			t.Fatal(err)
 		}
-		bins, err := ReadAllBytes(buf.Bytes(), &ReadOptions{Release: r23})
+		bins, err := ReadAllBytes(buf.Bytes(), &ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 || bins[0].Compression != c.Format {
 			t.Fatalf("%+v: %d binaries, %v", c, len(bins), err)
 		}
@@ -368,11 +368,11 @@ func TestPackageOneBinary(t *testing.T) {
 	// No image: nothing, as before. A missing file: nothing written, the
 	// error naming it. A file shorter than its size: the error names it.
 	var buf bytes.Buffer
-	if n, err := r23.Package(&buf, nil, fsys.open); n != 0 || err != nil || buf.Len() != 0 {
+	if n, err := r24.Package(&buf, nil, fsys.open); n != 0 || err != nil || buf.Len() != 0 {
 		t.Errorf("no image: %d, %v", n, err)
 	}
 	fsys.opened, fsys.closed = 0, 0
-	if _, err := r23.Package(&buf, append(args, "file=gone.o,triple=x"), fsys.open); !errors.Is(err, os.ErrNotExist) || buf.Len() != 0 {
+	if _, err := r24.Package(&buf, append(args, "file=gone.o,triple=x"), fsys.open); !errors.Is(err, os.ErrNotExist) || buf.Len() != 0 {
 		t.Errorf("a missing file: %v, %d bytes written", err, buf.Len())
 	}
 	if fsys.closed != fsys.opened {
@@ -382,9 +382,9 @@ func TestPackageOneBinary(t *testing.T) {
 	for _, c := range []*Compression{nil, {Format: "zstd"}} {
 		var err error
 		if c == nil {
-			_, err = r23.Package(io.Discard, args, fsys.open)
+			_, err = r24.Package(io.Discard, args, fsys.open)
 		} else {
-			_, err = r23.PackageCompressed(io.Discard, args, fsys.open, *c)
+			_, err = r24.PackageCompressed(io.Discard, args, fsys.open, *c)
 		}
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "d: got 12 of 15 bytes") {
 			t.Errorf("%v: a short file: %v", c, err)

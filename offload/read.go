@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
@@ -43,6 +44,17 @@ func (o *ReadOptions) strict() *Release {
 	return o.Release
 }
 
+// firstWriting returns the first release of the table that writes
+// OffloadBinary version v.
+func firstWriting(v uint32) *Release {
+	for i := range releases {
+		if releases[i].BinaryVersion >= v {
+			return row(i)
+		}
+	}
+	return row(len(releases) - 1)
+}
+
 func (o *ReadOptions) maxVersion() uint32 {
 	if r := o.strict(); r != nil {
 		return max(r.BinaryVersion, 1)
@@ -63,20 +75,22 @@ func (o *ReadOptions) kindOf(code uint16) OffloadKind {
 	return OffloadNone
 }
 
-// checksStrings reports whether a binary of version v is read with LLVM
-// main's check of its string entries against the buffer.
+// checksStrings reports whether a binary of version v is read with the
+// check of its string entries against the buffer that LLVM 23 and later
+// make (the release's Main.ChecksStrings).
 func (o *ReadOptions) checksStrings(v uint32) bool {
 	if r := o.strict(); r != nil {
-		return r.BinaryVersion >= VersionCompressed
+		return r.facts().Main.ChecksStrings
 	}
 	return v >= 2
 }
 
 // alignsAfter reports whether the next binary of a section starts at the
-// next multiple of 8 after a binary of version v: in LLVM main after 22,
-// whatever the version; before it, no binary needs it.
+// next multiple of 8 after a binary of version v: in LLVM main after 23
+// (the release's Main.AlignsAfter), whatever the version; before it, no
+// binary needs it.
 func (o *ReadOptions) alignsAfter(v uint32) bool {
-	if r := o.strict(); r != nil && r.BinaryVersion >= VersionCompressed {
+	if r := o.strict(); r != nil && r.facts().Main.AlignsAfter {
 		return true
 	}
 	return v >= VersionCompressed
@@ -92,7 +106,7 @@ func (o *ReadOptions) maxInflated() uint64 {
 // Binary is one OffloadBinary read from an input.
 type Binary struct {
 	Offset  int64  // of the header, from the start of the input
-	Version uint32 // 1, 2 for a multi-image binary, 3 (main after 22)
+	Version uint32 // 1, 2 for a multi-image binary (23), 3 (24, main)
 	Size    uint64 // the header's Size: bytes of this binary in its input
 	// InflatedSize is the header's InflatedSize (version 3): the size of the
 	// binary once its body is decompressed, 0 for an uncompressed binary.
@@ -207,7 +221,9 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 		return nil, truncated(base, "header", err)
 	}
 	version := le.Uint32(hdr[4:])
-	if version < VersionCompressed && bufSize < HeaderSize+ImageEntrySize {
+	// Readers without version 3 (up to 23) want a header and an entry
+	// before they look at the version.
+	if (version < VersionCompressed || opt.maxVersion() < VersionCompressed) && bufSize < HeaderSize+ImageEntrySize {
 		return nil, errAt(base, 0, "buffer size", buf, goffload.ErrInvalid)
 	}
 	if !bytes.Equal(hdr[:4], Magic[:]) {
@@ -215,7 +231,17 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 	}
 	b := &Binary{Offset: base, Version: version, Size: le.Uint64(hdr[8:]), ra: r, data: r, base: base}
 	if b.Version == 0 || b.Version > opt.maxVersion() {
-		return nil, errAt(base, 4, "Version", uint64(b.Version), goffload.ErrInvalid)
+		err := errAt(base, 4, "Version", uint64(b.Version), goffload.ErrInvalid)
+		if rel := opt.strict(); rel != nil && b.Version <= VersionCompressed {
+			// A version a later release writes: say which reads it.
+			reads := "versions 1 to " + strconv.Itoa(int(opt.maxVersion()))
+			if opt.maxVersion() == 1 {
+				reads = "version 1 only"
+			}
+			err = fmt.Errorf("%v reads OffloadBinary %s, and version %d is %v's: %w",
+				rel, reads, b.Version, firstWriting(b.Version), err)
+		}
+		return nil, err
 	}
 	entOff, field3 := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
 	if b.Version >= VersionCompressed {
@@ -245,7 +271,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 			return nil, errAt(base, 24, "EntrySize", field3, goffload.ErrTruncated)
 		}
 	} else {
-		// Versions 2 and 3 (main after 22): field 3 is the number of entries.
+		// Versions 2 (23) and 3 (24): field 3 is the number of entries.
 		if b.Size < ImageEntrySize {
 			return nil, errAt(base, 8, "Size", b.Size, goffload.ErrTruncated)
 		}
@@ -289,7 +315,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 		if im.StringOffset > buf {
 			return nil, errAt(base, at+8, "StringOffset", im.StringOffset, goffload.ErrTruncated)
 		}
-		// LLVM main after 22 also checks the string entries against the
+		// LLVM 23 and later also check the string entries against the
 		// buffer, counting 24 bytes each (its StringEntry) whatever the
 		// version; 15 to 22 do not (a bad count is then ErrUnchecked below).
 		if checksStrings && im.NumStrings > (buf-im.StringOffset)/StringEntrySizeV2 {

@@ -422,10 +422,11 @@ func checkImages(t *testing.T, bins []*Binary) {
 	}
 }
 
-// TestReadStringEntriesAsMain: LLVM main after 22 refuses an entry whose
+// TestReadStringEntriesAsMain: LLVM 23 and later refuse an entry whose
 // string entries, at 24 bytes each whatever the version, run past the
-// buffer (unexpected_eof, goffload.ErrTruncated at NumStrings); LLVM 15 to 22 do not
-// check them (here ErrUnchecked when they are read).
+// buffer (unexpected_eof, goffload.ErrTruncated at NumStrings; llvm-project
+// #177029); LLVM 15 to 22 do not check them (here ErrUnchecked when they are
+// read).
 func TestReadStringEntriesAsMain(t *testing.T) {
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []struct {
@@ -433,7 +434,9 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 		numStrings     uint64
 		err            error
 	}{
+		{24, 24, 1 << 40, goffload.ErrTruncated},
 		{23, 23, 1 << 40, goffload.ErrTruncated},
+		{22, 24, 1 << 40, goffload.ErrTruncated},
 		{22, 23, 1 << 40, goffload.ErrTruncated},
 		{22, 22, 1 << 40, ErrUnchecked},
 	} {
@@ -450,7 +453,7 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 		}
 	}
 	// The two strings it has are read by both.
-	for _, r := range []int{22, 23} {
+	for _, r := range []int{22, 23, 24} {
 		b, _ := MarshalBinary(mustRelease(t, 22), &im, []byte("image"))
 		if bins, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, r)}); err != nil || bins[0].Images[0].Arch() != "generic" {
 			t.Errorf("read by %d: %v", r, err)
@@ -464,7 +467,9 @@ func TestReadStringEntriesAsMain(t *testing.T) {
 	if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, 22)}); len(b) != 112 || err != nil {
 		t.Errorf("%d bytes, read by 22: %v", len(b), err)
 	}
-	if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, 23)}); !errors.Is(err, goffload.ErrTruncated) {
-		t.Errorf("read by 23: %v, want goffload.ErrTruncated", err)
+	for _, r := range []int{23, 24} {
+		if _, err := ReadAllBytes(b, &ReadOptions{Release: mustRelease(t, r)}); !errors.Is(err, goffload.ErrTruncated) {
+			t.Errorf("read by %d: %v, want goffload.ErrTruncated", r, err)
+		}
 	}
 }

@@ -45,16 +45,16 @@ func enumName(names []string, v int, typ string) string {
 // rows from [LookupRelease], [ParseRelease], [Default] or [Releases]; each
 // is the caller's own copy.
 type Release struct {
-	// Major is the LLVM major version. Row 23 is LLVM's main branch after
-	// the 22 branch.
+	// Major is the LLVM major version. Row 24 is LLVM's main branch after
+	// the 23 branch.
 	Major int
 	// Inferred is true when the row was taken from LLVM's sources and
-	// history rather than measured with the release's tools (20, 23).
+	// history rather than measured with the release's tools (20, 23, 24).
 	Inferred bool
-	// BinaryVersion is the OffloadBinary version the release's tools write:
-	// 1 from LLVM 15, 3 for main after 22 (several images in one binary,
-	// compression); 0 for LLVM 13 and 14, which have no OffloadBinary (their
-	// wrapper embeds raw device images).
+	// BinaryVersion is the OffloadBinary version the release's tools write
+	// and the newest they read: 1 from LLVM 15, 2 for 23 (several images in
+	// one binary), 3 for main after 23 (compression); 0 for LLVM 13 and 14,
+	// which have no OffloadBinary (their wrapper embeds raw device images).
 	BinaryVersion uint32
 	// EntryLayout is the offload entry struct of the release (32 bytes up to
 	// 20, 56 from 21).
@@ -82,7 +82,7 @@ const shfGNURetain elf.SectionFlag = 0x200000
 
 // AMDGPUTriple returns the triple of an AMDGPU target ID ("gfx90a",
 // "gfx90a:xnack+", "gfx10-3-generic") as the release spells it:
-// amdgcn-amd-amdhsa up to 22; from main after 22 the processor's version is
+// amdgcn-amd-amdhsa up to 23; from main after 23 (24) the processor's version is
 // the triple's subarch: gfx90a gives amdgpu9.0a-amd-amdhsa, gfx1030
 // amdgpu10.30-amd-amdhsa, gfx10-3-generic amdgpu10.3-amd-amdhsa, no or an
 // unknown processor amdgpu-amd-amdhsa (clang's test amdgpu-mcpu.cl).
@@ -94,7 +94,7 @@ func (r *Release) AMDGPUTriple(targetID string) string {
 }
 
 // AMDGPUSubarch returns the subarch of an AMDGPU processor in the triples
-// of LLVM main after 22: "9.0a" for gfx90a (the last two characters are
+// of LLVM main after 23 (24): "9.0a" for gfx90a (the last two characters are
 // minor and stepping), "10.3" for gfx10-3-generic, "9" for gfx9-generic;
 // "" for anything else.
 func AMDGPUSubarch(targetID string) string {
@@ -136,14 +136,15 @@ func allDigits(s string) bool {
 // NestedImages reports whether the release's tools read an image that is
 // itself an OffloadBinary as nested images (llvm-objdump lists them as
 // [i.j] with an image size line, llvm-offload-binary extracts their images)
-// and know the OIF_Metadata image flag: LLVM main after 22.
+// and know the OIF_Metadata image flag: LLVM 23 and later.
 func (r *Release) NestedImages() bool { return r.facts().Main.NestedImages }
 
 // SYCLWholeBinary reports whether the release's wrapSYCLBinaries registers
-// the whole OffloadBinary it is given (LLVM main after 22), rather than a
+// the whole OffloadBinary it is given (LLVM 23 and later), rather than a
 // descriptor of its images (22), or has no SYCL wrapper (before 22).
 func (r *Release) SYCLWholeBinary() bool {
-	return r.facts().Wrapper.SYCL == facts.SYCLRegistrationBinary
+	s := r.facts().Wrapper.SYCL
+	return s == facts.SYCLRegistrationBinary || s == facts.SYCLRegistrationBinaryDtor
 }
 
 // facts returns the facts of the release that users do not read.
@@ -321,12 +322,36 @@ var releases = []Release{
 		},
 	},
 	{
-		// Inferred: LLVM's main branch after 22 (no Debian suite ships it),
-		// from its sources and regression tests: 22's row but for
-		// OffloadBinary version 3 (40-byte header, compressed bodies), nested
-		// images and OIF_Metadata, AMDGPU subarch triples, and entries
-		// sections kept under --gc-sections (SHF_GNU_RETAIN).
-		Major: 23, Inferred: true, BinaryVersion: 3, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.23.0",
+		// Inferred: LLVM 23.1 as shipped, from the sources and pull requests
+		// of main before the release/23.x branch (16 July 2026) and what was
+		// picked onto it (docs/releases.md#llvm-23-and-main; no Debian suite
+		// ships it yet): 22's row but for OffloadBinary version 2 (several
+		// images in one binary, 24-byte string entries, the 32-byte header;
+		// no compression), nested images and OIF_Metadata, SPIR-V images
+		// named, string entries checked, and SYCL registering the whole
+		// binary from a constructor and destructor of priority 1.
+		Major: 23, Inferred: true, BinaryVersion: 2, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.23.1",
+		f: &facts.Row{
+			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
+			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
+			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
+			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor},
+			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
+			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
+			Runtime: facts.Runtime{ReadsLegacyEntries: true},
+			Main:    facts.Main{SPIRVImages: true, NestedImages: true, ChecksStrings: true},
+		},
+	},
+	{
+		// Inferred: LLVM's main branch after the 23 branch (24.0.0git), from
+		// its sources and regression tests, pinned to a commit in
+		// docs/releases.md#llvm-23-and-main: 23's row but for OffloadBinary
+		// version 3 (40-byte header, compressed bodies, the next binary at a
+		// multiple of 8), AMDGPU subarch triples, entries sections kept under
+		// --gc-sections (SHF_GNU_RETAIN), and SYCL registration from a
+		// constructor of priority 101 with atexit.
+		Major: 24, Inferred: true, BinaryVersion: 3, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.24.0",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
@@ -336,7 +361,7 @@ var releases = []Release{
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
-			Main:    facts.Main{AMDGPUSubarchTriples: true, SPIRVImages: true, NestedImages: true},
+			Main:    facts.Main{AMDGPUSubarchTriples: true, SPIRVImages: true, NestedImages: true, ChecksStrings: true, AlignsAfter: true},
 		},
 	},
 }

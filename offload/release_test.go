@@ -14,14 +14,14 @@ import (
 
 func TestReleaseTable(t *testing.T) {
 	rs := Releases()
-	if len(rs) != 11 || rs[0].Major != 13 || rs[10].Major != 23 {
+	if len(rs) != 12 || rs[0].Major != 13 || rs[11].Major != 24 {
 		t.Fatalf("table holds %d rows", len(rs))
 	}
 	for i, r := range rs {
 		if r.Major != 13+i {
 			t.Errorf("row %d is LLVM %d", i, r.Major)
 		}
-		if r.Inferred != (r.Major == 20 || r.Major == 23) || (r.facts().Tested == "") != r.Inferred {
+		if r.Inferred != (r.Major == 20 || r.Major == 23 || r.Major == 24) || (r.facts().Tested == "") != r.Inferred {
 			t.Errorf("%v: Inferred %v, Tested %q", r, r.Inferred, r.facts().Tested)
 		}
 		if r.EntrySize() != map[EntryLayout]int{EntryLegacy: 32, EntryV1: 56}[r.EntryLayout] {
@@ -30,7 +30,7 @@ func TestReleaseTable(t *testing.T) {
 		// The old driver (13, 14): no OffloadBinary, clang-offload-wrapper,
 		// entries for OpenMP only (CUDA and HIP register from host code).
 		old := r.Major < 15
-		if (r.BinaryVersion == 0) != old || (r.facts().Wrapper.Form == facts.WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != Version) || (r.Major == 23 && r.BinaryVersion != 3) {
+		if (r.BinaryVersion == 0) != old || (r.facts().Wrapper.Form == facts.WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != Version) || (r.Major == 23 && r.BinaryVersion != 2) || (r.Major == 24 && r.BinaryVersion != 3) {
 			t.Errorf("%v: BinaryVersion %d, Wrapper %v", r, r.BinaryVersion, r.facts().Wrapper.Form)
 		}
 		if r.facts().Wrapper.Static != (r.Major == 13) {
@@ -86,13 +86,13 @@ func TestReleaseFacts(t *testing.T) {
 }
 
 func TestParseRelease(t *testing.T) {
-	for in, want := range map[string]int{"14": 14, "13.0.1": 13, "19": 19, "llvm19": 19, "LLVM 22": 22, "19.1.7": 19, " 15 ": 15, "llvm-16": 16} {
+	for in, want := range map[string]int{"14": 14, "13.0.1": 13, "19": 19, "llvm19": 19, "LLVM 22": 22, "19.1.7": 19, "23.1.0": 23, "24": 24, " 15 ": 15, "llvm-16": 16} {
 		r, err := ParseRelease(in)
 		if err != nil || r.Major != want {
 			t.Errorf("ParseRelease(%q) = %v, %v; want %d", in, r, err, want)
 		}
 	}
-	for _, in := range []string{"12", "24", "", "x", "1e9"} {
+	for _, in := range []string{"12", "25", "", "x", "1e9"} {
 		if _, err := ParseRelease(in); !errors.Is(err, goffload.ErrUnknownRelease) {
 			t.Errorf("ParseRelease(%q): %v, want goffload.ErrUnknownRelease", in, err)
 		}
@@ -188,24 +188,28 @@ func TestOldDriverReleasesRefuseOffloadBinaries(t *testing.T) {
 	}
 }
 
-// TestAMDGPUTriple: the triples of LLVM main after 22 for AMDGPU processors
-// (clang's test Driver/amdgpu-mcpu.cl), and amdgcn-amd-amdhsa before.
+// TestAMDGPUTriple: the triples of LLVM main after 23 for AMDGPU processors
+// (clang's test Driver/amdgpu-mcpu.cl), and amdgcn-amd-amdhsa before (23's
+// driver too: llvm-project #206482 came after its branch).
 func TestAMDGPUTriple(t *testing.T) {
-	r23, r22 := mustRelease(t, 23), mustRelease(t, 22)
+	r24, r23, r22 := mustRelease(t, 24), mustRelease(t, 23), mustRelease(t, 22)
 	for id, want := range map[string]string{
 		"gfx90a": "amdgpu9.0a", "gfx90a:xnack+": "amdgpu9.0a", "gfx900": "amdgpu9.00", "gfx942": "amdgpu9.42",
 		"gfx705": "amdgpu7.05", "gfx1030": "amdgpu10.30", "gfx1201": "amdgpu12.01", "gfx1310": "amdgpu13.10",
 		"gfx9-generic": "amdgpu9", "gfx10-3-generic": "amdgpu10.3", "gfx12-5-generic": "amdgpu12.5",
 		"": "amdgpu", "sm_70": "amdgpu", "gfx9": "amdgpu", "gfxzz1": "amdgpu", "gfx1x-generic": "amdgpu",
 	} {
-		if got := r23.AMDGPUTriple(id); got != want+"-amd-amdhsa" {
-			t.Errorf("23: AMDGPUTriple(%q) = %q, want %q", id, got, want+"-amd-amdhsa")
+		if got := r24.AMDGPUTriple(id); got != want+"-amd-amdhsa" {
+			t.Errorf("24: AMDGPUTriple(%q) = %q, want %q", id, got, want+"-amd-amdhsa")
 		}
-		if got := r22.AMDGPUTriple(id); got != "amdgcn-amd-amdhsa" {
-			t.Errorf("22: AMDGPUTriple(%q) = %q", id, got)
+		for _, r := range []*Release{r22, r23} {
+			if got := r.AMDGPUTriple(id); got != "amdgcn-amd-amdhsa" {
+				t.Errorf("%v: AMDGPUTriple(%q) = %q", r, id, got)
+			}
 		}
 	}
-	if r22.EntriesFlags() != 0 || r23.EntriesFlags() != 0x200000 {
-		t.Errorf("EntriesFlags: 22 %#x, 23 %#x", r22.EntriesFlags(), r23.EntriesFlags())
+	// SHF_GNU_RETAIN came with llvm-project #212614, after the 23 branch.
+	if r22.EntriesFlags() != 0 || r23.EntriesFlags() != 0 || r24.EntriesFlags() != 0x200000 {
+		t.Errorf("EntriesFlags: 22 %#x, 23 %#x, 24 %#x", r22.EntriesFlags(), r23.EntriesFlags(), r24.EntriesFlags())
 	}
 }

@@ -28,7 +28,7 @@ type ImageData struct {
 // the string entries of every image, the string table ls[0].StringTable points
 // to, and zeros to ls[0].ImageOffset. Version 1 (LLVM 15 to 22) holds one image
 // and has EntrySize 40 where later versions count the entries; from version 2 a
-// string entry holds its value's size too; version 3 (main after 22) has a
+// string entry holds its value's size too; version 3 (main after 23) has a
 // 40-byte header ending in InflatedSize, 0 here.
 func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.Table) ([]byte, error) {
 	v := r.BinaryVersion
@@ -75,7 +75,7 @@ func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.T
 	return b, nil
 }
 
-// WriteBinary writes one OffloadBinary (version 1; 3 for main after 22) to w, byte for byte as LLVM's
+// WriteBinary writes one OffloadBinary (version 1; 2 for 23; 3 for main after 23) to w, byte for byte as LLVM's
 // OffloadBinary::write does for release r, holding im and the size bytes read
 // from data. The image is copied straight from data to w: memory use does not
 // depend on size. It returns the number of bytes written, Layout(size).Size on
@@ -85,14 +85,14 @@ func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64)
 }
 
 // WriteBinaries writes one OffloadBinary holding every image of ims, in
-// order, to w, byte for byte as OffloadBinary::write of LLVM main after 22
+// order, to w, byte for byte as OffloadBinary::write of LLVM 23 and later
 // writes a list of images (what its llvm-offload-binary writes for all its
 // --image arguments): the header (EntriesCount = len(ims)), the entries,
 // the string entries of all images in turn, one string table of all their
 // strings, zeros to a multiple of 8, the images one after another without
 // padding between them, and zeros to a multiple of 8. One image gives the
 // bytes WriteBinary gives. Only a release that writes version 2 or later
-// (BinaryVersion >= 2: main after 22, --llvm 23) has such binaries; others
+// (BinaryVersion >= 2: LLVM 23 and later, --llvm 23 or 24) has such binaries; others
 // give goffload.ErrUnsupported, as does an empty list fs.ErrInvalid (LLVM requires
 // an image). Each image is copied straight from its Data to w: memory use
 // does not depend on the images' sizes. It returns the bytes written.
@@ -110,7 +110,7 @@ func (r *Release) checkMulti(n int) error {
 		return err
 	}
 	if r.BinaryVersion < 2 {
-		return fmt.Errorf("%v writes OffloadBinary version %d, one image a binary (several came with version 2, LLVM main after 22): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
+		return fmt.Errorf("%v writes OffloadBinary version %d, one image a binary (several came with version 2, LLVM 23): %w", r, r.BinaryVersion, goffload.ErrUnsupported)
 	}
 	if n == 0 {
 		return fmt.Errorf("an OffloadBinary of no image (LLVM requires one at least): %w", fs.ErrInvalid)

@@ -3,7 +3,7 @@
 // that a program links and runs with the offloading runtime without any LLVM
 // tool at link time.
 //
-// [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 23 on
+// [OpenMP] builds the object for OpenMP device binaries of LLVM 15 to 24 on
 // x86-64, AArch64, ppc64le and riscv64 hosts
 // (docs/registration.md#openmp-module, docs/registration.md#openmp-object):
 // each binary embedded whole in .llvm.offloading (SHF_ALLOC), a
@@ -34,7 +34,7 @@
 // x86-64, AArch64 and ppc64le and for 13 (compiled static) on x86-64, but
 // for images so small that LLVM merges them (see [OpenMP]).
 //
-// [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 23 on x86-64
+// [GPU] builds the CUDA and HIP registration objects of LLVM 17 to 24 on x86-64
 // and AArch64 hosts (docs/registration.md#cuda-hip) around a fatbin that it
 // first checks as the runtime will read it ([ErrNotFatbin]).
 //
@@ -48,23 +48,25 @@
 // __sycl_register_lib and __sycl_unregister_lib from .init_array.1 and
 // .fini_array.1; section by section and symbol by symbol the same as
 // clang-linker-wrapper-22's. Releases without that form are refused: before 22
-// there is no SYCL wrapper, and main after 22 registers the whole binary
+// there is no SYCL wrapper, and 23 and later register the whole binary
 // another way.
 //
 //	images, _ := wrap.SYCLImages(r, f, size) // what clang-sycl-linker wrote
 //	o, _ := wrap.SYCL(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)
 //
-// [SYCLBinary] builds the object of LLVM main after 22's wrapSYCLBinaries
-// (offload.SYCLRegistrationBinary, --llvm 23; llvm-project #193876,
+// [SYCLBinary] builds the object of LLVM main after 23's wrapSYCLBinaries
+// (offload.SYCLRegistrationBinary, --llvm 24; llvm-project #193876,
 // #217173) on the same hosts: the one OffloadBinary that clang-sycl-linker
 // writes, embedded whole and as given in .llvm.offloading, and
 // sycl.descriptor_reg calling __sycl_register_lib(start, size) and
 // atexit(unreg) from .init_array.101, unreg calling
-// __sycl_unregister_lib(start, size). No release has that form yet: the
+// __sycl_unregister_lib(start, size). 23's form (the whole binary from a
+// constructor and destructor of priority 1, before #217173) is refused.
+// No release has main's form yet: the
 // object is compared with llc-22's of the module that main's source builds,
 // and run against a stand-in runtime.
 //
-//	o, _ := wrap.SYCLBinary(wrap.Options{Release: r23, Triple: "aarch64-unknown-linux-gnu"}, f, size)
+//	o, _ := wrap.SYCLBinary(wrap.Options{Release: r24, Triple: "aarch64-unknown-linux-gnu"}, f, size)
 //
 // Binaries, images and fatbins are io.ReaderAts read each time the object
 // is written, so an object can be written again and from several

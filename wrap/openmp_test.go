@@ -222,7 +222,7 @@ func TestFromBinaryRefusesImageOutside(t *testing.T) {
 // TestFromBinaryInflates: a compressed binary (version 3) is embedded
 // inflated, its image where ImageOffset and ImageSize say.
 func TestFromBinaryInflates(t *testing.T) {
-	r, _ := offload.LookupRelease(23)
+	r, _ := offload.LookupRelease(24)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	image := bytes.Repeat([]byte("device code "), 100)
 	var buf bytes.Buffer
@@ -248,7 +248,7 @@ func TestFromBinaryInflates(t *testing.T) {
 
 // TestWrapRefusesBinaryWithoutEntries: a version-3 binary whose
 // EntriesCount is 0 (40 bytes, its header alone) is refused, not indexed
-// (it made wrap --llvm 23 panic), whether read alone or from a section.
+// (it made wrap --llvm 24 panic), whether read alone or from a section.
 func TestWrapRefusesBinaryWithoutEntries(t *testing.T) {
 	bin := make([]byte, offload.HeaderSizeV3)
 	copy(bin, offload.Magic[:])
@@ -258,7 +258,7 @@ func TestWrapRefusesBinaryWithoutEntries(t *testing.T) {
 	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("FromBinary: got %v, want ErrInvalid", err)
 	}
-	r, _ := offload.LookupRelease(23)
+	r, _ := offload.LookupRelease(24)
 	if _, err := ReadBinaries(io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin))), r); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("ReadBinaries: got %v, want ErrInvalid", err)
 	}

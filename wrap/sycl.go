@@ -151,9 +151,9 @@ const (
 //
 // The release must wrap SYCL in this form: one whose row has
 // SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older
-// releases have no SYCL wrapper, and LLVM main after 22 registers the whole
+// releases have no SYCL wrapper, and LLVM 23 and later register the whole
 // OffloadBinary with __sycl_register_lib(start, size) instead
-// (llvm-project #193876; [SYCLBinary] writes that form): both are refused
+// (llvm-project #193876; [SYCLBinary] writes main's form): both are refused
 // with an error matching goffload.ErrUnsupported that names the release, as are
 // Suffix and Relocatable, which wrapSYCLBinaries does not have, other
 // hosts, and no images or more than 65535 (the count is 16 bits).
@@ -197,7 +197,7 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 }
 
 // syclForm refuses a release whose wrapSYCLBinaries is not the one this
-// file writes: none before 22; and from LLVM main after 22, whose
+// file writes: none before 22; and from LLVM 23, whose
 // clang-sycl-linker puts every image in one OffloadBinary of a later
 // version, the whole binary registered by (start, size) (sycl_binary.go):
 // the release table's SYCLRegistration.

@@ -70,7 +70,7 @@ type syclModule struct {
 	o       *elfobj.Object
 	code    *stubs.Code
 	entries string
-	// binary: the module of LLVM main after 22 (sycl_binary.go), whose
+	// binary: the module of LLVM main after 23 (sycl_binary.go), whose
 	// one global is the binary: reg is a constructor of priority 101 that
 	// calls atexit(unreg), and there is no destructor.
 	binary bool

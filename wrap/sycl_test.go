@@ -296,7 +296,7 @@ func TestSYCLImagesReads(t *testing.T) {
 	if _, err := SYCLImages(r, bytes.NewReader(omp), int64(len(omp))); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("an OpenMP image: %v, want fs.ErrInvalid", err)
 	}
-	v3, err := offload.MarshalBinary(release(t, 23), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
+	v3, err := offload.MarshalBinary(release(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func TestVersion(t *testing.T) {
 	for _, arg := range []string{"version", "--version"} {
 		stdout, stderr, code := cli(t, arg)
 		if code != 0 || !strings.HasPrefix(stdout, "goffload ") || !strings.Contains(stdout, "module github.com/goffload/goffload") ||
-			!strings.Contains(stdout, "LLVM releases: LLVM 13-23 (default 22") {
+			!strings.Contains(stdout, "LLVM releases: LLVM 13-24 (default 22") {
 			t.Errorf("%s: exit %d %q %s", arg, code, stdout, stderr)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// TestPackageCompress: package --compress under --llvm 23 writes compressed
+// TestPackageCompress: package --compress under --llvm 24 writes compressed
 // version-3 binaries (zstd or zlib, the levels llvm-offload-binary takes,
 // as its compress.test and compress-level-zlib.test run them) that list and
 // extract to the original image; releases that write version 1 refuse it.
@@ -26,11 +26,11 @@ func TestPackageCompress(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := filepath.Join(dir, "plain.bin")
-	if _, stderr, code := cli(t, "package", "--llvm", "23", "-o", plain, "--image", "file="+img+",arch=abc,triple=x-y-z"); code != 0 {
+	if _, stderr, code := cli(t, "package", "--llvm", "24", "-o", plain, "--image", "file="+img+",arch=abc,triple=x-y-z"); code != 0 {
 		t.Fatalf("package: %s", stderr)
 	}
 	plainInfo, _ := os.Stat(plain)
-	r23, err := offload.LookupRelease(23)
+	r24, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestPackageCompress(t *testing.T) {
 	} {
 		name := strings.Join(append([]string{"compress"}, c.args...), " ")
 		out := filepath.Join(dir, "c.bin")
-		args := append(append([]string{"package", "--llvm", "23", "--compress"}, c.args...), "-o", out, "--image", "file="+img+",arch=abc,triple=x-y-z")
+		args := append(append([]string{"package", "--llvm", "24", "--compress"}, c.args...), "-o", out, "--image", "file="+img+",arch=abc,triple=x-y-z")
 		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%s: %s", name, stderr)
 		}
@@ -55,7 +55,7 @@ func TestPackageCompress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bins, err := offload.ReadAllBytes(raw, &offload.ReadOptions{Release: r23})
+		bins, err := offload.ReadAllBytes(raw, &offload.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 || bins[0].Compression != c.format {
 			t.Fatalf("%s: %d binaries, %v", name, len(bins), err)
 		}
@@ -64,12 +64,12 @@ func TestPackageCompress(t *testing.T) {
 			t.Errorf("%s: %d bytes, %d uncompressed", name, len(raw), plainInfo.Size())
 		}
 		want := "\nOFFLOADING IMAGE [0]:\nkind            elf\narch            abc\ntriple          x-y-z\nproducer        none\nimage size      100000 bytes\n"
-		if stdout, stderr, code := cli(t, "list", "--llvm", "23", out); code != 0 || stdout != want {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "24", out); code != 0 || stdout != want {
 			t.Errorf("%s: list: exit %d %s\n%s", name, code, stderr, stdout)
 		}
 		xdir := filepath.Join(dir, "x")
 		os.RemoveAll(xdir)
-		stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", xdir, out)
+		stdout, stderr, code := cli(t, "extract", "--llvm", "24", "--raw", "-o", xdir, out)
 		if code != 0 || stdout != "Extracted: c-x-y-z-abc.0.o\n" {
 			t.Fatalf("%s: extract: exit %d %s\n%q", name, code, stderr, stdout)
 		}
@@ -82,10 +82,10 @@ func TestPackageCompress(t *testing.T) {
 		want string
 	}{
 		{[]string{"--llvm", "22", "--compress"}, "LLVM 22 writes OffloadBinary version 1, which has no compression"},
-		{[]string{"--llvm", "23", "--compress", "--compression-format", "zlib", "--compression-level", "12"}, "invalid zlib compression level 12; expected a value in [0, 9]"},
-		{[]string{"--llvm", "23", "--compress", "--compression-format", "zstd", "--compression-level", "23"}, "invalid zstd compression level 23"},
-		{[]string{"--llvm", "23", "--compress", "--compression-format", "lz4"}, `compression format "lz4"`},
-		{[]string{"--llvm", "23", "--compression-level", "3"}, "go with --compress"},
+		{[]string{"--llvm", "24", "--compress", "--compression-format", "zlib", "--compression-level", "12"}, "invalid zlib compression level 12; expected a value in [0, 9]"},
+		{[]string{"--llvm", "24", "--compress", "--compression-format", "zstd", "--compression-level", "23"}, "invalid zstd compression level 23"},
+		{[]string{"--llvm", "24", "--compress", "--compression-format", "lz4"}, `compression format "lz4"`},
+		{[]string{"--llvm", "24", "--compression-level", "3"}, "go with --compress"},
 	} {
 		out := filepath.Join(dir, "refused.bin")
 		args := append(append([]string{"package"}, c.args...), "-o", out, "--image", "file="+img+",triple=x-y-z")
@@ -98,7 +98,7 @@ func TestPackageCompress(t *testing.T) {
 	}
 }
 
-// TestExtractVersion3: under --llvm 23 extract writes what main's
+// TestExtractVersion3: under --llvm 24 extract writes what main's
 // llvm-offload-binary writes: the images of nested binaries rather than the
 // binary holding them, no "-ARCH" for an empty arch, `Extracted: NAME`
 // lines; --member selects archive members by name (member-extract.test);
@@ -113,7 +113,7 @@ func TestExtractVersion3(t *testing.T) {
 		return p
 	}
 	pkg := func(out string, images ...string) []byte {
-		llvm := "23"
+		llvm := "24"
 		if strings.HasSuffix(out, ".v1") {
 			llvm = "22"
 		}
@@ -151,16 +151,16 @@ func TestExtractVersion3(t *testing.T) {
 		}
 		return stdout, got
 	}
-	stdout, got := extract("--llvm", "23", "--raw", filepath.Join(dir, "outer.bin"))
+	stdout, got := extract("--llvm", "24", "--raw", filepath.Join(dir, "outer.bin"))
 	if want := "Extracted: outer-x86_64-unknown-linux-gnu.0.o\nExtracted: outer-nvptx64-nvidia-cuda-sm_90.1.bc\nExtracted: outer-amdgcn-amd-amdhsa-gfx90a.2.o\n"; stdout != want {
-		t.Errorf("--llvm 23: %q, want %q", stdout, want)
+		t.Errorf("--llvm 24: %q, want %q", stdout, want)
 	}
 	wantFiles := map[string]string{"outer-x86_64-unknown-linux-gnu.0.o": "aaaa\n", "outer-nvptx64-nvidia-cuda-sm_90.1.bc": "bbbb\n", "outer-amdgcn-amd-amdhsa-gfx90a.2.o": "aaaa\n"}
 	if !maps.Equal(got, wantFiles) {
-		t.Errorf("--llvm 23 wrote %v", slices.Sorted(maps.Keys(got)))
+		t.Errorf("--llvm 24 wrote %v", slices.Sorted(maps.Keys(got)))
 	}
 	// A selector picks outer images; their nested images are all written.
-	if stdout, _ := extract("--llvm", "23", "--raw", "--arch", "gen", filepath.Join(dir, "outer.bin")); strings.Count(stdout, "Extracted:") != 2 {
+	if stdout, _ := extract("--llvm", "24", "--raw", "--arch", "gen", filepath.Join(dir, "outer.bin")); strings.Count(stdout, "Extracted:") != 2 {
 		t.Errorf("--arch gen: %q", stdout)
 	}
 	// LLVM 22 writes a nested binary as one image.
@@ -183,7 +183,7 @@ func TestExtractVersion3(t *testing.T) {
 	}
 	libPath := write("lib.a", lib.Bytes())
 	for _, m := range []struct{ name, content string }{{"a.o", "aaaa\n"}, {"b.o", "bbbb\n"}} {
-		_, got := extract("--llvm", "23", "--raw", "--member", m.name, "--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp", libPath)
+		_, got := extract("--llvm", "24", "--raw", "--member", m.name, "--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp", libPath)
 		if len(got) != 1 {
 			t.Errorf("--member %s: %v", m.name, slices.Sorted(maps.Keys(got)))
 		}
@@ -193,14 +193,14 @@ func TestExtractVersion3(t *testing.T) {
 			}
 		}
 	}
-	if _, got := extract("--llvm", "23", "--raw", "--triple", "x-y-z", libPath); len(got) != 2 {
+	if _, got := extract("--llvm", "24", "--raw", "--triple", "x-y-z", libPath); len(got) != 2 {
 		t.Errorf("no --member: %v", slices.Sorted(maps.Keys(got)))
 	}
-	if _, got := extract("--llvm", "23", "--raw", "--member", "c.o", libPath); len(got) != 0 {
+	if _, got := extract("--llvm", "24", "--raw", "--member", "c.o", libPath); len(got) != 0 {
 		t.Errorf("--member c.o: %v", slices.Sorted(maps.Keys(got)))
 	}
 	// A file that is no archive has no members.
-	if _, got := extract("--llvm", "23", "--raw", "--member", "outer.bin", filepath.Join(dir, "outer.bin")); len(got) != 0 {
+	if _, got := extract("--llvm", "24", "--raw", "--member", "outer.bin", filepath.Join(dir, "outer.bin")); len(got) != 0 {
 		t.Errorf("--member of a plain file: %v", slices.Sorted(maps.Keys(got)))
 	}
 
@@ -210,7 +210,7 @@ func TestExtractVersion3(t *testing.T) {
 	badImg := write("bad.img", bad)
 	pkg("badouter.bin", "file="+badImg+",triple=x-y-z")
 	x := filepath.Join(dir, "xbad")
-	if _, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "failed to extract nested OffloadBinary of image [0]") {
+	if _, stderr, code := cli(t, "extract", "--llvm", "24", "--raw", "-o", x, filepath.Join(dir, "badouter.bin")); code != 1 || !strings.Contains(stderr, "failed to extract nested OffloadBinary of image [0]") {
 		t.Errorf("bad nested binary: exit %d %q", code, stderr)
 	}
 	if _, err := os.Stat(x); err == nil {
@@ -218,7 +218,7 @@ func TestExtractVersion3(t *testing.T) {
 	}
 }
 
-// TestLinkVersion3: link --llvm 23 reads the compressed version-3 binaries
+// TestLinkVersion3: link --llvm 24 reads the compressed version-3 binaries
 // that main's toolchain embeds and links their device code; --llvm 22
 // refuses them as LLVM 22's wrapper does.
 func TestLinkVersion3(t *testing.T) {
@@ -230,23 +230,23 @@ func TestLinkVersion3(t *testing.T) {
 	image := filepath.Join(x, "openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.0.o")
 	bin, fat := filepath.Join(dir, "omp.bin"), filepath.Join(dir, "omp23.o")
 	for _, args := range [][]string{
-		{"package", "--llvm", "23", "--compress", "-o", bin, "--image", "file=" + image + ",triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"},
-		{"embed", "--llvm", "23", "-o", fat, bin},
+		{"package", "--llvm", "24", "--compress", "-o", bin, "--image", "file=" + image + ",triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp"},
+		{"embed", "--llvm", "24", "-o", fat, bin},
 	} {
 		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%v: %s", args, stderr)
 		}
 	}
-	stdout, stderr, code := cli(t, "link", "--llvm", "23", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat)
+	stdout, stderr, code := cli(t, "link", "--llvm", "24", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat)
 	if code != 0 || !strings.Contains(stdout, "--target=x86_64-unknown-linux-gnu") || !strings.Contains(stdout, "omp23-x86_64-unknown-linux-gnu-generic.o") {
-		t.Errorf("link --llvm 23: exit %d %s\n%s", code, stderr, stdout)
+		t.Errorf("link --llvm 24: exit %d %s\n%s", code, stderr, stdout)
 	}
 	if _, stderr, code := cli(t, "link", "--llvm", "22", "--dry-run", "-o", filepath.Join(dir, "a.out"), fat); code != 1 || !strings.Contains(stderr, "Version 0x3") {
 		t.Errorf("link --llvm 22: exit %d %s", code, stderr)
 	}
 }
 
-// TestSPIRVImages: main after 22 names IMG_SPIRV (the packager's kind of a
+// TestSPIRVImages: 23 and main name IMG_SPIRV (the packager's kind of a
 // .spv file, llvm-objdump's "spir-v", the extension "spv"); 22 names it
 // nowhere: a .spv file is packaged as <none>.
 func TestSPIRVImages(t *testing.T) {
@@ -256,6 +256,7 @@ func TestSPIRVImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ llvm, kind, file string }{
+		{"24", "spir-v", "b-spirv64-unknown-unknown.0.spv"},
 		{"23", "spir-v", "b-spirv64-unknown-unknown.0.spv"},
 		{"22", "<none>", "b-spirv64-unknown-unknown-.0."},
 	} {
@@ -282,13 +283,13 @@ func TestSPIRVImages(t *testing.T) {
 // and extract (whole binaries) and strip keep its flag.
 func TestMetadataCarried(t *testing.T) {
 	dir := t.TempDir()
-	r23, err := offload.LookupRelease(23)
+	r24, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im := offload.Image{Kind: offload.ImageNone, OffloadKind: offload.OffloadOpenMP, Flags: offload.FlagMetadata,
 		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}, {Key: "note", Value: "metadata only"}}}
-	b, err := offload.MarshalBinary(r23, &im, nil)
+	b, err := offload.MarshalBinary(r24, &im, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,11 +298,11 @@ func TestMetadataCarried(t *testing.T) {
 		t.Fatal(err)
 	}
 	fat := filepath.Join(dir, "m.o")
-	if _, stderr, code := cli(t, "embed", "--llvm", "23", "-o", fat, bin); code != 0 {
+	if _, stderr, code := cli(t, "embed", "--llvm", "24", "-o", fat, bin); code != 0 {
 		t.Fatal(stderr)
 	}
 	x := filepath.Join(dir, "raw")
-	if stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, bin); code != 0 || stdout != "Extracted: m-x86_64-unknown-linux-gnu-generic.0.\n" {
+	if stdout, stderr, code := cli(t, "extract", "--llvm", "24", "--raw", "-o", x, bin); code != 0 || stdout != "Extracted: m-x86_64-unknown-linux-gnu-generic.0.\n" {
 		t.Fatalf("extract --raw: exit %d %s\n%q", code, stderr, stdout)
 	}
 	if st, err := os.Stat(filepath.Join(x, "m-x86_64-unknown-linux-gnu-generic.0.")); err != nil || st.Size() != 0 {
@@ -309,14 +310,14 @@ func TestMetadataCarried(t *testing.T) {
 	}
 	flagged := func(what, path string) {
 		t.Helper()
-		stdout, stderr, code := cli(t, "list", "--llvm", "23", "--json", path)
+		stdout, stderr, code := cli(t, "list", "--llvm", "24", "--json", path)
 		if code != 0 || !strings.Contains(stdout, `"metadata": true`) {
 			t.Errorf("%s: the metadata flag is lost: exit %d %s\n%s", what, code, stderr, stdout)
 		}
 	}
 	flagged("the input", fat)
 	whole := filepath.Join(dir, "whole")
-	if _, stderr, code := cli(t, "extract", "--llvm", "23", "-o", whole, fat); code != 0 {
+	if _, stderr, code := cli(t, "extract", "--llvm", "24", "-o", whole, fat); code != 0 {
 		t.Fatal(stderr)
 	}
 	ents, _ := os.ReadDir(whole)
@@ -327,7 +328,7 @@ func TestMetadataCarried(t *testing.T) {
 		t.Errorf("extract: %s is not the binary", ents[0].Name())
 	}
 	stripped := filepath.Join(dir, "s.o")
-	if _, stderr, code := cli(t, "strip", "--llvm", "23", "--keep", "x86_64-unknown-linux-gnu:generic", "-o", stripped, fat); code != 0 {
+	if _, stderr, code := cli(t, "strip", "--llvm", "24", "--keep", "x86_64-unknown-linux-gnu:generic", "-o", stripped, fat); code != 0 {
 		t.Fatal(stderr)
 	}
 	flagged("strip", stripped)

@@ -65,7 +65,7 @@ func TestExtractBoundsAliasedImages(t *testing.T) {
 }
 
 // A compressed image counts by what it inflates to against the inflation
-// limit, once: 64 MiB compressed in a version-3 binary (package --llvm 23
+// limit, once: 64 MiB compressed in a version-3 binary (package --llvm 24
 // --compress), or in the compressed bundle of an object's .hip_fatbin
 // (wrap --kind hip --compress), extract without --max-bytes.
 func TestExtractCompressedImages(t *testing.T) {
@@ -76,7 +76,7 @@ func TestExtractCompressedImages(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "v3.bin")
-	if _, stderr, c := cli(t, "package", "--llvm", "23", "--compress", "-o", bin, "--image", "file="+code+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); c != 0 {
+	if _, stderr, c := cli(t, "package", "--llvm", "24", "--compress", "-o", bin, "--image", "file="+code+",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"); c != 0 {
 		t.Fatal(stderr)
 	}
 	obj := filepath.Join(dir, "hip.o")
@@ -89,7 +89,7 @@ func TestExtractCompressedImages(t *testing.T) {
 			t.Fatalf("%s: %d bytes", in, st.Size())
 		}
 		out := filepath.Join(dir, "out-"+filepath.Base(in))
-		if _, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", out, in); code != 0 {
+		if _, stderr, code := cli(t, "extract", "--llvm", "24", "--raw", "-o", out, in); code != 0 {
 			t.Errorf("extract %s (%d bytes): exit %d, %s", filepath.Base(in), st.Size(), code, stderr)
 			continue
 		}

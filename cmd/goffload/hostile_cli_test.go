@@ -139,11 +139,11 @@ func hostileCLIInputs(t *testing.T, dir string) []hostileInput {
 	return []hostileInput{
 		// extract refuses the names its triple and arch make.
 		{name: "inject-triple", path: write("inject-triple.bin", injectBinary()), any: true,
-			says: map[string]string{"extract": "not a safe file name", "extract-raw": "not a safe file name", "extract-23": "not a safe file name"}},
+			says: map[string]string{"extract": "not a safe file name", "extract-raw": "not a safe file name", "extract-24": "not a safe file name"}},
 		{name: "inject-member", path: write("inject-member.a", injectArchive()), any: true},
 		{name: "json-not-utf8", path: write("json-not-utf8.bin", notUTF8Binary()), any: true},
 		// 4,000 entries sharing one 50 KB image: 204 MB of files from 434 KB.
 		{name: "aliased-images", path: write("aliased-images.bin", aliasedBinary(4000, 50<<10)), any: true,
-			says: map[string]string{"extract": "over the limit", "extract-raw": "over the limit", "extract-23": "over the limit"}},
+			says: map[string]string{"extract": "over the limit", "extract-raw": "over the limit", "extract-24": "over the limit"}},
 	}
 }

@@ -47,7 +47,7 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	}
 	var ins []hostileInput
 	limit := map[string]string{}
-	for _, c := range []string{"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member", "strip", "link"} {
+	for _, c := range []string{"list", "list-json", "list-24", "check", "check-json", "extract", "extract-raw", "extract-24", "extract-member", "strip", "link"} {
 		limit[c] = "over the limit"
 	}
 
@@ -81,7 +81,7 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	v2 = le.AppendUint64(v2, 0)
 	v2 = append(v2, small[bundle.HeaderSize(3):]...)
 	says := map[string]string{}
-	for _, c := range []string{"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23"} {
+	for _, c := range []string{"list", "list-json", "list-24", "check", "check-json", "extract", "extract-raw", "extract-24"} {
 		says[c] = "smaller than its header"
 	}
 	ins = append(ins, hostileInput{name: "ccob-filesize-in-header", path: write("ccob-filesize-in-header.hipfb", v2), any: true, says: says})
@@ -127,14 +127,14 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	}
 	// check refuses it, as no image goes with the entries.
 	ins = append(ins, hostileInput{name: "exe-entries-many-sections", path: write("exe-entries-many-sections", linkedEntries(14000, 6000, strs, func(i int) uint64 { return offs[i] })),
-		pass: []string{"list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "extract-member", "package", "package-compress", "link", "wrap-14"},
+		pass: []string{"list", "list-json", "list-24", "extract", "extract-raw", "extract-24", "extract-member", "package", "package-compress", "link", "wrap-14"},
 		says: map[string]string{"check": "14001 problems", "check-json": "14001 problems"}})
 
 	// An executable of 1,000 entries whose names all point at one 64 KiB
 	// string: 98 KB.
 	one := append(bytes.Repeat([]byte{'n'}, 64<<10), 0)
 	says = map[string]string{}
-	for _, c := range []string{"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member", "strip", "link", "linker-wrapper", "device-archive", "convert", "convert-from"} {
+	for _, c := range []string{"list", "list-json", "list-24", "check", "check-json", "extract", "extract-raw", "extract-24", "extract-member", "strip", "link", "linker-wrapper", "device-archive", "convert", "convert-from"} {
 		says[c] = "over the limit"
 	}
 	ins = append(ins, hostileInput{name: "exe-entries-one-name", path: write("exe-entries-one-name", linkedEntries(1000, 0, one, func(int) uint64 { return 0 })),
@@ -148,7 +148,7 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 		secs[i] = linkedSection{name: secName, typ: elf.SHT_PROGBITS}
 	}
 	says = map[string]string{}
-	for _, c := range []string{"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member", "embed-into", "strip", "link", "linker-wrapper", "device-archive", "convert", "convert-from"} {
+	for _, c := range []string{"list", "list-json", "list-24", "check", "check-json", "extract", "extract-raw", "extract-24", "extract-member", "embed-into", "strip", "link", "linker-wrapper", "device-archive", "convert", "convert-from"} {
 		says[c] = "over the limit"
 	}
 	ins = append(ins, hostileInput{name: "elf-sections-one-name", path: write("elf-sections-one-name", linkedELF(secs)),

@@ -75,20 +75,20 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		copy(b[str:], bytes.Repeat([]byte{'a'}, l))
 		return b
 	}
-	r23, err := offload.LookupRelease(23)
+	r24, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
 	const big = 63 << 20
-	if _, err := offload.WriteCompressedBinary(&one, r23, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
 		t.Fatal(err)
 	}
 	// short: a compressed binary whose InflatedSize is 64 bytes more than
 	// its stream gives, past the entries and strings that reading inflates.
 	var short bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&short, r23, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, offload.Compression{}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&short, r24, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, offload.Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	le.PutUint64(short.Bytes()[32:], le.Uint64(short.Bytes()[32:])+64)
@@ -98,25 +98,25 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	return []hostileInput{
 		// 8 entries a level, 7 levels, one inner binary: 8^7 images.
 		{name: "offload-nested-8x7", path: write("nested-8x7.bin", nested(8, 7)), any: true,
-			says: map[string]string{"list": over, "list-23": over, "extract-23": over}},
+			says: map[string]string{"list": over, "list-24": over, "extract-24": over}},
 		// 4 x 7: extract --raw wrote 16,384 files.
 		{name: "offload-nested-4x7", path: write("nested-4x7.bin", nested(4, 7)), any: true,
-			says: map[string]string{"list": over, "list-23": over, "extract-23": over}},
+			says: map[string]string{"list": over, "list-24": over, "extract-24": over}},
 		// 4,000 string entries on one 128 KiB string.
 		{name: "offload-strings-4000x128k", path: write("strings-4000x128k.bin", strs(4000, 128<<10)), any: true,
-			says: map[string]string{"list": over, "list-23": over, "extract": over, "wrap": over}},
+			says: map[string]string{"list": over, "list-24": over, "extract": over, "wrap": over}},
 		// 20 binaries inflating to 63 MiB each (44 KB): read, within the
 		// memory bound (each inflated as far as read, 64 MiB in memory in all).
 		{name: "offload-compressed-20x63M", path: write("compressed-20x63M.bin", bytes.Repeat(one.Bytes(), 20)),
-			pass: []string{"package", "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "wrap-23"}, any: true,
+			pass: []string{"package", "list", "list-json", "list-24", "extract", "extract-raw", "extract-24", "wrap-24"}, any: true,
 			inflates: 20 * 63 << 20},
 		// A stream that ends before its InflatedSize, after the entries:
 		// list reads the start only and takes it; check inflates every
 		// stream whole, as LLVM main's reader does, and refuses it.
 		{name: "offload-v3-stream-short", path: write("v3-stream-short.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), short.Bytes())),
 			any: true, says: map[string]string{"check": "InflatedSize", "check-json": "InflatedSize"}, inflates: 1 << 20},
-		// A version-3 binary of no entries: wrap --llvm 23 indexed Images[0].
+		// A version-3 binary of no entries: wrap --llvm 24 indexed Images[0].
 		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
-			says: map[string]string{"wrap-23": "no entries"}},
+			says: map[string]string{"wrap-24": "no entries"}},
 	}
 }

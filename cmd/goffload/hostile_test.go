@@ -97,31 +97,31 @@ func hostileCommands(good string) []hostileCommand {
 	return []hostileCommand{
 		{name: "list", args: []string{"list", "IN"}},
 		{name: "list-json", args: []string{"list", "IN", "--json"}},
-		// LLVM main after 22: version 3 (compressed) and nested binaries.
-		{name: "list-23", args: []string{"list", "--llvm", "23", "IN"}},
+		// LLVM main after 23: version 3 (compressed) and nested binaries.
+		{name: "list-24", args: []string{"list", "--llvm", "24", "IN"}},
 		{name: "check", args: []string{"check", "IN"}},
 		{name: "check-json", args: []string{"check", "--json", "IN"}},
 		{name: "extract", args: []string{"extract", "-o", "OUT", "IN"}, outDir: true},
 		{name: "extract-raw", args: []string{"extract", "--raw", "IN", "-o", "OUT"}, outDir: true},
-		// LLVM main after 22: nested binaries' images extracted.
-		{name: "extract-23", args: []string{"extract", "--llvm", "23", "--raw", "-o", "OUT", "IN"}, outDir: true},
+		// LLVM main after 23: nested binaries' images extracted.
+		{name: "extract-24", args: []string{"extract", "--llvm", "24", "--raw", "-o", "OUT", "IN"}, outDir: true},
 		// --member reads every input, selects the members named k.o.
-		{name: "extract-member", args: []string{"extract", "--llvm", "23", "--raw", "--member", "k.o", "-o", "OUT", "IN"}, outDir: true},
+		{name: "extract-member", args: []string{"extract", "--llvm", "24", "--raw", "--member", "k.o", "-o", "OUT", "IN"}, outDir: true},
 		{name: "embed", args: []string{"embed", "-o", "OUT", "IN"}},
 		{name: "embed-into", args: []string{"embed", "--into", "IN", "-o", "OUT", good}},
 		{name: "strip", args: []string{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", "IN"}},
 		{name: "wrap", args: []string{"wrap", "-o", "OUT", "IN"}},
 		{name: "wrap-sycl", args: []string{"wrap", "--kind", "sycl", "-o", "OUT", "IN"}},
-		{name: "wrap-sycl-23", args: []string{"wrap", "--kind", "sycl", "--llvm", "23", "-o", "OUT", "IN"}},
-		// LLVM main after 22: version-3 binaries, compressed ones inflated.
-		{name: "wrap-23", args: []string{"wrap", "--llvm", "23", "-o", "OUT", "IN"}},
+		{name: "wrap-sycl-24", args: []string{"wrap", "--kind", "sycl", "--llvm", "24", "-o", "OUT", "IN"}},
+		// LLVM main after 23: version-3 binaries, compressed ones inflated.
+		{name: "wrap-24", args: []string{"wrap", "--llvm", "24", "-o", "OUT", "IN"}},
 		{name: "wrap-cuda", args: []string{"wrap", "--kind", "cuda", "-o", "OUT", "IN"}},
 		{name: "wrap-hip", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "IN"}},
 		{name: "wrap-hip-image", args: []string{"wrap", "--kind", "hip", "-o", "OUT", "--image", "gfx90a=IN"}},
 		{name: "wrap-hip-compress", args: []string{"wrap", "--kind", "hip", "--compress", "-o", "OUT", "IN"}},
 		{name: "wrap-hip-image-compress", args: []string{"wrap", "--kind", "hip", "--compress", "--compression-format", "zlib", "-o", "OUT", "--image", "gfx90a=IN"}},
 		{name: "package", args: []string{"package", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
-		{name: "package-compress", args: []string{"package", "--llvm", "23", "--compress", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
+		{name: "package-compress", args: []string{"package", "--llvm", "24", "--compress", "-o", "OUT", "--image", "file=IN,triple=x86_64-unknown-linux-gnu"}},
 		{name: "entries", args: []string{"entries", "--spec", "IN", "-o", "OUT"}},
 		{name: "link", args: []string{"link", "--dry-run", "-o", "OUT", "IN"}},
 		// The plan of the same link, as a build system takes it.
@@ -349,7 +349,7 @@ func mutations(data []byte, seed int64, n int) [][]byte {
 
 // hostilePass returns the commands that accept the input name at path,
 // given those listed in pass: the ones that follow from them added
-// (check-json with check, list-23 with list, ...), and package (and wrap-14
+// (check-json with check, list-24 with list, ...), and package (and wrap-14
 // for what is no OffloadBinary) for any regular file when pass is empty.
 func hostilePass(name, path string, pass ...string) []string {
 	pass = slices.Clone(pass) // appended to: not the caller's array
@@ -366,21 +366,21 @@ func hostilePass(name, path string, pass ...string) []string {
 	if slices.Contains(pass, "check") {
 		pass = append(pass, "check-json")
 	}
-	// Release 23 reads all that 22 reads, and packages it compressed.
+	// Release 24 reads all that 22 reads, and packages it compressed.
 	if slices.Contains(pass, "list") {
-		pass = append(pass, "list-23")
+		pass = append(pass, "list-24")
 	}
 	if slices.Contains(pass, "extract-raw") {
-		pass = append(pass, "extract-23")
+		pass = append(pass, "extract-24")
 	}
-	if slices.Contains(pass, "extract-23") {
+	if slices.Contains(pass, "extract-24") {
 		pass = append(pass, "extract-member")
 	}
 	if slices.Contains(pass, "package") {
 		pass = append(pass, "package-compress")
 	}
 	if slices.Contains(pass, "wrap") {
-		pass = append(pass, "wrap-23")
+		pass = append(pass, "wrap-24")
 	}
 	// The same flow; but the wrapper's release is 22 (from its -L),
 	// and an old driver's OpenMP bundle or a program of mixed
@@ -464,17 +464,17 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// limit (fatobj.MaxArchiveDepth), device-archive too.
 	add("nested-40", write("deep.a", deep), "package")
 
-	// Version 3 (read by --llvm 23, and without --llvm, as the release that
+	// Version 3 (read by --llvm 24, and without --llvm, as the release that
 	// made it): a compressed binary that
 	// declares 1 TiB inflated, one whose 64 MiB of zeros inflate past the
 	// 160 bytes it declares, one cut short, and binaries nested 40 deep.
-	r23, err := offload.LookupRelease(23)
+	r24, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}
 	v3im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}}}
 	var v3 bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&v3, r23, &v3im, bytes.NewReader(make([]byte, 64<<20)), 64<<20, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&v3, r24, &v3im, bytes.NewReader(make([]byte, 64<<20)), 64<<20, offload.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	v3huge := slices.Clone(v3.Bytes())
@@ -484,24 +484,24 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	binary.LittleEndian.PutUint64(v3bomb[32:], 160)
 	add("v3-inflate-past", write("v3bomb.bin", v3bomb))
 	add("v3-cut", write("v3cut.bin", v3.Bytes()[:v3.Len()/2]))
-	nested, err := offload.MarshalBinary(r23, &v3im, []byte("image"))
+	nested, err := offload.MarshalBinary(r24, &v3im, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 40 {
-		if nested, err = offload.MarshalBinary(r23, &v3im, nested); err != nil {
+		if nested, err = offload.MarshalBinary(r24, &v3im, nested); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The whole binary is extracted and embedded; its nested images, past
 	// the limit, are refused.
-	add("v3-nested-41", write("v3nested.bin", nested), "package", "wrap-23", "extract", "embed")
+	add("v3-nested-41", write("v3nested.bin", nested), "package", "wrap-24", "extract", "embed")
 	// 64 MiB of zeros compressed: read, listed and extracted in bounded
-	// memory as 23 reads it.
-	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list", "list-json", "list-23", "extract", "extract-raw", "extract-23", "embed", "package", "wrap-23")
+	// memory as 24 reads it.
+	add("v3-zeros-64mib", write("v3zeros.bin", v3.Bytes()), "list", "list-json", "list-24", "extract", "extract-raw", "extract-24", "embed", "package", "wrap-24")
 	ins[len(ins)-1].inflates = 64 << 20
 	// A binary of LLVM 22 whose image is a bad version-3 binary: 22 sees an
-	// image, 23 refuses the nested binary.
+	// image, 24 refuses the nested binary.
 	badInner := slices.Clone(v3.Bytes())
 	badInner[4] = 4
 	r22, err := offload.LookupRelease(22)
@@ -513,7 +513,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		t.Fatal(err)
 	}
 	add("v3-nested-bad", write("v3badnested.bin", badOuter), "list", "list-json", "extract", "extract-raw", "embed", "package", "link", "wrap")
-	ins[len(ins)-1].pass = slices.DeleteFunc(ins[len(ins)-1].pass, func(c string) bool { return c == "list-23" || c == "extract-23" || c == "extract-member" })
+	ins[len(ins)-1].pass = slices.DeleteFunc(ins[len(ins)-1].pass, func(c string) bool { return c == "list-24" || c == "extract-24" || c == "extract-member" })
 
 	// A compressed bundle that declares 1 TiB, alone and in an object.
 	bomb := bombBundle(4096)
@@ -529,7 +529,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	img := filepath.Join("..", "..", "offload", "testdata", "llvm", "img1.bin")
 	// A SYCL binary (LLVM 22's kind 8): wrapped by wrap --kind sycl.
 	add("sycl-binary", write("sycl.bin", packaged(t, dir, "file="+img+",triple=spirv64-unknown-unknown,kind=sycl,symbols=k")),
-		"list", "list-json", "embed", "wrap", "wrap-sycl", "wrap-sycl-23", "package", "link", "extract", "extract-raw")
+		"list", "list-json", "embed", "wrap", "wrap-sycl", "wrap-sycl-24", "package", "link", "extract", "extract-raw")
 
 	// Binaries whose strings would lead files out of the output folder.
 	// Accepted by whatever reads binaries; refused by extract (the name) and
@@ -553,7 +553,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 			t.Fatal(err)
 		}
 		add(name, write(name+".o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, b.Bytes())), "list", "list-json", "check", "embed-into", "package", "link", "convert", "convert-from",
-			"extract", "extract-raw", "extract-23")
+			"extract", "extract-raw", "extract-24")
 	}
 
 	// Bundled objects: IDs the bundler of 22 refuses, with a '/', of kinds
@@ -567,7 +567,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// An ID no release's bundler reads as device code: listed, not
 	// extracted.
 	add("bundled-bad-id", write("badid.o", objectWithSections(t, section{pb + "bad", elf.SHT_PROGBITS, code}, host)), "embed-into", "package", "link", "convert", "convert-from",
-		"list", "list-json", "list-23", "check", "check-json", "extract", "extract-raw", "extract-23", "extract-member")
+		"list", "list-json", "list-24", "check", "check-json", "extract", "extract-raw", "extract-24", "extract-member")
 	add("bundled-slash-id", write("slashid.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a/../../escape", elf.SHT_PROGBITS, code}, host)),
 		"list", "list-json", "check", "extract", "embed-into", "package", "link", "convert", "convert-from")
 	add("bundled-empty", write("emptyb.o", objectWithSections(t, section{pb + "hip-amdgcn-amd-amdhsa--gfx90a", elf.SHT_PROGBITS, nil}, host)), bundledPass...)
@@ -581,7 +581,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	if err := bundle.Write(&evilFB, 4096, []bundle.Input{{ID: "host-x86_64-unknown-linux-gnu-"}, {ID: "hipv4-amdgcn-amd-amdhsa--gfx90a/../../x", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}}); err != nil {
 		t.Fatal(err)
 	}
-	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress", "extract", "extract-raw", "extract-23")
+	add("bundle-file-slash", write("evil.hipfb", evilFB.Bytes()), "list", "list-json", "package", "link", "wrap-hip", "wrap-hip-compress", "extract", "extract-raw", "extract-24")
 
 	// Objects: cut short, of no machine, and a good one for reference.
 	fat := read("..", "..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")

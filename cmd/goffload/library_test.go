@@ -94,7 +94,7 @@ func TestReadingFindsTheRelease(t *testing.T) {
 			t.Errorf("%v: exit %d %s", args, code, stderr)
 		}
 	}
-	if stdout, stderr, code := cli(t, "list", v2); code != 0 || !strings.Contains(stdout, "(read as LLVM 23)") {
+	if stdout, stderr, code := cli(t, "list", v2); code != 0 || !strings.Contains(stdout, "MADE BY: LLVM 23-24 (read as LLVM 24)") {
 		t.Errorf("list of version 2: exit %d %s\n%s", code, stderr, stdout)
 	}
 }

@@ -140,7 +140,7 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 
 // printImages prints the images of the object's OffloadBinaries as
 // llvm-objdump --offloading does: numbered from 0 across the binaries; where
-// the release reads nested binaries (main after 22), with an `image size`
+// the release reads nested binaries (23 and later), with an `image size`
 // line, and for an image that is itself an OffloadBinary, `nested images N`
 // and its images, numbered [i.j] and indented by two spaces.
 func printImages(sb *strings.Builder, o *fatobj.Object) error {
@@ -335,7 +335,7 @@ type jsonImage struct {
 	ImageSize   uint64      `json:"image_size"`
 	DataOffset  int64       `json:"data_offset"`
 	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
-	// flags) where the release knows it (main after 22): strings, no image.
+	// flags) where the release knows it (23 and later): strings, no image.
 	Metadata bool `json:"metadata,omitempty"`
 }
 
@@ -389,7 +389,7 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 			ji.Path, ji.Version, ji.Size = im.Number(), b.Version, b.Size
 			ji.ImageOffset, ji.ImageSize = bi.ImageOffset, bi.ImageSize
 			ji.Offset = binaryOffset(o, im)
-			// Only where the release knows OIF_Metadata (main after 22).
+			// Only where the release knows OIF_Metadata (23 and later).
 			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
 		}
 		out.Images = append(out.Images, ji)

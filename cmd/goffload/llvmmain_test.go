@@ -21,15 +21,15 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// The OffloadBinary tests of LLVM main after 22 (release row 23), rebuilt in
+// The OffloadBinary tests of LLVM main after 23 (release row 24), rebuilt in
 // Go: llvm/test/tools/llvm-objdump/Offloading, llvm/test/ObjectYAML/Offload,
 // llvm/test/tools/llvm-offload-binary. Each input is made as the test makes
 // it (yaml2obj, llvm-offload-binary, llvm-objcopy) with the offload
 // package's writers, or, for multi-entry and malformed binaries, as the few
 // bytes main's OffloadBinary::write lays out (lmBinary, which also checks
-// that offload.WriteBinaries writes those bytes); `goffload list --llvm 23`
+// that offload.WriteBinaries writes those bytes); `goffload list --llvm 24`
 // must print the test's CHECK lines (main's llvm-objdump --offloading,
-// every line, in order) and `goffload extract --llvm 23 --raw` must write
+// every line, in order) and `goffload extract --llvm 24 --raw` must write
 // what main's llvm-offload-binary writes. A malformed input is refused
 // (exit 1) with the typed error whose meaning LLVM's message has:
 // goffload.ErrTruncated for "The end of the file was unexpectedly
@@ -131,13 +131,18 @@ func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 }
 
 // lmWritten returns what offload.WriteBinaries writes of ims for release
-// row 23 (version 3) or, for version 2, for that row writing version 2 as
-// main did before version 3; false when an image's offload kind is a
+// row 24 (version 3) or, for version 2, for row 23 (LLVM 23 writes version 2,
+// as main did before version 3); false when an image's offload kind is a
 // number that names no kind (yaml2obj writes any number, the writer kinds).
 func lmWritten(t *testing.T, version uint32, ims ...lmImage) ([]byte, bool) {
 	t.Helper()
-	r := *lmRelease(t, 23)
-	r.BinaryVersion = version
+	r := *lmRelease(t, 24)
+	if version == 2 {
+		r = *lmRelease(t, 23)
+	}
+	if r.BinaryVersion != version {
+		t.Fatalf("%v writes version %d, not %d", &r, r.BinaryVersion, version)
+	}
 	var data []offload.ImageData
 	for _, im := range ims {
 		ok := r.OffloadKindOf(im.code)
@@ -156,7 +161,7 @@ func lmWritten(t *testing.T, version uint32, ims ...lmImage) ([]byte, bool) {
 
 // lmPackage returns what main's llvm-offload-binary writes for the --image
 // arguments args, the files read from files: one binary of every image
-// (release row 23's packager).
+// (release row 24's packager).
 func lmPackage(t *testing.T, files map[string][]byte, args ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -167,7 +172,7 @@ func lmPackage(t *testing.T, files map[string][]byte, args ...string) []byte {
 		}
 		return bytes.NewReader(data), int64(len(data)), nil
 	}
-	if _, err := lmRelease(t, 23).Package(&buf, args, open); err != nil {
+	if _, err := lmRelease(t, 24).Package(&buf, args, open); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -200,7 +205,7 @@ func lmCompressed(t *testing.T, kind offload.ImageKind, ok offload.OffloadKind, 
 	t.Helper()
 	im := offload.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
 	var buf bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 23), &im, bytes.NewReader(data), int64(len(data)), c); err != nil {
+	if _, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(data), int64(len(data)), c); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -315,7 +320,7 @@ func lmT5(t *testing.T) (files map[string][]byte, t5 []byte) {
 }
 
 // lmCase is one LLVM test (or one RUN line of it) as goffload list
-// --llvm 23 runs it.
+// --llvm 24 runs it.
 type lmCase struct {
 	test  string                  // the LLVM test, under llvm/test
 	input func(*testing.T) []byte // the file listed
@@ -535,7 +540,7 @@ func lmCases(t *testing.T) []lmCase {
 		// llvm-offload-binary: what it packages, listed by objdump.
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (CHECK)", want: leaf(0, "0", "abc"),
 			input: func(t *testing.T) []byte {
-				return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")
+				return lmMarshal(t, 24, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")
 			}},
 		{test: "tools/llvm-offload-binary/llvm-offload-binary.ll (NESTED)",
 			want:  lmListed(0, "0", "<none>", "nested", "x-y-z", "none", len(t5)) + lmNested(0, 2) + leaf(1, "0.0", "abc") + leaf(1, "0.1", "def"),
@@ -557,7 +562,7 @@ func lmCases(t *testing.T) []lmCase {
 		{test: "tools/llvm-offload-binary/compress.test (CONCAT)", want: leaf(0, "0", "abc") + leaf(0, "1", "abc"),
 			input: func(t *testing.T) []byte {
 				return append(lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offload.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z"),
-					lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")...)
+					lmMarshal(t, 24, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")...)
 			}},
 	}
 }
@@ -573,7 +578,7 @@ func TestLLVMMainList(t *testing.T) {
 			if err := os.WriteFile(path, in, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			stdout, stderr, code := cli(t, "list", "--llvm", "23", path)
+			stdout, stderr, code := cli(t, "list", "--llvm", "24", path)
 			refused := c.refused != nil || c.field != "" || c.says != nil
 			// Main's llvm-objdump prints an ELF file's format line before
 			// its error; goffload prints nothing but the error.
@@ -607,13 +612,13 @@ func TestLLVMMainList(t *testing.T) {
 }
 
 // TestLLVMMainRead reads the malformed raw binaries of TestLLVMMainList with
-// the package as row 23 reads them: a FormatError at the field, of the
+// the package as row 24 reads them: a FormatError at the field, of the
 // typed error.
 func TestLLVMMainRead(t *testing.T) {
-	opt := &offload.ReadOptions{Release: lmRelease(t, 23)}
+	opt := &offload.ReadOptions{Release: lmRelease(t, 24)}
 	// lmBinary lays one image out as the package's writer does.
 	one := lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef}
-	if got, want := lmBinary(t, 3, one), lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
+	if got, want := lmBinary(t, 3, one), lmMarshal(t, 24, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
 		t.Errorf("lmBinary:\n% x\nMarshalBinary:\n% x", got, want)
 	}
 	for _, c := range lmCases(t) {
@@ -635,7 +640,7 @@ func TestLLVMMainRead(t *testing.T) {
 }
 
 // lmExtractCase is one extraction of an LLVM test (llvm-offload-binary
-// without file=) as goffload extract --llvm 23 --raw runs it.
+// without file=) as goffload extract --llvm 24 --raw runs it.
 type lmExtractCase struct {
 	test  string
 	name  string // the input's file name: its stem names the files
@@ -650,12 +655,12 @@ type lmExtractCase struct {
 func lmExtractCases(t *testing.T) []lmExtractCase {
 	src := string(lmSource)
 	pkg := func(data []byte, arch string) []byte {
-		return lmMarshal(t, 23, offload.ImageNone, offload.OffloadNone, data, "arch", arch, "triple", "x-y-z")
+		return lmMarshal(t, 24, offload.ImageNone, offload.OffloadNone, data, "arch", arch, "triple", "x-y-z")
 	}
 	files, t5 := lmT5(t)
 	bad := []byte("\x10\xff\x10\xad\n") // printf "\020\377\020\255\012"
 	member := func(content string) string {
-		return string(lmMarshal(t, 23, offload.ImageNone, offload.OffloadOpenMP, []byte(content), "triple", "x-y-z", "arch", "gfx90a"))
+		return string(lmMarshal(t, 24, offload.ImageNone, offload.OffloadOpenMP, []byte(content), "triple", "x-y-z", "arch", "gfx90a"))
 	}
 	lib := func(t *testing.T) []byte {
 		return lmArchive(t, [2]string{"a.o", member("aaaa\n")}, [2]string{"b.o", member("bbbb\n")})
@@ -702,7 +707,7 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 		// yaml2obj's binaries: the images are their Content.
 		{test: "ObjectYAML/Offload/binary.yaml", name: "y.bin",
 			input: func(t *testing.T) []byte {
-				return lmMarshal(t, 23, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70")
+				return lmMarshal(t, 24, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70")
 			},
 			want: [][2]string{{"y-nvptx64-nvidia-cuda-sm_70.0.cubin", string(lmDeadbeef)}}},
 		{test: "ObjectYAML/Offload/compressed.yaml, compressed-zlib.yaml", name: "y.bin",
@@ -734,7 +739,7 @@ func TestLLVMMainExtract(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")
-			args := append(append([]string{"extract", "--llvm", "23", "--raw"}, c.args...), "-o", out, path)
+			args := append(append([]string{"extract", "--llvm", "24", "--raw"}, c.args...), "-o", out, path)
 			stdout, stderr, code := cli(t, args...)
 			if c.refused != nil {
 				if code != 1 || !strings.Contains(stderr, c.refused.Error()) || !strings.Contains(stderr, path) {
@@ -777,7 +782,7 @@ func TestLLVMMainExtract(t *testing.T) {
 // (llvm/unittests/Object/OffloadingTest.cpp) makes it: five entries, the
 // last metadata-only with an empty image. Main's llvm-objdump lists it as
 // any entry (image size 0 bytes); list --json marks it "metadata" under
-// --llvm 23, and not under --llvm 22, which knows no such flag.
+// --llvm 24, and not under --llvm 22, which knows no such flag.
 func TestLLVMMainMetadata(t *testing.T) {
 	var ims []lmImage
 	var want strings.Builder
@@ -796,7 +801,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 	if err := os.WriteFile(path, lmBinary(t, 3, ims...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if stdout, stderr, code := cli(t, "list", "--llvm", "23", path); code != 0 || stdout != want.String() {
+	if stdout, stderr, code := cli(t, "list", "--llvm", "24", path); code != 0 || stdout != want.String() {
 		t.Errorf("exit %d %s\n%s\nwant\n%s", code, stderr, stdout, want.String())
 	}
 	var got struct {
@@ -806,7 +811,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 			ImageSize uint64 `json:"image_size"`
 		} `json:"images"`
 	}
-	stdout, stderr, code := cli(t, "list", "--llvm", "23", "--json", path)
+	stdout, stderr, code := cli(t, "list", "--llvm", "24", "--json", path)
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil || code != 0 || len(got.Images) != 5 {
 		t.Fatalf("--json: exit %d %s %v\n%s", code, stderr, err, stdout)
 	}
@@ -825,7 +830,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 	for _, c := range []struct {
 		llvm string
 		meta bool
-	}{{"22", false}, {"23", true}} {
+	}{{"22", false}, {"23", true}, {"24", true}} {
 		stdout, stderr, code := cli(t, "list", "--llvm", c.llvm, "--json", v1)
 		if code != 0 || strings.Contains(stdout, `"metadata": true`) != c.meta || !strings.Contains(stdout, `"flags": 1`) {
 			t.Errorf("--llvm %s --json: exit %d %s\n%s", c.llvm, code, stderr, stdout)
@@ -838,7 +843,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 func TestLLVMMainCompressionLevel(t *testing.T) {
 	im := offload.Image{Strings: lmStrings("arch", "abc", "triple", "x-y-z")}
 	var buf bytes.Buffer
-	_, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 23), &im, bytes.NewReader(lmSource), int64(len(lmSource)), offload.Compression{Format: "zlib", Level: 12})
+	_, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(lmSource), int64(len(lmSource)), offload.Compression{Format: "zlib", Level: 12})
 	if err == nil || !strings.Contains(err.Error(), "invalid zlib compression level 12; expected a value in [0, 9]") {
 		t.Errorf("zlib level 12: %v", err)
 	}
@@ -848,12 +853,12 @@ func TestLLVMMainCompressionLevel(t *testing.T) {
 // the compiled OpenMP wrapper for x86_64-unknown-linux-gnu (OMP-SECTION:
 // llvm_offload_entries is PROGBITS, flags "AR", SHF_ALLOC and
 // SHF_GNU_RETAIN; OMP-RELOCATABLE: under --relocatable the image goes in
-// .llvm.offloading.relocatable) on goffload wrap --llvm 23 of a version-3
+// .llvm.offloading.relocatable) on goffload wrap --llvm 24 of a version-3
 // binary, which list then finds in either section.
 func TestLLVMMainWrapper(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "image.bin")
-	data := lmMarshal(t, 23, offload.ImageObject, offload.OffloadOpenMP, lmSource, "triple", "x86_64-unknown-linux-gnu", "arch", "generic")
+	data := lmMarshal(t, 24, offload.ImageObject, offload.OffloadOpenMP, lmSource, "triple", "x86_64-unknown-linux-gnu", "arch", "generic")
 	if err := os.WriteFile(bin, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -862,7 +867,7 @@ func TestLLVMMainWrapper(t *testing.T) {
 		section string
 	}{{nil, ".llvm.offloading"}, {[]string{"-r"}, ".llvm.offloading.relocatable"}} {
 		out := filepath.Join(dir, "wrapper.o")
-		args := append(append([]string{"wrap", "--llvm", "23", "--kind", "openmp", "--triple", "x86_64-unknown-linux-gnu"}, c.flags...), "-o", out, bin)
+		args := append(append([]string{"wrap", "--llvm", "24", "--kind", "openmp", "--triple", "x86_64-unknown-linux-gnu"}, c.flags...), "-o", out, bin)
 		if _, stderr, code := cli(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d %s", args, code, stderr)
 		}
@@ -886,7 +891,7 @@ func TestLLVMMainWrapper(t *testing.T) {
 			t.Errorf("%v: %s holds %d bytes, not the binary (%v)", c.flags, c.section, len(got), err)
 		}
 		want := strings.ReplaceAll(lmELFLine, "elf64-unknown", "elf64-x86-64") + lmListed(0, "0", "elf", "generic", "x86_64-unknown-linux-gnu", "openmp", len(lmSource))
-		if stdout, stderr, code := cli(t, "list", "--llvm", "23", out); code != 0 || stdout != strings.ReplaceAll(want, "FILE", out) {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "24", out); code != 0 || stdout != strings.ReplaceAll(want, "FILE", out) {
 			t.Errorf("%v: list: exit %d %s\n%s", c.flags, code, stderr, stdout)
 		}
 	}

@@ -34,14 +34,14 @@
 // registration object of clang-linker-wrapper: for OpenMP from offload
 // binaries (LLVM 13, 14: clang-offload-wrapper's, from device images); for CUDA from a fatbinary; for HIP from a fatbin (an offload
 // bundle) or from AMDGPU code objects, which it bundles first; for SYCL from the
-// binaries clang-sycl-linker writes (22: a descriptor of the images; --llvm 23:
+// binaries clang-sycl-linker writes (22: a descriptor of the images; --llvm 24:
 // the one binary whole); `link`
 // runs the whole OpenMP link: it extracts the device code of the inputs,
 // links it with the release's clang, packages and wraps it, and links the
 // host program with CC (or merges it with -r for a static library).
 //
-// Every subcommand takes --llvm N (13 to 23, default 22; 23 is LLVM's main
-// branch after 22): the release whose format to write and whose numbering to
+// Every subcommand takes --llvm N (13 to 24, default 22; 23 is LLVM 23.1,
+// 24 (main) LLVM's main branch after the 23 branch): the release whose format to write and whose numbering to
 // read offload kinds by. An argument @FILE, anywhere, is replaced by the
 // arguments FILE holds, as LLVM's tools read response files. The exit
 // status is 0 on success and 1, with a one-line message, on bad input or
@@ -70,12 +70,12 @@ type command struct {
 
 var commands = []command{
 	{"demo", "[--libdir D]", "run the OpenMP link flow on the built-in example, and the program where libomptarget 19 is installed", runDemo},
-	{"package", "-o OUT [--llvm N] [--compress [--compression-format F] [--compression-level N]] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does (compressed: llvm-offload-binary of main, --llvm 23)", runPackage},
+	{"package", "-o OUT [--llvm N] [--compress [--compression-format F] [--compression-level N]] --image file=F,triple=T[,key=V]...", "write OffloadBinaries as clang-offload-packager does (compressed: llvm-offload-binary of main, --llvm 24)", runPackage},
 	{"list", "[--json] [--llvm N] FILE...", "list the OffloadBinaries in files as llvm-objdump --offloading does, then the offload entries", runList},
 	{"entries", "--spec SPEC.json [--triple T] [--llvm N] -o OUT.o", "write an object holding offload entries as clang emits them", runEntries},
 	{"check", "[--json] [--llvm N] FILE...", "report entries whose name no device image of the file defines, and LLVM releases mixed in files or objects", runCheck},
 	{"embed", "[--into HOST.o] [--triple T] -o OUT BINARY...", "make a fat object, as clang -fembed-offload-object does", runEmbed},
-	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23: nested binaries' images, as llvm-offload-binary of main)", runExtract},
+	{"extract", "[--triple T] [--arch A] [--kind K] [--member NAME] [--raw] [--max-bytes N] [-o DIR] FILE...", "write out device images, as clang-offload-packager does (--llvm 23 and 24: nested binaries' images, as llvm-offload-binary of 23 and main)", runExtract},
 	{"strip", "--keep TRIPLE[:ARCH]... -o OUT IN", "keep only the chosen targets' device code in an object or archive", runStrip},
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
@@ -146,7 +146,7 @@ func oneLine(err error) string { return escaped(strings.ReplaceAll(err.Error(), 
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
-	fs.StringVar(llvm, "llvm", "", fmt.Sprintf("LLVM release `N` whose formats to write (default %d) and to read as (default: the release that made each file)", offload.DefaultRelease))
+	fs.StringVar(llvm, "llvm", "", fmt.Sprintf("LLVM release `N` whose formats to write (default %d) and to read as (default: the release that made each file): %v, 24 (main) being LLVM's main branch after the 23 branch", offload.DefaultRelease, offload.AllReleases()))
 	return fs
 }
 
@@ -236,8 +236,8 @@ func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 // runVersion prints the module's version and the releases of the table:
-// "goffload v1.2.3 (module github.com/goffload/goffload); LLVM 13-23 (23:
-// main after 22, inferred; default 22)".
+// "goffload v1.2.3 (module github.com/goffload/goffload); LLVM 13-24 (24:
+// main after the 23 branch; 20, 23, 24 inferred; default 22)".
 func runVersion(args []string, stdout io.Writer) error {
 	if len(args) > 0 {
 		return fmt.Errorf("version takes no argument")

@@ -38,7 +38,7 @@ func TestPackageThenList(t *testing.T) {
 	// Without --llvm, list says which releases made the file, and which it
 	// read it as; with it, it prints what that release's llvm-objdump does.
 	want := "\nOFFLOADING IMAGE [0]:\nkind            <none>\narch            sm_70\ntriple          nvptx64-nvidia-cuda\nproducer        openmp\n"
-	if stdout != want+"\nMADE BY: LLVM 15-23 (read as LLVM 22)\n" {
+	if stdout != want+"\nMADE BY: LLVM 15-24 (read as LLVM 22)\n" {
 		t.Errorf("list printed\n%q\nwant\n%q", stdout, want)
 	}
 	if stdout, _, _ := cli(t, "list", "--llvm", "19", out); stdout != want {

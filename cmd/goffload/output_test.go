@@ -22,7 +22,7 @@ func writers(bin, fat, spec string) [][]string {
 	hipfb, _ := filepath.Abs(filepath.Join("..", "..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"))
 	return [][]string{
 		{"package", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
-		{"package", "--llvm", "23", "--compress", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
+		{"package", "--llvm", "24", "--compress", "-o", "OUT", "--image", "file=" + bin + ",triple=x86_64-unknown-linux-gnu"},
 		{"embed", "-o", "OUT", bin},
 		{"embed", bin, "--into", fat, "-o", "OUT"},
 		{"strip", "--keep", "x86_64-unknown-linux-gnu", "-o", "OUT", fat},
@@ -30,8 +30,8 @@ func writers(bin, fat, spec string) [][]string {
 		{"wrap", "-o", "OUT", bin},
 		{"wrap", "--kind", "hip", "--compress", "-o", "OUT", hipfb},
 		{"wrap", "--kind", "sycl", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
-		{"wrap", "--kind", "sycl", "--llvm", "23", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
-		{"wrap", "--llvm", "23", "-o", "OUT", bin},
+		{"wrap", "--kind", "sycl", "--llvm", "24", "-o", "OUT", filepath.Join(filepath.Dir(bin), "sycl.bin")},
+		{"wrap", "--llvm", "24", "-o", "OUT", bin},
 		{"entries", "--spec", spec, "-o", "OUT"},
 		{"link", "--dry-run", "-o", "OUT", fat},
 		{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "OUT", fat},

@@ -18,7 +18,7 @@ func runPackage(args []string, stdout io.Writer) error {
 	fs := newFlags("package", &llvm)
 	fs.StringVar(&out, "o", "", "write the output to `OUT`")
 	fs.Var(&images, "image", "an image as `file=F,triple=T[,arch=A][,kind=K][,key=V]...` (repeatable)")
-	fs.BoolVar(&compress, "compress", false, "compress the binary, as llvm-offload-binary --compress (--llvm 23: OffloadBinary version 3)")
+	fs.BoolVar(&compress, "compress", false, "compress the binary, as llvm-offload-binary --compress (--llvm 24, main: OffloadBinary version 3)")
 	fs.StringVar(&format, "compression-format", "zstd", "with --compress: `zstd` or zlib")
 	fs.IntVar(&level, "compression-level", 0, "with --compress: the level `N` (zstd -131072 to 22, default 5; zlib 0 to 9, default 6)")
 	if err := parseFlags(fs, args); err != nil {

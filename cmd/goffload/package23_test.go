@@ -11,10 +11,10 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
-// TestPackage23OneBinary: goffload package --llvm 23 writes what main's
+// TestPackage23OneBinary: goffload package --llvm 24 writes what main's
 // llvm-offload-binary writes for several --image arguments, one binary
 // holding every image (main's OffloadBinary::write of all of them, laid
-// out by hand in lmBinary), which list --llvm 23 prints as main's
+// out by hand in lmBinary), which list --llvm 24 prints as main's
 // llvm-objdump --offloading prints it and extract --raw takes apart;
 // compressed, one compressed binary. --llvm 22 writes a binary per image.
 func TestPackage23OneBinary(t *testing.T) {
@@ -53,10 +53,10 @@ func TestPackage23OneBinary(t *testing.T) {
 	}
 	// The images as main's OffloadBinary::write takes them, the strings in
 	// the order of 23's packager.
-	r23 := lmRelease(t, 23)
+	r24 := lmRelease(t, 24)
 	var ims []lmImage
 	for _, arg := range args {
-		pis, err := r23.ParseImageArg(arg)
+		pis, err := r24.ParseImageArg(arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,12 +83,12 @@ func TestPackage23OneBinary(t *testing.T) {
 	}
 	check := func(t *testing.T, compression string) {
 		t.Helper()
-		if stdout, stderr, code := cli(t, "list", "--llvm", "23", path("pkg.bin")); code != 0 || stdout != strings.Join(listed, "") {
+		if stdout, stderr, code := cli(t, "list", "--llvm", "24", path("pkg.bin")); code != 0 || stdout != strings.Join(listed, "") {
 			t.Errorf("list: exit %d %s\n%s\nwant\n%s", code, stderr, stdout, strings.Join(listed, ""))
 		}
 		x := path("x")
 		os.RemoveAll(x)
-		stdout, stderr, code := cli(t, "extract", "--llvm", "23", "--raw", "-o", x, path("pkg.bin"))
+		stdout, stderr, code := cli(t, "extract", "--llvm", "24", "--raw", "-o", x, path("pkg.bin"))
 		var want strings.Builder
 		for _, name := range extracted {
 			fmt.Fprintf(&want, "Extracted: %s\n", name)
@@ -102,23 +102,46 @@ func TestPackage23OneBinary(t *testing.T) {
 			}
 		}
 		b, _ := os.ReadFile(path("pkg.bin"))
-		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r23})
+		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) || bins[0].Compression != compression {
 			t.Errorf("%d binaries, %v; want one of %d images, compression %q", len(bins), err, len(files), compression)
 		}
 	}
 
 	t.Run("plain", func(t *testing.T) {
-		b := pkg(t, "23")
+		b := pkg(t, "24")
 		if want := lmBinary(t, 3, ims...); !bytes.Equal(b, want) {
-			t.Errorf("package --llvm 23 wrote\n% x\nmain's llvm-offload-binary writes\n% x", b, want)
+			t.Errorf("package --llvm 24 wrote\n% x\nmain's llvm-offload-binary writes\n% x", b, want)
 		}
 		check(t, "")
 	})
+	// 23's llvm-offload-binary writes the same binary as version 2 (the
+	// layout main had before version 3), and refuses --compress; 23 reads
+	// its binary, and refuses main's.
+	t.Run("23", func(t *testing.T) {
+		b := pkg(t, "23")
+		if want := lmBinary(t, 2, ims...); !bytes.Equal(b, want) {
+			t.Errorf("package --llvm 23 wrote\n% x\nversion 2 of the images is\n% x", b, want)
+		}
+		if stdout, stderr, code := cli(t, "list", "--llvm", "23", path("pkg.bin")); code != 0 || stdout != strings.Join(listed, "") {
+			t.Errorf("list --llvm 23: exit %d %s\n%s", code, stderr, stdout)
+		}
+		cmd := []string{"package", "--llvm", "23", "--compress", "-o", path("c.bin")}
+		for _, a := range args {
+			cmd = append(cmd, "--image", a)
+		}
+		if _, stderr, code := cli(t, cmd...); code != 1 || !strings.Contains(stderr, "no compression") {
+			t.Errorf("%v: exit %d %s", cmd, code, stderr)
+		}
+		pkg(t, "24")
+		if _, stderr, code := cli(t, "list", "--llvm", "23", path("pkg.bin")); code != 1 || !strings.Contains(stderr, "LLVM 23 reads OffloadBinary versions 1 to 2, and version 3 is LLVM 24's") {
+			t.Errorf("list --llvm 23 of version 3: exit %d %s", code, stderr)
+		}
+	})
 	for _, format := range []string{"zstd", "zlib"} {
 		t.Run(format, func(t *testing.T) {
-			b := pkg(t, "23", "--compress", "--compression-format", format)
-			bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r23})
+			b := pkg(t, "24", "--compress", "--compression-format", format)
+			bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r24})
 			if err != nil || len(bins) != 1 {
 				t.Fatalf("%d binaries, %v", len(bins), err)
 			}

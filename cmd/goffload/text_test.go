@@ -45,7 +45,7 @@ func TestListEscapesNamesFromFiles(t *testing.T) {
 	triple := filepath.Join(dir, "inject.bin")
 	os.WriteFile(member, injectArchive(), 0o644)
 	os.WriteFile(triple, injectBinary(), 0o644)
-	for _, args := range [][]string{{"list", member}, {"list", triple}, {"list", "--llvm", "23", member, triple}, {"check", member, triple}} {
+	for _, args := range [][]string{{"list", member}, {"list", triple}, {"list", "--llvm", "24", member, triple}, {"check", member, triple}} {
 		stdout, stderr, _ := cli(t, args...)
 		noControl(t, strings.Join(args[:len(args)-1], " ")+" stdout", stdout)
 		noControl(t, strings.Join(args[:len(args)-1], " ")+" stderr", stderr)
@@ -69,7 +69,7 @@ func TestExtractRefusesControlInNames(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "inject.bin")
 	os.WriteFile(in, injectBinary(), 0o644)
-	for _, args := range [][]string{{"--raw"}, {}, {"--llvm", "23", "--raw"}} {
+	for _, args := range [][]string{{"--raw"}, {}, {"--llvm", "24", "--raw"}} {
 		out := filepath.Join(dir, "out")
 		stdout, stderr, code := cli(t, append(append([]string{"extract", "-o", out}, args...), in)...)
 		if code != 1 || !strings.Contains(stderr, "not a safe file name") {

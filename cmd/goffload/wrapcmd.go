@@ -98,8 +98,8 @@ func wrapOpenMP(in *inputs, out output, opt wrap.Options, paths []string) error 
 			}
 			return nil
 		}
-		// As the release reads them: version 1 up to 22, 1 to 3 (compressed
-		// or not) in main after 22.
+		// As the release reads them: version 1 up to 22, 1 and 2 in 23, 1
+		// to 3 (compressed or not) in main after 23.
 		all, err := wrap.ReadBinaries(f.Section(), opt.Release)
 		bins = append(bins, all...)
 		return err
@@ -141,8 +141,9 @@ func (in *inputs) each(paths []string, fn func(f *infile.File) error) error {
 
 // wrapSYCL wraps the SYCL images of the offload binaries in paths (each file
 // one binary or several in a row, as clang-sycl-linker writes them) as the
-// release's wrapSYCLBinaries does: 22 describes each image; main after 22
-// registers the one binary clang-sycl-linker wrote, embedded as it is.
+// release's wrapSYCLBinaries does: 22 describes each image; 23 and main
+// register the one binary clang-sycl-linker wrote, embedded as it is (23's
+// form is refused by wrap.SYCLBinary: not written).
 func wrapSYCL(in *inputs, out output, opt wrap.Options, paths []string) error {
 	if opt.Release.SYCLWholeBinary() && len(paths) != 1 {
 		return fmt.Errorf("--kind sycl with %v wraps one offload binary file (what clang-sycl-linker writes: its wrapSYCLBinaries registers one buffer), not %d", opt.Release, len(paths))

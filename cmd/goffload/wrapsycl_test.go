@@ -101,12 +101,12 @@ func TestWrapSYCLRefuses(t *testing.T) {
 	}
 	omp := writeTestFile(t, filepath.Join(dir, "omp.bin"), ompBin)
 	empty := writeTestFile(t, filepath.Join(dir, "empty.bin"), nil)
-	v3bin, err := offload.MarshalBinary(lookupRelease(t, 23), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("image"))
+	v3bin, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v3 := writeTestFile(t, filepath.Join(dir, "v3.bin"), v3bin)
-	ompV3Bin, err := offload.MarshalBinary(lookupRelease(t, 23), &offload.Image{OffloadKind: offload.OffloadOpenMP,
+	ompV3Bin, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadOpenMP,
 		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,14 +118,17 @@ func TestWrapSYCLRefuses(t *testing.T) {
 		want string
 	}{
 		{[]string{"--llvm", "21", good}, "LLVM 21"},
-		// Main after 22 registers one buffer: one file of one binary of
+		// 23 registers the whole binary from a constructor and destructor
+		// of priority 1: a form goffload does not write.
+		{[]string{"--llvm", "23", good}, "destructor of priority 1"},
+		// Main after 23 registers one buffer: one file of one binary of
 		// SYCL images.
-		{[]string{"--llvm", "23", good, v3}, "one offload binary file"},
-		{[]string{"--llvm", "23", ompV3}, ompV3},
-		{[]string{"--llvm", "23", twoV3}, twoV3},
-		{[]string{"--llvm", "23", empty}, empty},
-		{[]string{"--llvm", "23", "--triple", "powerpc64le-unknown-linux-gnu", v3}, "powerpc64le"},
-		{[]string{"--llvm", "23", "-r", v3}, "-r"},
+		{[]string{"--llvm", "24", good, v3}, "one offload binary file"},
+		{[]string{"--llvm", "24", ompV3}, ompV3},
+		{[]string{"--llvm", "24", twoV3}, twoV3},
+		{[]string{"--llvm", "24", empty}, empty},
+		{[]string{"--llvm", "24", "--triple", "powerpc64le-unknown-linux-gnu", v3}, "powerpc64le"},
+		{[]string{"--llvm", "24", "-r", v3}, "-r"},
 		{[]string{good, omp}, omp},
 		{[]string{good, empty}, empty},
 		{[]string{v3}, v3},
@@ -147,13 +150,13 @@ func TestWrapSYCLRefuses(t *testing.T) {
 	}
 }
 
-// TestWrapSYCLMain: `wrap --kind sycl --llvm 23` writes what
+// TestWrapSYCLMain: `wrap --kind sycl --llvm 24` writes what
 // wrap.SYCLBinary does for the file, for each host: the file embedded as it
 // is (a compressed binary still compressed) and registered by its start and
 // size; a binary of 22 (version 1) too, as main reads it.
 func TestWrapSYCLMain(t *testing.T) {
 	dir := t.TempDir()
-	r23 := lookupRelease(t, 23)
+	r24 := lookupRelease(t, 24)
 	im := func(kernels string) offload.Image {
 		return offload.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
 			Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "symbols", Value: kernels}}}
@@ -165,20 +168,20 @@ func TestWrapSYCLMain(t *testing.T) {
 		}
 	}
 	var multi, packed bytes.Buffer
-	if _, err := offload.WriteBinaries(&multi, r23, images()); err != nil {
+	if _, err := offload.WriteBinaries(&multi, r24, images()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := offload.WriteCompressedBinaries(&packed, r23, images(), offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offload.WriteCompressedBinaries(&packed, r24, images(), offload.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	for name, bin := range map[string][]byte{"two-images": multi.Bytes(), "zstd": packed.Bytes(), "version-1": syclBinary(t, "abcd", "spirv64", "k")} {
 		in := writeTestFile(t, filepath.Join(dir, name+".bin"), bin)
 		for _, host := range []string{"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"} {
 			out := filepath.Join(dir, name+"-"+host+".o")
-			if _, stderr, code := cli(t, "wrap", "--kind", "sycl", "--llvm", "23", "--triple", host, "-o", out, in); code != 0 {
+			if _, stderr, code := cli(t, "wrap", "--kind", "sycl", "--llvm", "24", "--triple", host, "-o", out, in); code != 0 {
 				t.Fatalf("%s %s: exit %d: %s", name, host, code, stderr)
 			}
-			o, err := wrap.SYCLBinary(wrap.Options{Release: r23, Triple: host}, bytes.NewReader(bin), int64(len(bin)))
+			o, err := wrap.SYCLBinary(wrap.Options{Release: r24, Triple: host}, bytes.NewReader(bin), int64(len(bin)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,21 +221,21 @@ func TestWrapSYCLMain(t *testing.T) {
 	}
 }
 
-// TestWrapVersion3Binaries: `wrap --llvm 23` takes OffloadBinaries of
+// TestWrapVersion3Binaries: `wrap --llvm 24` takes OffloadBinaries of
 // version 3, compressed or not, as 23 reads them, and embeds each as the
 // runtime reads it (a compressed one inflated), its __tgt_device_image
 // pointing at its image; `wrap --llvm 22` refuses version 3 as 22 does.
 func TestWrapVersion3Binaries(t *testing.T) {
 	dir := t.TempDir()
-	r23 := lookupRelease(t, 23)
+	r24 := lookupRelease(t, 24)
 	image := bytes.Repeat([]byte("device code "), 200)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
-	plain, err := offload.MarshalBinary(r23, &im, image)
+	plain, err := offload.MarshalBinary(r24, &im, image)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var packed bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&packed, r23, &im, bytes.NewReader(image), int64(len(image)), offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offload.WriteCompressedBinary(&packed, r24, &im, bytes.NewReader(image), int64(len(image)), offload.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	if packed.Len() >= len(plain) {
@@ -241,8 +244,8 @@ func TestWrapVersion3Binaries(t *testing.T) {
 	for name, bin := range map[string][]byte{"plain": plain, "zstd": packed.Bytes()} {
 		in := writeTestFile(t, filepath.Join(dir, name+".bin"), bin)
 		out := filepath.Join(dir, name+".o")
-		if _, stderr, code := cli(t, "wrap", "--llvm", "23", "-o", out, in); code != 0 {
-			t.Fatalf("%s: wrap --llvm 23: exit %d: %s", name, code, stderr)
+		if _, stderr, code := cli(t, "wrap", "--llvm", "24", "-o", out, in); code != 0 {
+			t.Fatalf("%s: wrap --llvm 24: exit %d: %s", name, code, stderr)
 		}
 		data, err := os.ReadFile(out)
 		if err != nil {
@@ -263,7 +266,7 @@ func TestWrapVersion3Binaries(t *testing.T) {
 		if !bytes.Equal(embedded, plain) {
 			t.Errorf("%s: embedded %d bytes, not the %d of the uncompressed binary", name, len(embedded), len(plain))
 		}
-		bins, err := offload.ReadAllBytes(embedded, &offload.ReadOptions{Release: r23})
+		bins, err := offload.ReadAllBytes(embedded, &offload.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 {
 			t.Fatalf("%s: embedded binary: %v", name, err)
 		}

@@ -369,7 +369,7 @@ func madeFiles(t *testing.T, dir string) []string {
 		}))
 
 	// OffloadBinaries of LLVM main: one compressed, one nesting a binary.
-	llvmMain, err := offload.LookupRelease(23)
+	llvmMain, err := offload.LookupRelease(24)
 	if err != nil {
 		t.Fatal(err)
 	}

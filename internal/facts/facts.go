@@ -77,7 +77,7 @@ type Entries struct {
 	// 0x8 (LLVM 18 and later).
 	Indirect bool
 	// Retain: the entries section is SHF_GNU_RETAIN, kept under
-	// --gc-sections (main after 22).
+	// --gc-sections (24, main: llvm-project #212614, after the 23 branch).
 	Retain bool
 }
 
@@ -151,18 +151,31 @@ type Runtime struct {
 	ReadsLegacyEntries bool
 }
 
-// Main are the facts of LLVM's main branch after 22 (row 23).
+// Main are the facts that came after 22: in LLVM 23 (the release/23.x
+// branch, cut on 16 July 2026) and in main after it (row 24); each says
+// which (docs/releases.md#llvm-23-and-main).
 type Main struct {
 	// AMDGPUSubarchTriples: AMDGPU triples name the processor
-	// (amdgpu9.0a-amd-amdhsa for gfx90a).
+	// (amdgpu9.0a-amd-amdhsa for gfx90a): clang emits them from #206482,
+	// merged in August 2026 (24; 23's backend accepts them, its driver
+	// does not write them).
 	AMDGPUSubarchTriples bool
 	// SPIRVImages: IMG_SPIRV images are named (llvm-objdump "spir-v",
-	// extension "spv", the packager's kind of a .spv file).
+	// extension "spv", the packager's kind of a .spv file) (23, 24).
 	SPIRVImages bool
 	// NestedImages: the readers list and extract an image that is itself an
 	// OffloadBinary as nested images, print an image size line and know the
-	// OIF_Metadata flag.
+	// OIF_Metadata flag (23, 24: #184774, #185425, March 2026).
 	NestedImages bool
+	// ChecksStrings: the reader checks each entry's string entries
+	// (24 bytes each, whatever the version) against the buffer (23, 24:
+	// #177029, January 2026).
+	ChecksStrings bool
+	// AlignsAfter: the section loop starts the next binary at the next
+	// multiple of 8 after a binary's Size, whatever its version (24: came
+	// with compression, #222774, whose compressed Size is not padded;
+	// inferred).
+	AlignsAfter bool
 }
 
 var (
@@ -430,13 +443,19 @@ const (
 	// and destructor of priority 1 (docs/releases.md#release-table;
 	// docs/registration.md#sycl-22).
 	SYCLRegistrationDescriptor
-	// SYCLRegistrationBinary (main after 22): the whole OffloadBinary
+	// SYCLRegistrationBinary (24, main): the whole OffloadBinary
 	// registered with __sycl_register_lib(start, size) (llvm-project
-	// #193876), from a constructor of priority 101 with atexit (#217173).
+	// #193876), from a constructor of priority 101 with atexit (#217173,
+	// August 2026, after the 23 branch).
 	SYCLRegistrationBinary
+	// SYCLRegistrationBinaryDtor (23, inferred): the whole OffloadBinary
+	// registered as #193876 (April 2026) left it, before #217173: a
+	// constructor and a destructor of priority 1. goffload does not write
+	// it (the unregistration's arguments at the branch are not known).
+	SYCLRegistrationBinaryDtor
 )
 
-var syclRegistrationNames = [...]string{"none", "descriptor", "binary"}
+var syclRegistrationNames = [...]string{"none", "descriptor", "binary", "binary-dtor"}
 
 func (v SYCLRegistration) String() string {
 	return enumName(syclRegistrationNames[:], int(v), "SYCLRegistration")

@@ -70,9 +70,10 @@ var codegens = map[int]codegen{
 	20: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
 	21: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
 	22: {measured: true, ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
-	// Main after 22 (the table's row 23): 22's code generator until a
-	// release shows otherwise.
+	// 23 and main after it (the table's row 24): 22's code generator
+	// until a release shows otherwise.
 	23: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
+	24: {ppc64MergeGlobals: true, riscvTempLabels: true, riscvEpilogueCFI: true, riscvISA: "rv64i2p1"},
 }
 
 // variant is one request: a release's code generator, the IR style and the

@@ -25,7 +25,7 @@
 //	// c.Text: 50 48 8d 3d 00 00 00 00 e8 ...; c.Relocs[0]: {4 R_X86_64_PC32 Descriptor -4}
 //
 // With [Options.SizeArg] both calls pass a second argument, an i64 size,
-// as the SYCL module of LLVM main after 22 does (`__sycl_register_lib(ptr
+// as the SYCL module of LLVM main after 23 does (`__sycl_register_lib(ptr
 // binary, i64 size)`, then atexit, and `__sycl_unregister_lib(ptr binary,
 // i64 size)`), on x86-64 and AArch64: `mov $size, %esi` (or `movabs`, or
 // `xor` for 0) after the address; on AArch64 the instructions LLVM's
@@ -44,7 +44,7 @@
 // One table (codegens in asm.go) holds it. Measured: 15, 16, 19, 22;
 // inferred, [Code.Measured] false: 17 and 18 (16 and 19 agree on the code),
 // 20 and 21 (from the LLVM changes that 22 shows, both merged in autumn 2024,
-// before the LLVM 20 branch); 23 (main after 22) as 22.
+// before the LLVM 20 branch); 23 and 24 (main after 23) as 22.
 //
 // LLVM 13 and 14 are measured on `clang-N -cc1 -emit-obj` of the module of
 // clang-offload-wrapper-N, with the flags that the driver passes (clang -###):

@@ -326,7 +326,7 @@ func TestGPUErrors(t *testing.T) {
 		{elf.EM_PPC64, GPUOptions{}},
 		{elf.EM_RISCV, GPUOptions{}},
 		{elf.EM_X86_64, GPUOptions{LLVM: 16}},
-		{elf.EM_X86_64, GPUOptions{LLVM: 24}},
+		{elf.EM_X86_64, GPUOptions{LLVM: 25}},
 		{elf.EM_X86_64, GPUOptions{Kind: 2}},
 	} {
 		c, err := GPU(tc.m, tc.o)

@@ -92,7 +92,7 @@ func logicalTable64() map[uint64]uint32 {
 }
 
 // sizeArgIR is a module of one reg/unreg pair per size, each pair the
-// functions of the SYCL module of LLVM main after 22 (reg calls the
+// functions of the SYCL module of LLVM main after 23 (reg calls the
 // register function with the binary and the size, then atexit(unreg);
 // unreg calls the unregister function with both), named reg.N and unreg.N.
 // The callees keep the OpenMP names that Target.Symbol gives. (llc emits

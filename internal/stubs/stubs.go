@@ -167,7 +167,7 @@ type Options struct {
 	// size (ppc64 from LLVM 20), the code.
 	Images int
 	// SizeArg says that reg and unreg pass Size as a second argument, an
-	// i64 after the descriptor: the SYCL module of LLVM main after 22
+	// i64 after the descriptor: the SYCL module of LLVM main after 23
 	// registers its binary with __sycl_register_lib(ptr start, i64 size)
 	// and unregisters it with __sycl_unregister_lib(ptr start, i64 size).
 	// x86-64 and AArch64 only; on AArch64 Size must be below 2^48.
