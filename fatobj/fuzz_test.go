@@ -39,6 +39,14 @@ func FuzzNewFile(f *testing.F) {
 			f.Add(data)
 		}
 	}
+	// Objects of Windows hosts (COFF): clang-22's HIP -fgpu-rdc object, and
+	// an MSVC host object with an embedded binary.
+	coffs, _ := filepath.Glob(filepath.Join("testdata", "coff", "*.obj"))
+	for _, p := range coffs {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
