@@ -4,9 +4,9 @@
 // OffloadBinaries, offload bundle files, and LLVM bitcode host objects
 // (`clang -flto`, whose module embeds the device code; see
 // [bitcode.EmbeddedObjects]). Objects and archives of Windows hosts (COFF,
-// [FormatCOFF]) are read for their OffloadBinaries and HIP fatbins, and
-// [EmbedCOFF] embeds into them; strip and convert, and the entries, are
-// ELF's only so far. It reads any of them into one
+// [FormatCOFF]) are read for their OffloadBinaries and HIP fatbins;
+// [EmbedCOFF] embeds into them and [StripCOFF] strips them; convert and
+// the entries are ELF's only so far. It reads any of them into one
 // inventory of device code and offload entries, and does what the command
 // line does with them: extract, embed, strip, convert between LLVM
 // releases and check.
@@ -274,26 +274,34 @@ func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *offload.Release, ke
 	if err != nil {
 		return err
 	}
+	parts, err := keptBinaries(sec.Name, ra, size, r, keep, st)
+	if err != nil {
+		return err
+	}
+	if parts.Size() == 0 {
+		return o.RemoveSection(sec)
+	}
+	sec.Data, sec.Reader, sec.Size = nil, parts, parts.Size()
+	return nil
+}
+
+// keptBinaries returns the binaries of the size bytes of ra, section name's
+// contents, that Strip keeps, counting them in st.
+func keptBinaries(name string, ra io.ReaderAt, size int64, r *offload.Release, keep []Target, st *Stripped) (*concat.ReaderAt, error) {
 	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
 	if err != nil {
-		return fmt.Errorf("fatobj: %s: %w", Section, err)
+		return nil, fmt.Errorf("fatobj: %s: %w", name, err)
 	}
 	var parts concat.ReaderAt
-	kept := 0
 	for _, b := range bins {
 		if keepsAny(b, keep, st.Matched) {
 			parts.Add(ra, b.Offset, int64(b.Size))
-			kept++
+			st.Kept++
 		} else {
 			st.Dropped++
 		}
 	}
-	st.Kept += kept
-	if kept == 0 {
-		return o.RemoveSection(sec)
-	}
-	sec.Data, sec.Reader, sec.Size = nil, &parts, parts.Size()
-	return nil
+	return &parts, nil
 }
 
 // keepsAny reports whether any image of b is for one of the targets, and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/offload"
@@ -22,7 +23,9 @@ type StripResult struct {
 
 // StripFile writes to w the object f, or the archive f with each of its
 // relocatable object members, keeping only the device code for the
-// targets ([Strip], each object as its Release). An archive is written in
+// targets ([Strip] for ELF, [StripCOFF] for the COFF objects of Windows
+// hosts, each object as its Release). A PE image is refused (strip the
+// objects it was linked from). An archive is written in
 // GNU format with the same members, names, headers and symbol index;
 // members without device code, and those that are no relocatable object,
 // are copied as they are. goffload does not rewrite LLVM bitcode (`clang
@@ -43,23 +46,41 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 		out = append(out, StripResult{Object: obj, Stripped: Stripped{Kept: len(obj.Binaries)}})
 		return nil
 	}
-	strip := func(obj *Object) (*elfobj.Object, error) {
-		o, err := obj.ELF.Object()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", obj.Name, err)
-		}
-		st, err := Strip(o, obj.Release, keep)
-		if err == ErrNoOffloading {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", obj.Name, err)
+	strip := func(obj *Object) (rewritten, error) {
+		var st Stripped
+		var w rewritten
+		if obj.COFF != nil {
+			o, err := obj.COFF.Object()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", obj.Name, err)
+			}
+			st, err = StripCOFF(o, obj.Release, keep)
+			if err == ErrNoOffloading {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", obj.Name, err)
+			}
+			w = coffRewrite(o)
+		} else {
+			o, err := obj.ELF.Object()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", obj.Name, err)
+			}
+			st, err = Strip(o, obj.Release, keep)
+			if err == ErrNoOffloading {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", obj.Name, err)
+			}
+			w = elfRewrite(o)
 		}
 		for i, m := range st.Matched {
 			matched[i] = matched[i] || m
 		}
 		out = append(out, StripResult{Object: obj, Stripped: st})
-		return o, nil
+		return w, nil
 	}
 	check := func() error {
 		for i, m := range matched {
@@ -71,11 +92,11 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 	}
 	switch f.Format {
 	case FormatArchive:
-		return out, rewriteArchive(w, f, func(_ string, obj *Object) (*elfobj.Object, error) {
+		return out, rewriteArchive(w, f, func(_ string, obj *Object) (rewritten, error) {
 			if obj != nil && obj.Format == FormatBitcode {
 				return nil, keepBitcode(obj)
 			}
-			if obj == nil || obj.ELF == nil || obj.ELF.Type != elf.ET_REL {
+			if obj == nil || !relocatable(obj) {
 				return nil, nil
 			}
 			return strip(obj)
@@ -88,8 +109,11 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 			return nil, err
 		}
 		return out, writeObject(w, f, nil)
-	case FormatELF:
+	case FormatELF, FormatCOFF:
 		obj := f.Objects[0]
+		if obj.COFF != nil && obj.COFF.Image {
+			return nil, fmt.Errorf("%s: a PE image: strip the objects it was linked from: %w", f.Name, goffload.ErrUnsupported)
+		}
 		o, err := strip(obj)
 		if err != nil {
 			return nil, err
@@ -100,6 +124,25 @@ func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 		return out, writeObject(w, f, o)
 	}
 	return nil, notRewritable(f)
+}
+
+// rewritten writes a rewritten object, returning the bytes written.
+type rewritten func(w io.Writer) (int64, error)
+
+func elfRewrite(o *elfobj.Object) rewritten {
+	if o == nil {
+		return nil
+	}
+	return func(w io.Writer) (int64, error) { return elfobj.Write(w, o) }
+}
+
+func coffRewrite(o *coffobj.Object) rewritten {
+	return func(w io.Writer) (int64, error) { return coffobj.Write(w, o) }
+}
+
+// relocatable reports whether obj is a relocatable ELF or COFF object.
+func relocatable(obj *Object) bool {
+	return obj.ELF != nil && obj.ELF.Type == elf.ET_REL || obj.COFF != nil && !obj.COFF.Image
 }
 
 // keepsBitcode checks that every device image of obj, a bitcode object, is
@@ -122,12 +165,12 @@ func keepsBitcode(obj *Object, keep []Target, matched []bool) error {
 
 // writeObject writes o, the rewritten object of f, to w, or f's bytes as they
 // are when o is nil.
-func writeObject(w io.Writer, f *File, o *elfobj.Object) error {
+func writeObject(w io.Writer, f *File, o rewritten) error {
 	if o == nil {
 		_, err := io.Copy(w, f.Objects[0].Open())
 		return err
 	}
-	_, err := elfobj.Write(w, o)
+	_, err := o(w)
 	return fromInput(f.Name, err)
 }
 
@@ -210,7 +253,7 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 		out = append(out, ConvertResult{Object: f.Objects[0], Name: f.Objects[0].Name})
 		return out, writeObject(w, f, nil)
 	case FormatArchive:
-		err := rewriteArchive(w, f, func(name string, obj *Object) (*elfobj.Object, error) {
+		err := rewriteArchive(w, f, func(name string, obj *Object) (rewritten, error) {
 			if obj != nil && obj.Format == FormatBitcode && len(obj.Binaries) > 0 {
 				return nil, convertsNoBitcode(obj)
 			}
@@ -218,7 +261,8 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 				out = append(out, ConvertResult{Object: obj, Name: name})
 				return nil, nil
 			}
-			return conv(obj)
+			o, err := conv(obj)
+			return elfRewrite(o), err
 		}, nil)
 		return out, err
 	case FormatELF:
@@ -227,7 +271,7 @@ func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResu
 		if err != nil {
 			return nil, err
 		}
-		return out, writeObject(w, f, o)
+		return out, writeObject(w, f, elfRewrite(o))
 	}
 	return nil, notRewritable(f)
 }
@@ -249,7 +293,7 @@ func notRewritable(f *File) error {
 // writing it that says the object is inconsistent: its fault, not the
 // output's.
 func fromInput(in string, err error) error {
-	if err != nil && in != "" && errors.Is(err, elfobj.ErrInconsistent) {
+	if err != nil && in != "" && (errors.Is(err, elfobj.ErrInconsistent) || errors.Is(err, coffobj.ErrInconsistent)) {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	return err
@@ -262,7 +306,7 @@ func fromInput(in string, err error) error {
 // one after the other into one scratch file, so that an archive of any
 // number of members takes one descriptor. check, when not nil, runs before
 // anything is written.
-func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) (*elfobj.Object, error), check func() error) error {
+func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) (rewritten, error), check func() error) error {
 	a := f.archive
 	if a == nil {
 		return notRewritable(f)
@@ -303,7 +347,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		}
 		if o != nil {
 			bw := bufio.NewWriterSize(io.NewOffsetWriter(scratch, end), 1<<20)
-			n, err := elfobj.Write(bw, o)
+			n, err := o(bw)
 			if err == nil {
 				err = bw.Flush()
 			}

@@ -206,3 +206,94 @@ func ExampleEmbedCOFF() {
 	// nvptx64-nvidia-cuda sm_70
 	// amdgcn-amd-amdhsa gfx90a
 }
+
+// TestStripCOFF: stripping a Windows host object keeps the binaries of the
+// targets kept, which llvm-objdump-22 then lists alone; stripping all of
+// them removes .llvm.offloading; an llvm-lib archive of such objects is
+// stripped member by member; a PE image is refused.
+func TestStripCOFF(t *testing.T) {
+	objdump := tooltest.Tool(t, "llvm-objdump", 22)
+	o, err := NewCOFFHostObject("x86_64-pc-windows-msvc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EmbedCOFF(o, sectionOf(t, coffEmbedBinary)); err != nil {
+		t.Fatal(err)
+	}
+	var fat bytes.Buffer
+	if _, err := coffobj.Write(&fat, o); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	open := func(b []byte) *File {
+		t.Helper()
+		f, err := NewFile("fat.obj", bytes.NewReader(b), int64(len(b)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	keep := []Target{{Triple: "amdgcn-amd-amdhsa", Arch: "gfx90a"}}
+	var out bytes.Buffer
+	res, err := StripFile(&out, open(fat.Bytes()), keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Kept != 1 || res[0].Dropped != 1 {
+		t.Errorf("StripFile did %v, want one object with 1 binary kept and 1 dropped", res)
+	}
+	path := filepath.Join(dir, "stripped.obj")
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listing, err := exec.Command(objdump, "--offloading", path).CombinedOutput()
+	if err != nil || strings.Count(string(listing), "OFFLOADING IMAGE") != 1 || !strings.Contains(string(listing), "arch            gfx90a") {
+		t.Errorf("llvm-objdump --offloading of the stripped object: %v\n%s", err, listing)
+	}
+
+	// Dropping every binary removes the section and its symbol.
+	o2, err := NewCOFFHostObject("x86_64-pc-windows-msvc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EmbedCOFF(o2, sectionOf(t, coffEmbedBinary)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := StripCOFF(o2, nil, []Target{{Triple: "x86_64-pc-linux-gnu"}})
+	if err != nil || st.Kept != 0 || st.Dropped != 2 || o2.Section(Section) != nil || o2.Symbol(Section) != nil {
+		t.Errorf("StripCOFF keeping nothing: %+v, %v; section left: %v", st, err, o2.Section(Section) != nil)
+	}
+	if _, err := StripCOFF(o2, nil, keep); err != ErrNoOffloading {
+		t.Errorf("StripCOFF of an object without device code: %v, want ErrNoOffloading", err)
+	}
+
+	// An llvm-lib archive of two such objects.
+	if lib := tooltest.Find("llvm-lib", 22); lib != "" {
+		for _, n := range []string{"a.obj", "b.obj"} {
+			os.WriteFile(filepath.Join(dir, n), fat.Bytes(), 0o644)
+		}
+		cmd := exec.Command(lib, "/out:fat.lib", "a.obj", "b.obj")
+		cmd.Dir = dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("llvm-lib: %v\n%s", err, b)
+		}
+		f, err := Open(filepath.Join(dir, "fat.lib"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		out.Reset()
+		res, err := StripFile(&out, f, keep)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("StripFile of the archive: %v, %v", res, err)
+		}
+		path := filepath.Join(dir, "stripped.lib")
+		os.WriteFile(path, out.Bytes(), 0o644)
+		listing, err := exec.Command(objdump, "--offloading", path).CombinedOutput()
+		if err != nil || strings.Count(string(listing), "OFFLOADING IMAGE") != 2 || strings.Contains(string(listing), "sm_70") {
+			t.Errorf("llvm-objdump --offloading of the stripped archive: %v\n%s", err, listing)
+		}
+	} else if tooltest.Required() {
+		t.Error("llvm-lib-22 not found")
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/concat"
+	"github.com/goffload/goffload/offload"
 )
 
 // coffOffloadingFlags are the characteristics of .llvm.offloading in a COFF
@@ -129,4 +131,44 @@ func NewCOFFHostObject(triple string) (*coffobj.Object, error) {
 	}
 	o.Symbols = append(o.Symbols, &coffobj.Symbol{Name: "@feat.00", Number: coffobj.IMAGE_SYM_ABSOLUTE, StorageClass: coffobj.IMAGE_SYM_CLASS_STATIC})
 	return o, nil
+}
+
+// StripCOFF keeps in o, a COFF object, only the device code for the
+// targets, read with release r, as [Strip] does for ELF: the binaries of
+// every section whose name starts with .llvm.offloading (as LLVM reads
+// them in COFF) whose image is for one of them, removing a section when
+// none is left. A HIP fatbin (.hip_fatbin, HIP without -fgpu-rdc) is left
+// as it is: the host code refers to it. An object with no .llvm.offloading
+// section gives [ErrNoOffloading].
+func StripCOFF(o *coffobj.Object, r *offload.Release, keep []Target) (Stripped, error) {
+	st := Stripped{Matched: make([]bool, len(keep))}
+	found := false
+	for _, sec := range slices.Clone(o.Sections) {
+		if !strings.HasPrefix(sec.Name, Section) {
+			continue
+		}
+		found = true
+		ra, size := io.ReaderAt(bytes.NewReader(sec.Data)), int64(len(sec.Data))
+		if sec.Data == nil {
+			ra, size = sec.Reader, sec.Size
+		}
+		if ra == nil {
+			ra = bytes.NewReader(nil)
+		}
+		parts, err := keptBinaries(sec.Name, ra, size, r, keep, &st)
+		if err != nil {
+			return st, err
+		}
+		if parts.Size() == 0 {
+			if err := o.RemoveSection(sec); err != nil {
+				return st, fmt.Errorf("fatobj: %w", err)
+			}
+			continue
+		}
+		sec.Data, sec.Reader, sec.Size = nil, parts, parts.Size()
+	}
+	if !found {
+		return st, ErrNoOffloading
+	}
+	return st, nil
 }
