@@ -242,7 +242,9 @@ func (p *plan) layout() error {
 	p.dataOff, p.relocOff, p.nrelocs = make([]uint32, n), make([]uint32, n), make([]uint32, n)
 	off := uint64(fileHeaderSize + sectionHeaderSize*n)
 	for i, s := range p.o.Sections {
-		if !s.Uninitialized() && s.ContentSize() > 0 {
+		// LLVM points an empty section at where the next contents go
+		// (WinCOFFObjectWriter: every section but uninitialized data).
+		if !s.Uninitialized() {
 			p.dataOff[i] = uint32(off)
 			off += uint64(s.ContentSize())
 		}
