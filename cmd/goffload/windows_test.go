@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap"
 )
 
 // winePrefix is the wine prefix the tests share, made once under the user's
@@ -108,5 +112,42 @@ func TestWindowsHIPProgramRuns(t *testing.T) {
 	}
 	if a, b := view(theirs[0]), view(ours[0]); a != b {
 		t.Errorf("the registration objects differ:\nLLVM\n%s\nours\n%s", a, b)
+	}
+}
+
+// TestWrapWindowsHosts: wrap --triple of both Windows hosts writes what
+// wrap.GPUCOFF and wrap.OpenMPCOFF make (compared with LLVM's objects in
+// package wrap), and refuses releases other than 22; -r with a COFF host is
+// refused as clang-linker-wrapper refuses it.
+func TestWrapWindowsHosts(t *testing.T) {
+	dir := t.TempDir()
+	fb := filepath.Join(dir, "k.hipfb")
+	if err := os.WriteFile(fb, tooltest.HIPFatbin(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"} {
+		out := filepath.Join(dir, triple+".o")
+		if _, stderr, code := cli(t, "wrap", "--kind", "hip", "--triple", triple, "-o", out, fb); code != 0 {
+			t.Fatalf("wrap --triple %s: %s", triple, stderr)
+		}
+		got, _ := os.ReadFile(out)
+		o, err := wrap.GPUCOFF(wrap.Options{Triple: triple}, offload.OffloadHIP, io.NewSectionReader(bytes.NewReader(tooltest.HIPFatbin()), 0, int64(len(tooltest.HIPFatbin()))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if _, err := coffobj.Write(&want, o); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("wrap --triple %s: not wrap.GPUCOFF's object", triple)
+		}
+		if _, stderr, code := cli(t, "wrap", "--llvm", "19", "--kind", "hip", "--triple", triple, "-o", out+".19", fb); code == 0 || !strings.Contains(stderr, "LLVM 22") {
+			t.Errorf("wrap --llvm 19 --triple %s: exit %d, %s", triple, code, stderr)
+		}
+	}
+	if _, stderr, code := cli(t, "linker-wrapper", "--host-triple=x86_64-w64-windows-gnu", "--linker-path=ld", "-r", fb, "-o", filepath.Join(dir, "r.o")); code == 0 ||
+		!strings.Contains(stderr, "not supported on COFF") {
+		t.Errorf("linker-wrapper -r for a COFF host: exit %d, %s", code, stderr)
 	}
 }
