@@ -227,6 +227,10 @@ func Plan(o *Options) (*Link, error) {
 	if h.relocatable {
 		opt.Relocatable = true
 	}
+	if opt.Relocatable && wrap.COFFHost(opt.HostTriple) {
+		// As clang-linker-wrapper refuses it (relocateOffloadSection).
+		return nil, fmt.Errorf("relocatable linking is not supported on COFF targets (host %s): %w", opt.HostTriple, goffload.ErrUnsupported)
+	}
 	switch {
 	case opt.SaveTemps:
 	case opt.TempDir != "":

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
@@ -189,6 +190,13 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 			}
 			bins = append(bins, b)
 		}
+		if wrap.COFFHost(triple) {
+			c, err := wrap.OpenMPCOFF(wopt, bins)
+			if err != nil {
+				return err
+			}
+			return writeCOFF(out, c)
+		}
 		var err error
 		if o, err = wrap.OpenMP(wopt, bins); err != nil {
 			return err
@@ -206,6 +214,13 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 			return err
 		}
 		defer f.Close()
+		if wrap.COFFHost(triple) {
+			c, err := wrap.GPUCOFF(wopt, k, io.NewSectionReader(f, 0, f.Size()))
+			if err != nil {
+				return err
+			}
+			return writeCOFF(out, c)
+		}
 		if o, err = wrap.GPU(wopt, k, io.NewSectionReader(f, 0, f.Size())); err != nil {
 			return err
 		}
@@ -336,3 +351,11 @@ func appendNew(list []string, add ...string) []string {
 
 // errStepFailed wraps the failure of a step's program.
 var errStepFailed = errors.New("failed")
+
+// writeCOFF writes the COFF object o to out whole or not at all.
+func writeCOFF(out string, o *coffobj.Object) error {
+	return atomicfile.Write(out, func(w io.Writer) error {
+		_, err := coffobj.Write(w, o)
+		return err
+	})
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
@@ -25,7 +26,7 @@ func runWrap(args []string, stdout io.Writer) error {
 	var images stringList
 	fs := newFlags("wrap", &llvm)
 	fs.StringVar(&kind, "kind", "openmp", "offload `kind`: openmp, cuda, hip or sycl (22: images in a descriptor; 23: the whole binary, one file)")
-	fs.StringVar(&triple, "triple", wrap.DefaultTriple, "the host `triple`")
+	fs.StringVar(&triple, "triple", wrap.DefaultTriple, "the host `triple` (x86-64, AArch64, ppc64le, riscv64 Linux; x86_64-pc-windows-msvc or x86_64-w64-windows-gnu: a COFF object, LLVM 22)")
 	fs.StringVar(&out, "o", "", "write the object to `OUT`")
 	fs.StringVar(&suffix, "suffix", "", "append `S` to the wrapper's symbol names (openmp)")
 	fs.BoolVar(&relocatable, "r", false, "for a relocatable link: the images in .llvm.offloading.relocatable (openmp, LLVM 19+)")
@@ -259,6 +260,16 @@ func wrapHIP(out output, opt wrap.Options, paths, images []string, comp *bundle.
 // writeGPU wraps fb, which wrap.GPU checks as the runtime would read it
 // (naming the file src, if any, when it is no fatbin).
 func writeGPU(out output, opt wrap.Options, kind offload.OffloadKind, src string, fb *io.SectionReader) error {
+	if wrap.COFFHost(opt.Triple) {
+		o, err := wrap.GPUCOFF(opt, kind, fb)
+		if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		if err != nil {
+			return err
+		}
+		return writeCOFF(out, o)
+	}
 	o, err := wrap.GPU(opt, kind, fb)
 	if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
 		return fmt.Errorf("%s: %w", src, err)
@@ -270,6 +281,13 @@ func writeGPU(out output, opt wrap.Options, kind offload.OffloadKind, src string
 }
 
 func writeWrapper(out output, opt wrap.Options, bins []wrap.Binary) error {
+	if wrap.COFFHost(opt.Triple) {
+		o, err := wrap.OpenMPCOFF(opt, bins)
+		if err != nil {
+			return err
+		}
+		return writeCOFF(out, o)
+	}
 	o, err := wrap.OpenMP(opt, bins)
 	if err != nil {
 		return err
@@ -281,6 +299,14 @@ func writeWrapper(out output, opt wrap.Options, bins []wrap.Binary) error {
 func writeObject(out output, o *elfobj.Object) error {
 	return out.write(func(w io.Writer) error {
 		_, err := elfobj.Write(w, o)
+		return err
+	})
+}
+
+// writeCOFF writes the COFF object o to out whole or not at all.
+func writeCOFF(out output, o *coffobj.Object) error {
+	return out.write(func(w io.Writer) error {
+		_, err := coffobj.Write(w, o)
 		return err
 	})
 }

@@ -274,3 +274,30 @@ func irString(s string) string {
 // clang-linker-wrapper of release llvm compiles around the fatbinary image
 // (see gpuIR): what tests give llc to see the object LLVM makes.
 func GPUModuleIR(llvm int, kind GPUKind, image string) string { return gpuIR(llvm, kind, image) }
+
+// GPUModuleIRCOFF is the module of GPUModuleIR as clang-linker-wrapper of
+// LLVM 22 writes it for a COFF host (docs/registration.md#windows): instead
+// of the external __start_/__stop_ symbols and the dummy entry kept by
+// llvm.compiler.used, __start_ and __stop_ are weak_odr hidden empty arrays
+// in the sections <entries>$OA and <entries>$OZ, which the COFF linker sorts
+// around the entries' <entries>$OE.
+func GPUModuleIRCOFF(llvm int, kind GPUKind, image string) string {
+	rel, err := offload.LookupRelease(llvm)
+	if err != nil || facts.Of(rel).Wrapper.GPU != facts.GPURegistrationKindCheck {
+		panic(fmt.Sprintf("GPUModuleIRCOFF: no COFF wrapper module of LLVM %d", llvm))
+	}
+	sec := rel.EntriesSection(kind.offloadKind())
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(gpuIR(llvm, kind, image), "\n") {
+		switch {
+		case strings.HasPrefix(l, "@__start_"):
+			fmt.Fprintf(&b, "@__start_%s = weak_odr hidden constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section \"%s$OA\"\n", sec, sec)
+		case strings.HasPrefix(l, "@__stop_"):
+			fmt.Fprintf(&b, "@__stop_%s = weak_odr hidden constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section \"%s$OZ\"\n", sec, sec)
+		case strings.HasPrefix(l, "@__dummy."), strings.HasPrefix(l, "@llvm.compiler.used"):
+		default:
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/goffload/goffload/coffobj"
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap"
+)
+
+// winePrefix is the wine prefix the tests share, made once under the user's
+// cache folder (the first run of wine initialises it, in seconds).
+func winePrefix(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skip("no user cache folder for the wine prefix")
+	}
+	dir := filepath.Join(cache, "goffload", "wine")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var winePointer = regexp.MustCompile(`\b[0-9A-Fa-f]{16}\b`)
+
+// TestWindowsHIPProgramRuns builds a HIP program for a MinGW host
+// (x86_64-w64-windows-gnu: kernels, a template kernel, device variables, a
+// managed variable; -fgpu-rdc) twice, linked through clang-22 with
+// clang-linker-wrapper-22 and with goffload as the wrapper (clang -B), runs
+// both under wine against a stand-in amdhip64.dll that logs every
+// registration call, and compares the logs (pointers aside) and the
+// registration objects (llvm-readobj-22's view, as wrap's tests compare
+// them).
+func TestWindowsHIPProgramRuns(t *testing.T) {
+	exe := goffloadExe(t)
+	clang := tooltest.Tool(t, "clang", 22)
+	clw := tooltest.Tool(t, "clang-linker-wrapper", 22)
+	readobj := tooltest.Tool(t, "llvm-readobj", 22)
+	gcc := tooltest.Program(t, "x86_64-w64-mingw32-gcc")
+	wine := tooltest.Program(t, "wine")
+	const triple = "x86_64-w64-windows-gnu"
+	dir := t.TempDir()
+	run := func(name string, args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %q: %v\n%s", name, args, err, stderr.String())
+		}
+		return out
+	}
+	src, _ := filepath.Abs(filepath.Join("testdata", "windows"))
+	// The import library libamdhip64.a: ld would take a libamdhip64.dll.a
+	// before it, so none is made.
+	run(gcc, "-shared", "-o", "amdhip64.dll", filepath.Join(src, "amdhip64.c"), "-Wl,--out-implib,libamdhip64.a")
+	hip := []string{"--target=" + triple, "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc"}
+	run(clang, append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join(src, "prog.hip"), "-o", "prog.o")...)
+	for _, w := range []struct{ name, wrapper string }{{"theirs", clw}, {"ours", exe}} {
+		bin := filepath.Join(dir, w.name+"-bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(w.wrapper, filepath.Join(bin, "clang-linker-wrapper")); err != nil {
+			t.Fatal(err)
+		}
+		run(clang, append(hip, "-B", bin, "--hip-link", "prog.o", "-o", w.name+".exe", "-L.", "-lamdhip64", "-Wl,--save-temps")...)
+	}
+	logs := map[string]string{}
+	for _, name := range []string{"theirs", "ours"} {
+		cmd := exec.Command(wine, name+".exe")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "WINEPREFIX="+winePrefix(t), "WINEDEBUG=-all")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("wine %s.exe: %v\n%s", name, err, out)
+		}
+		logs[name] = winePointer.ReplaceAllString(strings.ReplaceAll(string(out), "\r\n", "\n"), "PTR")
+	}
+	t.Logf("the program linked by clang-linker-wrapper-22 logs:\n%s", logs["theirs"])
+	for _, want := range []string{"__hipRegisterFatBinary PTR\n", "__hipRegisterFunction _Z4kernPi\n", "__hipRegisterFunction plain\n",
+		"__hipRegisterVar table 256\n", "__hipRegisterManagedVar shared_flag\n", "__hipUnregisterFatBinary\n"} {
+		if !bytes.Contains([]byte(logs["theirs"]), []byte(want)) {
+			t.Errorf("clang-linker-wrapper-22's program does not log %q", want)
+		}
+	}
+	if logs["ours"] != logs["theirs"] {
+		t.Errorf("goffload's program logs\n%s\nclang-linker-wrapper-22's\n%s", logs["ours"], logs["theirs"])
+	}
+	// The registration objects: clang-linker-wrapper-22 --save-temps keeps
+	// its own; goffload's is the wrap step's output, kept with --save-temps.
+	theirs, _ := filepath.Glob(filepath.Join(dir, "theirs.exe.hip.image.wrapper.o"))
+	ours, _ := filepath.Glob(filepath.Join(dir, "ours*.hip*wrapper*.o"))
+	if len(theirs) != 1 || len(ours) != 1 {
+		t.Fatalf("registration objects kept: clang-linker-wrapper %q, goffload %q", theirs, ours)
+	}
+	view := func(path string) string {
+		out := run(readobj, "--sections", "--section-data", "--relocations", "--symbols", "--unwind", "--coff-directives", path)
+		return string(bytes.SplitN(out, []byte("\n"), 3)[2]) // without the file's name
+	}
+	if a, b := view(theirs[0]), view(ours[0]); a != b {
+		t.Errorf("the registration objects differ:\nLLVM\n%s\nours\n%s", a, b)
+	}
+}
+
+// TestWrapWindowsHosts: wrap --triple of both Windows hosts writes what
+// wrap.GPUCOFF and wrap.OpenMPCOFF make (compared with LLVM's objects in
+// package wrap), and refuses releases other than 22; -r with a COFF host is
+// refused as clang-linker-wrapper refuses it.
+func TestWrapWindowsHosts(t *testing.T) {
+	dir := t.TempDir()
+	fb := filepath.Join(dir, "k.hipfb")
+	if err := os.WriteFile(fb, tooltest.HIPFatbin(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"} {
+		out := filepath.Join(dir, triple+".o")
+		if _, stderr, code := cli(t, "wrap", "--kind", "hip", "--triple", triple, "-o", out, fb); code != 0 {
+			t.Fatalf("wrap --triple %s: %s", triple, stderr)
+		}
+		got, _ := os.ReadFile(out)
+		o, err := wrap.GPUCOFF(wrap.Options{Triple: triple}, offload.OffloadHIP, io.NewSectionReader(bytes.NewReader(tooltest.HIPFatbin()), 0, int64(len(tooltest.HIPFatbin()))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if _, err := coffobj.Write(&want, o); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("wrap --triple %s: not wrap.GPUCOFF's object", triple)
+		}
+		if _, stderr, code := cli(t, "wrap", "--llvm", "19", "--kind", "hip", "--triple", triple, "-o", out+".19", fb); code == 0 || !strings.Contains(stderr, "LLVM 22") {
+			t.Errorf("wrap --llvm 19 --triple %s: exit %d, %s", triple, code, stderr)
+		}
+	}
+	if _, stderr, code := cli(t, "linker-wrapper", "--host-triple=x86_64-w64-windows-gnu", "--linker-path=ld", "-r", fb, "-o", filepath.Join(dir, "r.o")); code == 0 ||
+		!strings.Contains(stderr, "not supported on COFF") {
+		t.Errorf("linker-wrapper -r for a COFF host: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,160 @@
+package stubs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/goffload/goffload/coffobj"
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// winOpenMPIR is LLVM 22's OpenMP wrapper module for a COFF host (the
+// module of clang-linker-wrapper-22 --save-temps for
+// x86_64-w64-windows-gnu) with one zero-filled image of 256 bytes.
+const winOpenMPIR = `source_filename = "offload.wrapper.module"
+
+%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }
+%__tgt_device_image = type { ptr, ptr, ptr, ptr }
+%__tgt_bin_desc = type { i32, ptr, ptr, ptr }
+
+@__start_llvm_offload_entries = weak_odr hidden constant [0 x %struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries$OA"
+@__stop_llvm_offload_entries = weak_odr hidden constant [0 x %struct.__tgt_offload_entry] zeroinitializer, section "llvm_offload_entries$OZ"
+@.omp_offloading.device_image = internal unnamed_addr constant [256 x i8] zeroinitializer, section ".llvm.offloading", align 8
+@.omp_offloading.device_images = internal unnamed_addr constant [1 x %__tgt_device_image] [%__tgt_device_image { ptr getelementptr ([256 x i8], ptr @.omp_offloading.device_image, i64 0, i64 144), ptr getelementptr ([256 x i8], ptr @.omp_offloading.device_image, i64 0, i64 256), ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }]
+@.omp_offloading.descriptor = internal constant %__tgt_bin_desc { i32 1, ptr @.omp_offloading.device_images, ptr @__start_llvm_offload_entries, ptr @__stop_llvm_offload_entries }
+@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 101, ptr @.omp_offloading.descriptor_reg, ptr null }]
+
+define internal void @.omp_offloading.descriptor_reg() section ".text.startup" {
+entry:
+  call void @__tgt_register_lib(ptr @.omp_offloading.descriptor)
+  %0 = call i32 @atexit(ptr @.omp_offloading.descriptor_unreg)
+  ret void
+}
+
+declare void @__tgt_register_lib(ptr)
+
+declare i32 @atexit(ptr)
+
+define internal void @.omp_offloading.descriptor_unreg() section ".text.startup" {
+entry:
+  call void @__tgt_unregister_lib(ptr @.omp_offloading.descriptor)
+  ret void
+}
+
+declare void @__tgt_unregister_lib(ptr)
+`
+
+// TestWinCodeMatchesLLC compares WinOpenMP's and WinGPU's code with what
+// llc-22 makes of LLVM 22's wrapper modules for both Windows triples: the
+// bytes of .text.startup, its relocations (the symbol each names), the
+// functions' symbols, .xdata, and the jump table in .rdata.
+func TestWinCodeMatchesLLC(t *testing.T) {
+	llc := tooltest.Tool(t, "llc", 22)
+	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"} {
+		for _, c := range []struct {
+			name string
+			ir   string
+			code func() (*WinCode, error)
+		}{
+			{"openmp", winOpenMPIR, func() (*WinCode, error) { return WinOpenMP(22) }},
+			{"cuda", GPUModuleIRCOFF(22, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 22) }},
+			{"hip", GPUModuleIRCOFF(22, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 22) }},
+		} {
+			t.Run(triple+"/"+c.name, func(t *testing.T) {
+				data, err := os.ReadFile(compileGPU(t, llc, triple, c.ir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := coffobj.Read(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				code, err := c.code()
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := sectionData(t, f, ".text.startup")
+				if !bytes.Equal(text, code.Text) {
+					t.Errorf(".text.startup:\nllc  %x\nours %x", text, code.Text)
+				}
+				var xdata []byte
+				for _, fn := range code.Funcs {
+					xdata = append(xdata, fn.Unwind...)
+				}
+				if got := sectionData(t, f, ".xdata"); !bytes.Equal(got, xdata) {
+					t.Errorf(".xdata:\nllc  %x\nours %x", got, xdata)
+				}
+				local := map[Target]string{TextStartup: ".text.startup", JumpTable: ".rdata", FatbinWrapper: ".fatbin_wrapper",
+					Descriptor: ".omp_offloading.descriptor", Unreg: ".omp_offloading.descriptor_unreg",
+					BinaryHandle: "." + c.name + ".binary_handle", GlobalsReg: "." + c.name + ".globals_reg",
+					FatbinUnreg: "." + c.name + ".fatbin_unreg"}
+				name := func(r WinReloc) string {
+					if s, ok := code.Symbols[r.Target]; ok {
+						return s
+					}
+					return local[r.Target]
+				}
+				var want, got []string
+				for _, sec := range []string{".text.startup", ".rdata"} {
+					s := f.Section(sec)
+					if s == nil {
+						continue
+					}
+					rels, err := f.Relocations(s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range rels {
+						if r.Symbol.Name == ".omp_offloading.device_images" || r.Symbol.Name == "__start_llvm_offload_entries" && sec == ".rdata" ||
+							r.Symbol.Name == "__stop_llvm_offload_entries" && sec == ".rdata" || r.Symbol.Name == ".omp_offloading.device_image" {
+							continue // the OpenMP descriptor's data, not code
+						}
+						want = append(want, fmt.Sprintf("%s %#x %d %s", sec, r.Offset, r.Type, r.Symbol.Name))
+					}
+				}
+				for _, r := range code.Relocs {
+					got = append(got, fmt.Sprintf(".text.startup %#x %d %s", r.Offset, coffobj.IMAGE_REL_AMD64_REL32, name(r)))
+				}
+				if jt := code.JumpTable; jt != nil {
+					if d := sectionData(t, f, ".rdata"); !bytes.Equal(d, jt.Data) {
+						t.Errorf(".rdata: llc %x, ours %x", d, jt.Data)
+					}
+					for _, r := range jt.Relocs {
+						got = append(got, fmt.Sprintf(".rdata %#x %d %s", r.Offset, coffobj.IMAGE_REL_AMD64_REL32, name(r)))
+					}
+				}
+				if fmt.Sprint(want) != fmt.Sprint(got) {
+					t.Errorf("relocations:\nllc  %q\nours %q", want, got)
+				}
+				syms, err := f.Symbols()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, fn := range code.Funcs {
+					found := false
+					for _, s := range syms {
+						found = found || s.Name == fn.Name && s.Value == uint32(fn.Offset) && s.Type == 0x20
+					}
+					if !found {
+						t.Errorf("function %s at %#x: not in llc's symbols", fn.Name, fn.Offset)
+					}
+				}
+			})
+		}
+	}
+}
+
+func sectionData(t *testing.T, f *coffobj.File, name string) []byte {
+	t.Helper()
+	s := f.Section(name)
+	if s == nil {
+		t.Fatalf("no section %s", name)
+	}
+	d, err := s.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
