@@ -527,3 +527,10 @@ func (f *File) Relocations(s *FileSection) ([]FileReloc, error) {
 	}
 	return out, nil
 }
+
+// Referenced returns the bytes of long names the file has handed out
+// (section and symbol names from the string table, each counted every time
+// a record names it): what the file bounds by 16 times its size plus 1 MiB.
+// A caller reading many files bounds their sum in turn (fatobj counts it
+// against its command's offload.Budget).
+func (f *File) Referenced() uint64 { return f.refs.Used() }

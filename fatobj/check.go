@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
@@ -64,11 +65,13 @@ func (m Missing) Finding() entries.Finding {
 // each device image of its kind (requires entries name none; images whose
 // symbols cannot be read are skipped, and say why), and the signs of LLVM
 // releases mixed in each object and, for the relocatable objects, across
-// them as the inputs of one link ([entries.Incompatible]). Objects of other
-// formats (raw binaries, bundle files) are skipped. The stream of every
-// compressed binary, in any object, is inflated whole first, as LLVM main's
-// reader does: one that is cut or runs past its InflatedSize is an error.
-// It returns one report per ELF object, in order.
+// them as the inputs of one link ([entries.Incompatible]). The COFF objects
+// of Windows hosts are checked for their entries the same way (the signs of
+// releases are ELF's: their Origin is nil); PE images and objects of other
+// formats (raw binaries, bundle files, bitcode) are skipped. The stream of
+// every compressed binary, in any object, is inflated whole first, as LLVM
+// main's reader does: one that is cut or runs past its InflatedSize is an
+// error. It returns one report per ELF or COFF object, in order.
 func Check(objs []*Object) ([]*Report, error) {
 	var reps []*Report
 	var set []entries.Input
@@ -77,7 +80,7 @@ func Check(objs []*Object) ([]*Report, error) {
 		if err := verifyStreams(o); err != nil {
 			return nil, err
 		}
-		if o.ELF == nil {
+		if o.ELF == nil && (o.COFF == nil || o.COFF.Image) {
 			continue
 		}
 		rep, err := checkObject(o)
@@ -85,7 +88,7 @@ func Check(objs []*Object) ([]*Report, error) {
 			return nil, err
 		}
 		reps = append(reps, rep)
-		if o.ELF.Type == elf.ET_REL {
+		if o.ELF != nil && o.ELF.Type == elf.ET_REL {
 			set = append(set, entries.Input{Name: o.Name, Origin: rep.Origin})
 			inSet = append(inSet, rep)
 		}
@@ -158,7 +161,9 @@ func checkObject(o *Object) (*Report, error) {
 	for _, m := range rep.Missing {
 		rep.Findings = append(rep.Findings, m.Finding())
 	}
-	rep.Findings = append(rep.Findings, origin.Findings...)
+	if origin != nil {
+		rep.Findings = append(rep.Findings, origin.Findings...)
+	}
 	return rep, nil
 }
 
@@ -178,10 +183,43 @@ func imageSymbols(im *Image) (map[string]bool, string, error) {
 		return nil, "", err
 	}
 	var magic [4]byte
-	if _, err := img.ReadAt(magic[:], 0); err != nil || !bytes.Equal(magic[:], elfMagic) {
-		return nil, "not an ELF image", nil
+	n, _ := img.ReadAt(magic[:], 0)
+	switch {
+	case n == len(magic) && bytes.Equal(magic[:], elfMagic):
+		return elfSymbols(img)
+	case isCOFF(magic[:n]):
+		return coffSymbols(img)
 	}
-	return elfSymbols(img)
+	return nil, "not an ELF or COFF image", nil
+}
+
+// coffSymbols returns the names a COFF device image (an offload to a
+// Windows host itself) defines: its symbols defined in a section, but
+// section definitions, and its weak externals whose default is defined
+// (what clang makes of a weak definition, such as an OpenMP kernel).
+func coffSymbols(img *io.SectionReader) (map[string]bool, string, error) {
+	f, err := coffobj.Read(img, img.Size())
+	if err != nil {
+		return nil, "", err
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, "", err
+	}
+	defined := map[int]bool{}
+	for i := range syms {
+		defined[syms[i].Index] = syms[i].SectionNumber > 0
+	}
+	names := map[string]bool{}
+	for i := range syms {
+		s := &syms[i]
+		_, def := s.SectionDefinition()
+		tag, _, weak := s.WeakExternal()
+		if s.Name != "" && !def && (s.SectionNumber > 0 || weak && defined[int(tag)]) {
+			names[s.Name] = true
+		}
+	}
+	return names, "", nil
 }
 
 func elfSymbols(img *io.SectionReader) (map[string]bool, string, error) {

@@ -489,6 +489,18 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 				return err
 			}
 		}
+		ents, err := entries.ReadCOFF(o.COFF, o.Release)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Name, ferr.Rebase(err, o.Offset))
+		}
+		o.Entries = ents
+		names := o.COFF.Referenced()
+		for _, e := range o.Entries {
+			names += uint64(len(e.Name))
+		}
+		if err := o.budget.CountNames(uint64(o.r.Size()), names); err != nil {
+			return fmt.Errorf("%s: %w", o.Name, err)
+		}
 	}
 	return o.bundleImages()
 }

@@ -46,11 +46,11 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	var checked []*checkedInput
 	for _, o := range objs {
-		if o.ELF == nil {
+		if o.ELF == nil && (o.COFF == nil || o.COFF.Image) {
 			checked = append(checked, &checkedInput{name: o.Name, raw: true, object: o})
 			continue
 		}
-		checked = append(checked, &checkedInput{name: o.Name, report: reps[0]})
+		checked = append(checked, &checkedInput{name: o.Name, object: o, report: reps[0]})
 		reps = reps[1:]
 	}
 	var bad []string
@@ -86,7 +86,7 @@ func runCheck(args []string, stdout io.Writer) error {
 // checkedInput is what check found in one input.
 type checkedInput struct {
 	name   string
-	raw    bool // a raw OffloadBinary or bundle file, bitcode or COFF: nothing to check
+	raw    bool // a raw OffloadBinary or bundle file, bitcode or a PE image: nothing to check
 	object *fatobj.Object
 	report *fatobj.Report
 }
@@ -97,15 +97,14 @@ func (c *checkedInput) bitcode() bool {
 	return c.object != nil && c.object.Format == fatobj.FormatBitcode
 }
 
-// coff reports whether the input is a COFF file, whose entries check does
-// not read yet.
+// coff reports whether the input is a COFF file (of a Windows host).
 func (c *checkedInput) coff() bool {
 	return c.object != nil && c.object.Format == fatobj.FormatCOFF
 }
 
 func (c *checkedInput) printText(w io.Writer) {
-	if c.coff() {
-		fmt.Fprintf(w, "%s: a COFF file: check does not read its offload entries yet; %d device images not checked\n", shown(c.name), len(c.object.Images))
+	if c.coff() && c.raw {
+		fmt.Fprintf(w, "%s: a PE image: its entries were linked, and check reads those of objects; %d device images not checked\n", shown(c.name), len(c.object.Images))
 		return
 	}
 	if c.bitcode() {
@@ -130,6 +129,9 @@ func (c *checkedInput) printText(w io.Writer) {
 	}
 	if len(c.report.Missing) == 0 {
 		fmt.Fprintf(w, "%s: %d entries, %d device images: every entry has its symbol\n", shown(c.name), len(c.report.Object.Entries), len(c.report.Images))
+	}
+	if c.report.Origin == nil {
+		return // a COFF object: the signs of releases are ELF's
 	}
 	if s := describeOrigin(c.report.Origin); s != "" {
 		fmt.Fprintf(w, "%s: %s\n", shown(c.name), escaped(s))
@@ -168,9 +170,10 @@ type jsonCheck struct {
 	// Bitcode: the input is LLVM bitcode, whose entries (IR) check does
 	// not read; Images counts its device images, and Unchecked lists them.
 	Bitcode bool `json:"bitcode,omitempty"`
-	// COFF: the input is a COFF file (a Windows host's), whose entries
-	// check does not read yet; Images counts its device images, and
-	// Unchecked lists them.
+	// COFF: the input is a COFF file (a Windows host's). An object's
+	// entries are checked as an ELF object's, but the signs of releases are
+	// ELF's (made_by and read_by are every release); a PE image's are not
+	// read: Images counts its device images, and Unchecked lists them.
 	COFF    bool `json:"coff,omitempty"`
 	Entries int  `json:"entries"`
 	Images  int  `json:"images"`
@@ -223,10 +226,10 @@ func (c *checkedInput) printJSON(w io.Writer) error {
 			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in LLVM bitcode, whose entries are not read", im.Kind, im.Triple(), im.Arch())))
 		}
 	}
-	if c.coff() {
+	if c.coff() && c.raw {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {
-			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in a COFF file, whose entries are not read yet", im.Kind, im.Triple(), im.Arch())))
+			j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): in a PE image, whose entries were linked", im.Kind, im.Triple(), im.Arch())))
 		}
 	}
 	if !c.raw {
@@ -240,6 +243,9 @@ func (c *checkedInput) printJSON(w io.Writer) error {
 			}
 		}
 		o := c.report.Origin
+		if o == nil {
+			o = &entries.Origin{} // a COFF object: the signs of releases are ELF's
+		}
 		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = o.Made(), o.Links(), o.Runtime, o.RuntimeReleases
 		for _, f := range o.Facts {
 			j.Facts = append(j.Facts, jsonFact{Topic: f.Topic, What: jsonText(f.What), Made: f.Made, Links: f.Links})

@@ -189,9 +189,65 @@ func TestCOFFListsHIPFatbin(t *testing.T) {
 	if code != 0 || !strings.Contains(got, "hip-amdgcn-amd-amdhsa--gfx90a") || !strings.Contains(got, "OFFLOAD BUNDLE [.hip_fatbin") {
 		t.Errorf("exit %d: %s\n%s", code, stderr, got)
 	}
-	got, stderr, code = cli(t, "check", in["hip-rdc.obj"], in["openmp-host.obj"])
-	if code != 0 || !strings.Contains(got, "a COFF file: check does not read its offload entries yet; 1 device images not checked") {
-		t.Errorf("check: exit %d: %s\n%s", code, stderr, got)
+}
+
+// TestCOFFCheck checks clang-22's Windows-host objects: every entry has its
+// symbol in the device images check can read (the host offload's COFF
+// image, the HIP code object of the fatbin); an object whose binary is
+// another source's is a finding naming the entry.
+func TestCOFFCheck(t *testing.T) {
+	dir := t.TempDir()
+	in := coffInputs(t, dir)
+	// HIP without -fgpu-rdc registers its kernels in the host object's own
+	// constructor: no entries.
+	for _, name := range []string{"hip-rdc.obj", "hip.obj", "openmp-amdgcn.obj", "openmp-host.obj", "openmp-aarch64.obj"} {
+		got, stderr, code := cli(t, "check", in[name])
+		if code != 0 || !strings.Contains(got, "every entry has its symbol") || (name != "hip.obj") == strings.Contains(got, ": 0 entries") {
+			t.Errorf("check %s: exit %d: %s\n%s", name, code, stderr, got)
+		}
+	}
+	got, _, _ := cli(t, "check", "--json", in["openmp-host.obj"])
+	if !strings.Contains(got, `"coff": true`) || !strings.Contains(got, `"unchecked_images": []`) {
+		t.Errorf("check --json of the host offload object:\n%s", got)
+	}
+
+	// The host offload object of o.c with the binary of another source,
+	// whose image defines another kernel.
+	clang := tooltest.Tool(t, "clang", 22)
+	other := filepath.Join(dir, "other.c")
+	if err := os.WriteFile(other, []byte("int h(int *a) {\n#pragma omp target map(tofrom: a[0:4])\n\ta[1] = 2;\n\treturn a[1];\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCmd(t, dir, clang, "--target=x86_64-pc-windows-msvc", "-fopenmp", "-fopenmp-targets=x86_64-pc-windows-msvc", "-c", "other.c", "-o", "other.obj")
+	load := func(p string) *coffobj.Object {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := coffobj.Read(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := f.Object()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	host, dev := load(in["openmp-host.obj"]), load(filepath.Join(dir, "other.obj"))
+	hs, ds := host.Section(".llvm.offloading"), dev.Section(".llvm.offloading")
+	hs.Data, hs.Reader, hs.Size = ds.Data, ds.Reader, ds.Size
+	var b bytes.Buffer
+	if _, err := coffobj.Write(&b, host); err != nil {
+		t.Fatal(err)
+	}
+	swapped := filepath.Join(dir, "swapped.obj")
+	if err := os.WriteFile(swapped, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _, code := cli(t, "check", swapped)
+	if code == 0 || !strings.Contains(got, `entry "__omp_offloading_`) || !strings.Contains(got, "_f_l2\"") || !strings.Contains(got, "no such symbol") {
+		t.Errorf("check of an object with another source's binary: exit %d\n%s", code, got)
 	}
 }
 
