@@ -32,6 +32,15 @@ type Cache interface {
 	Put(ctx context.Context, key string, outputs []io.Reader) error
 }
 
+// FileHasher is what a Cache may do besides: return the SHA-256 of a file,
+// in hexadecimal, remembering it across programs ([*linkcache.Cache] does,
+// by the file's identity on disk). The key of a step asks it for the
+// tools' own files (clang, lld, their shared libraries, crt files), which
+// are hundreds of MiB and rarely change; never for the step's inputs.
+type FileHasher interface {
+	HashFile(path string) (string, error)
+}
+
 // ErrCacheMiss is the error of [Cache.Get] when the cache holds no entry
 // for the key: [linkcache.ErrMiss].
 var ErrCacheMiss = linkcache.ErrMiss

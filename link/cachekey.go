@@ -282,7 +282,8 @@ func (k *keyer) file(what, path string) error {
 		return nil
 	}
 	k.seen[path] = true
-	sum, err := toolFileHash(path)
+	fh, _ := k.l.opt.Cache.(FileHasher)
+	sum, err := toolFileHash(path, fh)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,9 @@ import (
 
 // toolFileHash returns the SHA-256 of a file of the tools (a program, a
 // shared library, a crt file), computed once in a process for a file of
-// the same path, size, modification time and inode.
-func toolFileHash(path string) (string, error) {
+// the same path, size, modification time and inode, by fh if not nil (a
+// [FileHasher] that remembers it across processes).
+func toolFileHash(path string, fh FileHasher) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "", err
@@ -27,7 +28,12 @@ func toolFileHash(path string) (string, error) {
 	if ok {
 		return sum, nil
 	}
-	if sum, err = hashFile(path); err != nil {
+	if fh != nil {
+		sum, err = fh.HashFile(path)
+	} else {
+		sum, err = hashFile(path)
+	}
+	if err != nil {
 		return "", err
 	}
 	toolHashes.Lock()

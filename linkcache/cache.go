@@ -506,6 +506,7 @@ func (c *Cache) Trim(maxBytes int64) (int, error) {
 	for _, e := range es {
 		total += e.bytes
 	}
+	c.trimHashes()
 	slices.SortFunc(es, func(a, b entryInfo) int { return a.used.Compare(b.used) })
 	n := 0
 	for _, e := range es {
@@ -519,7 +520,8 @@ func (c *Cache) Trim(maxBytes int64) (int, error) {
 	return n, nil
 }
 
-// Clear removes every entry, and returns how many there were.
+// Clear removes every entry and every remembered hash ([Cache.HashFile]),
+// and returns how many entries there were.
 func (c *Cache) Clear() (int, error) {
 	es, err := c.entries()
 	if err != nil && !errors.Is(err, ErrMiss) {
@@ -528,5 +530,6 @@ func (c *Cache) Clear() (int, error) {
 	for _, e := range es {
 		c.remove(e.dir)
 	}
+	c.clearHashes()
 	return len(es), nil
 }
