@@ -507,7 +507,14 @@ func (c *Cache) Trim(maxBytes int64) (int, error) {
 		total += e.bytes
 	}
 	c.trimHashes()
-	slices.SortFunc(es, func(a, b entryInfo) int { return a.used.Compare(b.used) })
+	// Oldest first; of entries used at the same time (the clock's step may
+	// be milliseconds), by name: links trimming at once remove the same.
+	slices.SortFunc(es, func(a, b entryInfo) int {
+		if c := a.used.Compare(b.used); c != 0 {
+			return c
+		}
+		return strings.Compare(a.dir, b.dir)
+	})
 	n := 0
 	for _, e := range es {
 		if total <= maxBytes {

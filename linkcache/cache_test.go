@@ -106,7 +106,9 @@ func TestDamagedEntries(t *testing.T) {
 		"altered": func(dir string) error {
 			return os.WriteFile(filepath.Join(dir, "0"), []byte("the bytes of outpuT"), 0o644)
 		},
-		"longer":  func(dir string) error { return os.WriteFile(filepath.Join(dir, "0"), []byte("the bytes of output!"), 0o644) },
+		"longer": func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "0"), []byte("the bytes of output!"), 0o644)
+		},
 		"missing": func(dir string) error { return os.Remove(filepath.Join(dir, "0")) },
 		"symlink": func(dir string) error {
 			os.Remove(filepath.Join(dir, "0"))
