@@ -191,7 +191,7 @@ const maxScript = 1 << 20
 // linkerFiles adds to the key the files that a command's arguments name
 // for it to read, as a linker reads them: every argument (or the value
 // after an argument's '=') that is an existing regular file, but the
-// outputs; the libraries its -l options find in its -L folders (the first
+// outputs; the plugins of -plugin, with their shared libraries; the libraries its -l options find in its -L folders (the first
 // folder holding libNAME.so or libNAME.a: both, as -Bstatic may choose
 // either; -l:NAME the file NAME); and the files that the linker scripts
 // among them name (INPUT, GROUP, AS_NEEDED, STARTUP). A -l library found in
@@ -220,6 +220,15 @@ func (k *keyer) linkerFiles(args []string, depth int) error {
 		switch {
 		case a == "-o" || a == "--output" || a == "-L" || a == "--library-path":
 			i++
+			continue
+		case a == "-plugin" || a == "--plugin":
+			// A program of the linker's: with its shared libraries.
+			if i+1 < len(args) {
+				i++
+				if err := k.program(args[i]); err != nil {
+					return err
+				}
+			}
 			continue
 		case strings.HasPrefix(a, "--output=") || strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "--library-path="):
 			continue
