@@ -13,7 +13,8 @@ import (
 
 // toolFileHash returns the SHA-256 of a file of the tools (a program, a
 // shared library, a crt file), computed once in a process for a file of
-// the same path, size, modification time and inode, by fh if not nil (a
+// the same path, size, modification time and inode (the device links of
+// several targets, at once, read libLLVM once), by fh if not nil (a
 // [FileHasher] that remembers it across processes).
 func toolFileHash(path string, fh FileHasher) (string, error) {
 	st, err := os.Stat(path)
@@ -24,22 +25,17 @@ func toolFileHash(path string, fh FileHasher) (string, error) {
 	id.dev, id.ino = devIno(st)
 	toolHashes.Lock()
 	sum, ok := toolHashes.m[id]
+	if !ok {
+		sum = sync.OnceValues(func() (string, error) {
+			if fh != nil {
+				return fh.HashFile(path)
+			}
+			return hashFile(path)
+		})
+		toolHashes.m[id] = sum
+	}
 	toolHashes.Unlock()
-	if ok {
-		return sum, nil
-	}
-	if fh != nil {
-		sum, err = fh.HashFile(path)
-	} else {
-		sum, err = hashFile(path)
-	}
-	if err != nil {
-		return "", err
-	}
-	toolHashes.Lock()
-	toolHashes.m[id] = sum
-	toolHashes.Unlock()
-	return sum, nil
+	return sum()
 }
 
 type fileID struct {
@@ -51,8 +47,8 @@ type fileID struct {
 
 var toolHashes = struct {
 	sync.Mutex
-	m map[fileID]string
-}{m: map[fileID]string{}}
+	m map[fileID]func() (string, error)
+}{m: map[fileID]func() (string, error){}}
 
 // neededLib is a shared library that an ELF file names (DT_NEEDED), and
 // the file the dynamic loader would load for it ("" if none is found).
