@@ -199,21 +199,11 @@ func TestMain(m *testing.M) {
 	if record := os.Getenv(measureEnv); record != "" {
 		os.Exit(measured(record, os.Getenv(exeEnv), os.Args))
 	}
-	// The programs the tests run share one cache of link steps of their
-	// own ($GOFFLOAD_CACHE), not the user's.
-	var cacheDir string
-	if os.Getenv("GOFFLOAD_CACHE") == "" {
-		var err error
-		if cacheDir, err = os.MkdirTemp("", "goffload-test-cache-"); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Setenv("GOFFLOAD_CACHE", cacheDir)
-	}
+	// The programs the tests run use no cache of link steps ($GOFFLOAD_CACHE):
+	// not the user's, and no test's link is taken from another's. The cache's
+	// own tests (cache_test.go) give theirs.
+	os.Setenv("GOFFLOAD_CACHE", "off")
 	code := m.Run()
-	if cacheDir != "" {
-		os.RemoveAll(cacheDir)
-	}
 	if exeDir != "" {
 		os.RemoveAll(exeDir)
 	}
