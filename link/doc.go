@@ -16,6 +16,10 @@
 // whose one object the device link takes, as LLVM's does; the code object
 // is the wrapper's, byte for byte.
 //
+// With [Options.Cache] the device links are taken from a cache when nothing
+// they read changed ([Link.StepKey]; docs/cache.md): [linkcache] is the
+// local one, and a build system may give its own.
+//
 // goffload's command line uses it for `goffload link` and for
 // `goffload linker-wrapper`, which is also what runs when goffload is
 // installed as DIR/clang-linker-wrapper for clang -B DIR.

@@ -96,6 +96,13 @@ type Options struct {
 	// ([Step.Goffload]): "" is "goffload" (on $PATH when a build system runs
 	// them). Link.Run runs them within the calling program.
 	Goffload string
+	// Cache, if not nil, keeps the outputs of the device links (and of the
+	// device LTO and code generation of LLVM 17 to 21): a step whose key
+	// ([Link.StepKey]) the cache holds is not run, its outputs are copied
+	// from the cache; the others run and are stored. Not with SaveTemps.
+	// [*linkcache.Cache] is the local cache; Verbose and Print report hits
+	// and misses, DryRun what it would hit where it can tell.
+	Cache Cache
 	// Stdout receives the printed commands (Verbose, DryRun); Stderr the
 	// commands' own output. nil discards.
 	Stdout, Stderr io.Writer

@@ -586,16 +586,24 @@ var printMu sync.Mutex
 // programs, and the bundling), then runs it.
 func (l *Link) runStep(ctx context.Context, s *Step) error {
 	opt := l.opt
-	if !s.Goffload || s.Kind == StepBundle {
-		if opt.Verbose || opt.Print || opt.DryRun {
-			printMu.Lock()
-			fmt.Fprintln(writer(opt.Stdout), FormatCommand(s))
-			printMu.Unlock()
-		}
-	}
 	if opt.DryRun {
+		l.printCommand(s)
+		if l.cached(s) {
+			l.wouldHit(ctx, s)
+		}
 		return nil
 	}
+	if l.cached(s) {
+		return l.runCached(ctx, s, func() error { return l.runCommand(ctx, s) })
+	}
+	return l.runCommand(ctx, s)
+}
+
+// runCommand runs a step's command, after making the folders of its
+// outputs.
+func (l *Link) runCommand(ctx context.Context, s *Step) error {
+	opt := l.opt
+	l.printCommand(s)
 	for _, out := range s.Outputs {
 		if dir := filepath.Dir(out); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -636,6 +644,17 @@ func (l *Link) runStep(ctx context.Context, s *Step) error {
 		return fmt.Errorf("'%s' %w: %w", filepath.Base(s.Tool), errStepFailed, err)
 	}
 	return nil
+}
+
+// printCommand prints the step's command with Verbose, Print or DryRun, as
+// LLVM's wrapper prints its commands (the programs, and the bundling).
+func (l *Link) printCommand(s *Step) {
+	opt := l.opt
+	if (!s.Goffload || s.Kind == StepBundle) && (opt.Verbose || opt.Print || opt.DryRun) {
+		printMu.Lock()
+		fmt.Fprintln(writer(opt.Stdout), FormatCommand(s))
+		printMu.Unlock()
+	}
 }
 
 func writer(w io.Writer) io.Writer {

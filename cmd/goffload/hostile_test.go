@@ -199,6 +199,10 @@ func TestMain(m *testing.M) {
 	if record := os.Getenv(measureEnv); record != "" {
 		os.Exit(measured(record, os.Getenv(exeEnv), os.Args))
 	}
+	// The programs the tests run use no cache of link steps ($GOFFLOAD_CACHE):
+	// not the user's, and no test's link is taken from another's. The cache's
+	// own tests (cache_test.go) give theirs.
+	os.Setenv("GOFFLOAD_CACHE", "off")
 	code := m.Run()
 	if exeDir != "" {
 		os.RemoveAll(exeDir)

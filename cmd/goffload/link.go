@@ -27,7 +27,7 @@ const releaseEnv = "GOFFLOAD_LLVM"
 // is the host link driver's.
 var linkFlags = map[string]bool{ // name -> takes a value
 	"llvm": true, "clang": true, "host-linker": true, "libdir": true, "triple": true, "jobs": true, "lang": true,
-	"temp-dir": true, "dry-run": false, "save-temps": false, "verbose": false,
+	"temp-dir": true, "no-cache": false, "dry-run": false, "save-temps": false, "verbose": false,
 }
 
 // driverValues are the driver's options whose value is the next argument:
@@ -37,6 +37,7 @@ var driverValues = map[string]bool{"-o": true, "-L": true, "-l": true, "-Xlinker
 func runLink(args []string, stdout io.Writer) error {
 	opt := &link.Options{Driver: true, Stdout: stdout, Stderr: os.Stderr}
 	var llvm, plan string
+	var noCache bool
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if p, ok := planFlag(a); ok {
@@ -53,7 +54,7 @@ func runLink(args []string, stdout io.Writer) error {
 			continue
 		}
 		if a == "-h" || a == "--help" {
-			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--temp-dir D] [--dry-run] [--plan[=json|ninja]] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
+			fmt.Fprintln(os.Stderr, "usage: goffload link [--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--triple T] [--jobs N] [--temp-dir D] [--no-cache] [--dry-run] [--plan[=json|ninja]] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]")
 			return nil
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -92,6 +93,8 @@ func runLink(args []string, stdout io.Writer) error {
 			opt.Jobs = n
 		case "temp-dir":
 			opt.TempDir = val
+		case "no-cache":
+			noCache = true
 		case "dry-run":
 			opt.DryRun = true
 		case "save-temps":
@@ -105,6 +108,7 @@ func runLink(args []string, stdout io.Writer) error {
 	if err := chooseRelease(opt, llvm); err != nil {
 		return err
 	}
+	useCache(opt, noCache || plan != "")
 	return runPlan(opt, plan, stdout)
 }
 
@@ -124,9 +128,11 @@ func planFlag(a string) (string, bool) {
 }
 
 // runLinkerWrapper is clang-linker-wrapper: the arguments clang 15 to 22
-// pass it (see link.ParseWrapperArgs), and --plan and --temp-dir.
+// pass it (see link.ParseWrapperArgs), and --plan, --temp-dir and
+// --no-cache.
 func runLinkerWrapper(args []string, stdout io.Writer) error {
 	var plan, tempDir string
+	var noCache bool
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -136,6 +142,10 @@ func runLinkerWrapper(args []string, stdout io.Writer) error {
 		}
 		if v, ok := strings.CutPrefix(a, "--temp-dir="); ok {
 			tempDir = v
+			continue
+		}
+		if a == "--no-cache" {
+			noCache = true
 			continue
 		}
 		if a == "--temp-dir" && i+1 < len(args) {
@@ -155,6 +165,7 @@ func runLinkerWrapper(args []string, stdout io.Writer) error {
 	if err := chooseRelease(opt, ""); err != nil {
 		return err
 	}
+	useCache(opt, noCache || plan != "")
 	return runPlan(opt, plan, stdout)
 }
 

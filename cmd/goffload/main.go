@@ -80,9 +80,10 @@ var commands = []command{
 	{"convert", "--llvm N [--from M] -o OUT IN", "rewrite an object, or each object of an archive, made by one LLVM release into another's formats", runConvert},
 	{"device-archive", "--target ID [--hip-openmp-compatible] [--llvm N] -o OUT.a LIB.a", "write the device archive of a library of bundled objects, as clang-offload-bundler -unbundle -type=a does", runDeviceArchive},
 	{"wrap", "[--kind openmp|cuda|hip|sycl] [--triple HOST] [--llvm N] [-r] -o OUT.o INPUT...", "write the registration object that clang-linker-wrapper makes", runWrap},
-	{"link", "[--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--jobs N] [--temp-dir D] [--dry-run] [--plan[=json|ninja]] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]", "link an offloading program with cc or c++, as clang's driver and clang-linker-wrapper do", runLink},
+	{"link", "[--llvm N] [--lang c|c++] [--clang C] [--host-linker CC] [--libdir D] [--jobs N] [--temp-dir D] [--no-cache] [--dry-run] [--plan[=json|ninja]] [--save-temps] [--verbose] -o OUT INPUT... [-L DIR] [-lNAME] [-r] [-flags]", "link an offloading program with cc or c++, as clang's driver and clang-linker-wrapper do", runLink},
 	{"version", "", "print the module version and the LLVM releases goffload speaks (also --version)", runVersion},
-	{"linker-wrapper", "[--plan[=json|ninja]] [--temp-dir D] CLANG-LINKER-WRAPPER-ARGS...", "be clang-linker-wrapper (also when run under that name, as clang -B DIR runs DIR/clang-linker-wrapper)", runLinkerWrapper},
+	{"linker-wrapper", "[--plan[=json|ninja]] [--temp-dir D] [--no-cache] CLANG-LINKER-WRAPPER-ARGS...", "be clang-linker-wrapper (also when run under that name, as clang -B DIR runs DIR/clang-linker-wrapper)", runLinkerWrapper},
+	{"cache", "stats [--json] | clear | trim [--max N]", "show, clear or trim the cache of device links that link and linker-wrapper use ($GOFFLOAD_CACHE, off to turn it off)", runCache},
 	{"step", "extract|bundle|wrap|finish --llvm N ARGS...", "run one of goffload's own steps of a link plan (--plan), as a build system does; its command lines are made by the plan", runStep},
 }
 

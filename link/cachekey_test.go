@@ -1,0 +1,114 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// TestStepKey makes the keys of a linker's step (a program that is not
+// clang: its own arguments name what it reads) and changes each thing it
+// depends on in turn: a new key each time; the temporary folder and the
+// outputs' old contents change nothing.
+func TestStepKey(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tool := write("bin/ld.fake", "#!/bin/sh\n")
+	write("tmp1/in.o", "object")
+	write("lib/libfoo.a", "!<arch>\nfoo")
+	script := write("lib/libbar.so", "/* GNU ld script */\nGROUP ( "+filepath.Join(dir, "lib", "libbar.so.1")+" -lfoo AS_NEEDED ( libbaz.so.2 ) )\n")
+	write("lib/libbar.so.1", "\x7fELFbar")
+	write("lib/libbaz.so.2", "\x7fELFbaz")
+	crt := write("crt/crtbegin.o", "crt")
+	step := func(tmp string) *Step {
+		return &Step{Kind: StepDeviceLink, Target: "x86_64-pc-linux-gnu", Tool: tool,
+			Args:    []string{"-shared", "-o", filepath.Join(dir, tmp, "out.img"), crt, filepath.Join(dir, tmp, "in.o"), "-L", filepath.Join(dir, "lib"), "-lbar"},
+			Inputs:  []string{filepath.Join(dir, tmp, "in.o")},
+			Outputs: []string{filepath.Join(dir, tmp, "out.img")}}
+	}
+	key := func(tmp string) string {
+		t.Helper()
+		l := &Link{opt: &Options{}, TempDir: filepath.Join(dir, tmp)}
+		k, err := l.StepKey(context.Background(), step(tmp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	seen := map[string]string{}
+	distinct := func(what, k string) {
+		t.Helper()
+		if prev, ok := seen[k]; ok {
+			t.Errorf("%s: the key of %s", what, prev)
+		}
+		seen[k] = what
+	}
+	distinct("first", key("tmp1"))
+	write("tmp2/in.o", "object")
+	write("tmp2/out.img", "an old output")
+	if seen[key("tmp2")] != "first" {
+		t.Errorf("another temporary folder, an old output: another key")
+	}
+	change := []struct{ what, file, text string }{
+		{"the input", "tmp1/in.o", "object 2"},
+		{"a file the arguments name", "crt/crtbegin.o", "crt 2"},
+		{"an archive -l finds through a script", "lib/libfoo.a", "!<arch>\nfoo 2"},
+		{"a file a script names by path", "lib/libbar.so.1", "\x7fELFbar 2"},
+		{"a file a script names for the -L folders", "lib/libbaz.so.2", "\x7fELFbaz 2"},
+		{"the program", "bin/ld.fake", "#!/bin/sh\n# 2\n"},
+	}
+	for _, c := range change {
+		write(c.file, c.text)
+		distinct(c.what, key("tmp1"))
+	}
+	t.Setenv("COMPILER_PATH", dir)
+	distinct("$COMPILER_PATH", key("tmp1"))
+	// A library found in an earlier -L folder: another file, another key.
+	write("tmp1/libbar.so", "/* GNU ld script */\nINPUT ( -lfoo )\n")
+	s := step("tmp1")
+	s.Args = slices.Insert(s.Args, 4, "-L"+filepath.Join(dir, "tmp1"))
+	l := &Link{opt: &Options{}, TempDir: filepath.Join(dir, "tmp1")}
+	k, err := l.StepKey(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct("an earlier -L folder", k)
+
+	// What the key cannot pin down: no key.
+	for what, text := range map[string]string{
+		"INCLUDE":      "INCLUDE other.ld\n",
+		"SEARCH_DIR":   "SEARCH_DIR(/opt/lib)\nINPUT(-lfoo)\n",
+		"a missing -l": "GROUP ( -lnothere )\n",
+	} {
+		os.WriteFile(script, []byte(text), 0o644)
+		if _, err := (&Link{opt: &Options{}}).StepKey(context.Background(), step("tmp1")); !errors.Is(err, errNoKey) {
+			t.Errorf("a script with %s: %v, want no key", what, err)
+		}
+	}
+}
+
+func TestParseDashHashes(t *testing.T) {
+	out := "clang version 22\nTarget: x\n \"/usr/bin/ld.lld\" \"-o\" \"a b\" \"q\\\"uote\" \"back\\\\slash\" \"\\$x\"\n"
+	cmds, err := parseDashHashes([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/ld.lld", "-o", "a b", `q"uote`, `back\slash`, "$x"}
+	if len(cmds) != 1 || !slices.Equal(cmds[0], want) {
+		t.Fatalf("got %q, want %q", cmds, want)
+	}
+	if _, err := parseDashHashes([]byte(" \"unterminated\n")); err == nil {
+		t.Fatal("an unterminated argument was read")
+	}
+}
