@@ -124,6 +124,7 @@ func hipKernels(n, variant int) string {
 // that hits. Last, a damaged entry (cut short, then altered) is found,
 // discarded and rebuilt, and the size bound holds.
 func TestCacheHIPRelink(t *testing.T) {
+	t.Parallel() // its links, 30 s, beside the package's other tests
 	l := newCacheLab(t)
 	lld := tooltest.Tool(t, "ld.lld", 22)
 	src, err := filepath.Abs(filepath.Join("testdata", "wrapperhip", "hip.h"))

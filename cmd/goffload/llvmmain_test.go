@@ -457,7 +457,7 @@ func lmCases(t *testing.T) []lmCase {
 			}},
 		// Main's objdump warns that it reads COFF and ELF only and lists
 		// nothing; goffload refuses what it cannot read.
-		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: goffload.ErrInvalid, says: []string{"an ELF file"},
+		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: goffload.ErrInvalid, says: []string{"an ELF or COFF file"},
 			input: func(*testing.T) []byte {
 				var b []byte
 				for _, v := range []uint32{0xfeedface, 7, 3, 1, 0, 0, 0x2000} {

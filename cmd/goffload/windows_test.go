@@ -42,6 +42,7 @@ var winePointer = regexp.MustCompile(`\b[0-9A-Fa-f]{16}\b`)
 // registration objects (llvm-readobj-22's view, as wrap's tests compare
 // them).
 func TestWindowsHIPProgramRuns(t *testing.T) {
+	t.Parallel() // wine's start, beside the package's other tests
 	exe := goffloadExe(t)
 	clang := tooltest.Tool(t, "clang", 22)
 	clw := tooltest.Tool(t, "clang-linker-wrapper", 22)
