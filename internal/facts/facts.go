@@ -130,6 +130,12 @@ type Link struct {
 	// they are bundled and wrapped (by triple and arch, both descending),
 	// from 16; 15 keeps the order of its map of targets.
 	SortImages bool
+	// LinkExeOptions: the wrapper's option table knows three options of
+	// link.exe's command line, which clang's MSVC toolchain writes: out:,
+	// libpath: and wholearchive, after "/", "-", "/?" or "-?" (llvm-project
+	// #72889, November 2023: measured in 19 and 22, inferred in 18). Before,
+	// -libpath:DIR is -l ibpath:DIR and -out:FILE is -o ut:FILE to it.
+	LinkExeOptions bool
 	// KernelArgsVersion is the version of the __tgt_kernel_arguments the
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
