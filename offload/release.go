@@ -315,7 +315,7 @@ var releases = []Release{
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationDescriptor},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationDescriptor, COFFBounds: facts.COFFBoundsEmpty},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
@@ -329,14 +329,15 @@ var releases = []Release{
 		// images in one binary, 24-byte string entries, the 32-byte header;
 		// no compression), nested images and OIF_Metadata, SPIR-V images
 		// named, string entries checked, and SYCL registering the whole
-		// binary from a constructor and destructor of priority 1.
+		// binary from a constructor and destructor of priority 1. Its COFF
+		// wrapper is 22's (#215390 came after the branch).
 		Major: 23, Inferred: true, BinaryVersion: 2, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.23.1",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor, COFFBounds: facts.COFFBoundsEmpty},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
@@ -349,15 +350,16 @@ var releases = []Release{
 		// docs/releases.md#llvm-23-and-main: 23's row but for OffloadBinary
 		// version 3 (40-byte header, compressed bodies, the next binary at a
 		// multiple of 8), AMDGPU subarch triples, entries sections kept under
-		// --gc-sections (SHF_GNU_RETAIN), and SYCL registration from a
-		// constructor of priority 101 with atexit.
+		// --gc-sections (SHF_GNU_RETAIN), SYCL registration from a
+		// constructor of priority 101 with atexit, and on COFF hosts a
+		// zeroed sentinel entry in each bound's section (#215390).
 		Major: 24, Inferred: true, BinaryVersion: 3, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.24.0",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true, Retain: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinary},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinary, COFFBounds: facts.COFFBoundsSentinel},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},

@@ -114,7 +114,38 @@ type Wrapper struct {
 	// SYCL one.
 	GPU  GPURegistration
 	SYCL SYCLRegistration
+	// COFFBounds is how the wrapper bounds the entries on a COFF (Windows)
+	// host, or COFFBoundsNone where goffload knows no COFF wrapper of the
+	// release.
+	COFFBounds COFFBounds
 }
+
+// COFFBounds is how a release's wrapper defines __start_ and __stop_ of the
+// entries section on a COFF host, where the linker defines no such symbols
+// (getOffloadEntryArray in llvm/lib/Frontend/Offloading/Utility.cpp;
+// docs/registration.md#windows).
+type COFFBounds int
+
+const (
+	// COFFBoundsNone: no COFF wrapper of the release is known to goffload
+	// (before 22).
+	COFFBoundsNone COFFBounds = iota
+	// COFFBoundsEmpty (22, measured; 23, inferred): weak_odr hidden empty
+	// arrays in <entries>$OA and $OZ, which the linker sorts around the
+	// entries' $OE.
+	COFFBoundsEmpty
+	// COFFBoundsSentinel (24, main): each bound one zeroed entry (56
+	// bytes, aligned 8), so that lld-link /opt:ref keeps both sections when
+	// there is no entry; the entries begin one entry after __start_
+	// (llvm-project #215390, August 2026, after the 23 branch: the HIP loop
+	// from its regression test, OpenMP's EntriesBegin and HostEntriesBegin
+	// inferred).
+	COFFBoundsSentinel
+)
+
+var coffBoundsNames = [...]string{"none", "empty", "sentinel"}
+
+func (v COFFBounds) String() string { return enumName(coffBoundsNames[:], int(v), "COFFBounds") }
 
 // Link is how the release's clang-linker-wrapper links device code.
 type Link struct {
