@@ -68,8 +68,13 @@ type wrapperArg struct {
 
 // wrapperArgs reads the host link's argv as the wrapper's option table does
 // (OPT_INPUT, OPT_library, OPT_whole_archive, OPT_no_whole_archive, and
-// every -L, wherever it is).
-func wrapperArgs(args []string) (list []wrapperArg, dirs []string, sysroot string) {
+// every -L, wherever it is). With exeOptions, the table's link.exe options
+// too ([facts.Link.LinkExeOptions]): every -libpath:DIR is a folder of the
+// -L ones, in order, and a /wholearchive anywhere (wholeAll) makes every
+// archive before a --no-whole-archive whole; an argument beginning with
+// '/' that is none of them is an input, as the table reads it (/Brepro,
+// which then names no file).
+func wrapperArgs(args []string, exeOptions bool) (list []wrapperArg, dirs []string, sysroot string, wholeAll bool) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		next := func() string {
@@ -78,6 +83,17 @@ func wrapperArgs(args []string) (list []wrapperArg, dirs []string, sysroot strin
 				return args[i]
 			}
 			return ""
+		}
+		if exeOptions {
+			if n, v, ok := wrapperExeOption(a); ok {
+				switch n {
+				case "libpath:":
+					dirs = append(dirs, v)
+				case "wholearchive":
+					wholeAll = true
+				}
+				continue
+			}
 		}
 		switch {
 		case a == "-L" || a == "--library-path":
@@ -107,7 +123,7 @@ func wrapperArgs(args []string) (list []wrapperArg, dirs []string, sysroot strin
 			list = append(list, wrapperArg{path: a})
 		}
 	}
-	return list, dirs, sysroot
+	return list, dirs, sysroot, wholeAll
 }
 
 // searchLibrary finds -lNAME as the wrapper does: in each -L folder in
@@ -440,7 +456,8 @@ var errNoLibrary = errors.New("unable to find library")
 // their extraction, target by target.
 func (p *planner) gatherWrapper() error {
 	rule := facts.Of(p.rel).Link.Archives
-	list, dirs, sysroot := wrapperArgs(p.ldArgs)
+	link := facts.Of(p.rel).Link
+	list, dirs, sysroot, wholeAll := wrapperArgs(p.ldArgs, link.LinkExeOptions)
 	if rule == facts.ArchiveUsedTargets {
 		// 15 reads the files first, then the libraries.
 		var files, libs []wrapperArg
@@ -456,10 +473,10 @@ func (p *planner) gatherWrapper() error {
 	}
 	var files []*offloadFile
 	var objects []*fatobj.Object // in order: the objects, and every member
-	whole := false
+	whole := wholeAll && link.WholeArchive
 	for idx, a := range list {
 		if a.isWhole {
-			whole = a.whole && facts.Of(p.rel).Link.WholeArchive
+			whole = a.whole && link.WholeArchive
 			continue
 		}
 		path := a.path
@@ -470,6 +487,11 @@ func (p *planner) gatherWrapper() error {
 				}
 				return fmt.Errorf("%w -l%s", errNoLibrary, a.lib)
 			}
+		}
+		if p.linkExe && strings.HasPrefix(path, "/") && !regularFile(path) {
+			// An option of lld-link's (/Brepro), which the wrapper's table
+			// reads as an input and then skips: there is no such file.
+			continue
 		}
 		// A file that is missing or no file is an error here (the wrapper
 		// leaves it to the host linker).
@@ -548,4 +570,10 @@ func (p *planner) gatherWrapper() error {
 		}
 	}
 	return nil
+}
+
+// regularFile reports whether path names a regular file.
+func regularFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

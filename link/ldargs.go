@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/goffload/goffload/wrap"
 )
 
 // ldValueOptions are the options of GNU ld (and lld, gold) written with
@@ -291,4 +294,232 @@ func LibrariesLast(args []string) []string {
 func isLibraryFile(name string) bool {
 	base := filepath.Base(name)
 	return strings.HasSuffix(base, ".a") || strings.HasSuffix(base, ".so") || strings.Contains(base, ".so.")
+}
+
+// linkExeStyle reports whether the host link for triple is written in
+// link.exe's syntax (lld-link, link.exe: -out:FILE, -libpath:DIR,
+// NAME.lib, -defaultlib:NAME), as clang's MSVC toolchain writes it: a
+// Windows host of the MSVC environment (x86_64-pc-windows-msvc, or no
+// environment). MinGW's (x86_64-w64-windows-gnu) is GNU ld's.
+func linkExeStyle(triple string) bool {
+	if !wrap.COFFHost(triple) {
+		return false
+	}
+	parts := strings.Split(triple, "-")
+	env := parts[len(parts)-1]
+	return env == "windows" || strings.HasPrefix(env, "msvc")
+}
+
+// wrapperExeOption reads a as the wrapper's option table reads the three
+// link.exe options it knows ([facts.Link.LinkExeOptions];
+// LinkerWrapperOpts.td): out:, libpath: and wholearchive, after the
+// prefix "/", "-", "/?" or "-?", spelled as written (the table is
+// case-sensitive). The table matches the longest name first, so
+// -libpath:DIR is not -l nor -out:FILE -o. wholearchive is a joined
+// option: /wholearchive:FOO.lib is it too.
+func wrapperExeOption(a string) (name, value string, ok bool) {
+	for _, prefix := range []string{"/?", "-?", "/", "-"} {
+		rest, found := strings.CutPrefix(a, prefix)
+		if !found {
+			continue
+		}
+		for _, n := range []string{"out:", "libpath:", "wholearchive"} {
+			if v, found := strings.CutPrefix(rest, n); found {
+				return n, v, true
+			}
+		}
+		return "", "", false
+	}
+	return "", "", false
+}
+
+// wrapperOutput returns the name the wrapper gives the link's output, from
+// which it names its temporary files (ExecutableName in
+// ClangLinkerWrapper.cpp): the value of the last -o if there is one, else
+// of the last out:, else a.exe for a Windows host (a.out otherwise). Its
+// table reads every argument that begins with -o and is not -out: as -o
+// (-opt:ref is -o pt:ref to it).
+func wrapperOutput(args []string, exeOptions, windows bool) string {
+	var o, out string
+	hasO, hasOut := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if exeOptions {
+			if n, v, ok := wrapperExeOption(a); ok {
+				if n == "out:" {
+					out, hasOut = v, true
+				}
+				continue
+			}
+		}
+		switch {
+		case a == "-o" || a == "--output":
+			if i+1 < len(args) {
+				i++
+				o, hasO = args[i], true
+			}
+		case strings.HasPrefix(a, "--output="):
+			o, hasO = a[len("--output="):], true
+		case strings.HasPrefix(a, "-o"):
+			o, hasO = a[2:], true
+		}
+	}
+	switch {
+	case hasO:
+		return o
+	case hasOut:
+		return out
+	case windows:
+		return "a.exe"
+	}
+	return "a.out"
+}
+
+// wrapperLinkExeArgs returns the host linker's argv as the wrapper
+// (LLVM 18 and later) renders a link.exe-style one for the host link
+// (runLinker): the options of its table that take a value joined or
+// separate (-L, -l, -o) given joined are passed separate (-opt:ref becomes
+// -o pt:ref), the others as given; and the files after every -o and every
+// out: option.
+func wrapperLinkExeArgs(args, files []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if n, _, ok := wrapperExeOption(a); ok {
+			out = append(out, a)
+			if n == "out:" {
+				out = append(out, files...)
+			}
+			continue
+		}
+		switch {
+		case (a == "-o" || a == "--output") && i+1 < len(args):
+			out = append(out, "-o", args[i+1])
+			i++
+			out = append(out, files...)
+		case strings.HasPrefix(a, "--output="):
+			out = append(out, "-o", a[len("--output="):])
+			out = append(out, files...)
+		case len(a) > 2 && strings.HasPrefix(a, "-o"):
+			out = append(out, "-o", a[2:])
+			out = append(out, files...)
+		case len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")):
+			out = append(out, a[:2], a[2:])
+		default:
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// scanLinkExe reads a host linker's argv in link.exe's syntax as lld-link
+// reads it: options begin with '/' or '-' and are named in any case;
+// -out:FILE is the output (without one, lld-link names it after the first
+// input: its name with .exe, or .dll with -dll); every -libpath:DIR is a
+// search folder, wherever it is; any other argument is an input file,
+// found as named or else, when relative, in the -libpath folders in turn
+// (lld-link's doFindFile: a name holding a folder is taken as given, one
+// without a '.' may also be NAME.obj; lld-link also searches %LIB%, which
+// goffload does not read); -defaultlib:NAME (NAME.lib without a '.') is
+// searched the same way and left out when not found, as
+// lld-link leaves it. An argument beginning with '/' that names an
+// existing file is an input (lld-link's rule for what matches none of its
+// options; goffload knows lld-link's options by that test only). Inputs
+// that are not found are left out: lld-link reports them.
+func scanLinkExe(args []string) *hostLink {
+	h := &hostLink{outputIndex: -1, firstInput: -1}
+	option := func(a string) (name, value string, ok bool) {
+		if len(a) < 2 || a[0] != '/' && a[0] != '-' {
+			return "", "", false
+		}
+		if a[0] == '/' {
+			if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+				return "", "", false
+			}
+		}
+		name, value, _ = strings.Cut(a[1:], ":")
+		return strings.ToLower(name), value, true
+	}
+	dll := false
+	for _, a := range args {
+		if n, v, ok := option(a); ok && n == "libpath" {
+			h.dirs = append(h.dirs, v)
+		}
+	}
+	// lld-link's doFindFile: a name with a folder as given; another in the
+	// current folder, then each -libpath folder, as given and, without a
+	// '.', with .obj.
+	find := func(name string) (string, bool) {
+		exists := func(p string) bool {
+			fi, err := os.Stat(p)
+			return err == nil && fi.Mode().IsRegular()
+		}
+		if strings.ContainsAny(name, `/\`) {
+			return name, exists(name)
+		}
+		for _, d := range append([]string{""}, h.dirs...) {
+			p := filepath.Join(d, name)
+			if exists(p) {
+				return p, true
+			}
+			if !strings.Contains(name, ".") && exists(p+".obj") {
+				return p + ".obj", true
+			}
+		}
+		return "", false
+	}
+	first := ""
+	for i, a := range args {
+		n, v, ok := option(a)
+		switch {
+		case ok && n == "out":
+			h.output, h.outputIndex = v, i
+		case ok && n == "dll":
+			dll = true
+		case ok && n == "defaultlib":
+			if !strings.Contains(v, ".") {
+				v += ".lib"
+			}
+			if p, found := find(v); found {
+				h.inputs = append(h.inputs, hostInput{path: p, arg: a})
+			}
+		case ok:
+		default:
+			if first == "" {
+				first = a
+			}
+			if h.firstInput < 0 {
+				h.firstInput = i
+			}
+			if p, found := find(a); found {
+				h.inputs = append(h.inputs, hostInput{path: p, arg: a})
+			}
+		}
+	}
+	if h.output == "" && first != "" {
+		ext := ".exe"
+		if dll {
+			ext = ".dll"
+		}
+		h.output = strings.TrimSuffix(first, filepath.Ext(first)) + ext
+	}
+	return h
+}
+
+// hostOutput returns the host link's argv args (a driver's with
+// o.Driver) with out as its output: withOutput's, or for lld-link's argv
+// of an MSVC host its last -out: set to out (-out:out added without one).
+func hostOutput(o *Options, args []string, out string) []string {
+	if !linkExeStyle(o.HostTriple) || o.Driver {
+		return withOutput(args, out, o.Driver)
+	}
+	args = slices.Clone(args)
+	for i := len(args) - 1; i >= 0; i-- {
+		a := args[i]
+		if len(a) > 5 && (a[0] == '-' || a[0] == '/') && strings.EqualFold(a[1:5], "out:") {
+			args[i] = a[:5] + out
+			return args
+		}
+	}
+	return append(args, "-out:"+out)
 }

@@ -167,6 +167,7 @@ type planner struct {
 	relFrom  string // where the release was taken from
 	host     *hostLink
 	ldArgs   []string // the host linker's argv (a driver's, as ld sees it)
+	linkExe  bool     // ldArgs are in link.exe's syntax (an MSVC host's lld-link)
 	targets  []*target
 	byKey    map[string]*target
 	used     []entries.Input
@@ -215,9 +216,18 @@ func Plan(o *Options) (*Link, error) {
 		}
 		return fmt.Errorf("unable to find library -l%s", lib)
 	}
-	h, err := scanLD(p.ldArgs, missing)
-	if err != nil {
-		return nil, err
+	p.linkExe = linkExeStyle(opt.HostTriple) && !opt.Driver
+	var h *hostLink
+	if p.linkExe {
+		h = scanLinkExe(p.ldArgs)
+		if h.output == "" {
+			h.output = "a.exe"
+		}
+	} else {
+		var err error
+		if h, err = scanLD(p.ldArgs, missing); err != nil {
+			return nil, err
+		}
 	}
 	p.host = h
 	if h.output == "" {
@@ -251,6 +261,11 @@ func Plan(o *Options) (*Link, error) {
 	}()
 	if err := p.gather(); err != nil {
 		return nil, err
+	}
+	if p.linkExe {
+		// The wrapper names its files after the output as its option
+		// table reads it, which is not always what lld-link writes.
+		h.output = wrapperOutput(p.ldArgs, facts.Of(p.rel).Link.LinkExeOptions, true)
 	}
 	if opt.Driver {
 		if err := p.ltoDriver(); err != nil {
@@ -1280,4 +1295,21 @@ func inFile(path string, err error) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", path, err)
+}
+
+// linkExeStep plans the host link of an MSVC host (lld-link's argv) as the
+// release's wrapper runs it: its argv as the wrapper renders it, with the
+// registration objects after the output option (there is no -r on COFF).
+func (p *planner) linkExeStep(wrappers []string) error {
+	if !facts.Of(p.rel).Link.LinkExeOptions {
+		return fmt.Errorf("%w: the wrapper of %v does not read link.exe's command line (-out:, -libpath:) of an MSVC host", goffload.ErrUnsupported, p.rel)
+	}
+	args := wrapperLinkExeArgs(p.ldArgs, wrappers)
+	var ins []string
+	for _, in := range scanLinkExe(args).inputs {
+		ins = append(ins, in.path)
+	}
+	p.l.Steps = append(p.l.Steps, Step{Kind: StepHostLink, Tool: p.opt.Linker, Args: args,
+		Inputs: appendNew(slices.Clone(wrappers), ins...), Outputs: []string{p.l.Output}})
+	return nil
 }

@@ -278,6 +278,9 @@ func (p *planner) gpuWrap(k offload.OffloadKind, flags []string, fb string) (str
 // hostLinkSteps plans the host link (and, for -r, the renaming after it).
 func (p *planner) hostLinkSteps(wrappers []string) error {
 	l, opt := p.l, p.opt
+	if p.linkExe {
+		return p.linkExeStep(wrappers)
+	}
 	out := p.host.output
 	final := out
 	if opt.Relocatable && len(wrappers) > 0 {
@@ -408,7 +411,7 @@ func (l *Link) Run(ctx context.Context) (err error) {
 				}
 				l.discard = pending.Discard
 				defer pending.Discard()
-				s.Args = withOutput(s.Args, pending.Name, opt.Driver)
+				s.Args = hostOutput(opt, s.Args, pending.Name)
 				s.Outputs = []string{pending.Name}
 				defer func() {
 					if err == nil {

@@ -259,7 +259,7 @@ var releases = []Release{
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, NeedsTriple: true},
 			Entries:  facts.Entries{OpenMP: "omp_offloading_entries", CUDA: "cuda_offloading_entries", HIP: "hip_offloading_entries", Align: 1, SymbolPrefix: ".omp_offloading.entry.", NameSymbol: ".omp_offloading.entry_name", Indirect: true},
 			Wrapper:  facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundBinaryEnd, CtorPriority: 1, GPU: facts.GPURegistrationFlagBits},
-			Link:     facts.Link{Archives: facts.ArchiveOrdered, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Link:     facts.Link{Archives: facts.ArchiveOrdered, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle:   facts.Bundle{HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1}},
 		},
 	},
@@ -272,7 +272,7 @@ var releases = []Release{
 			Entries:  facts.Entries{OpenMP: "omp_offloading_entries", CUDA: "cuda_offloading_entries", HIP: "hip_offloading_entries", Align: 1, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", Requires: facts.RequiresEntryReserved, Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 				Dummy: facts.DummyLocalUsed, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames, GPU: facts.GPURegistrationFlagBits},
-			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle: facts.Bundle{HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2}},
 		},
 	},
@@ -289,7 +289,7 @@ var releases = []Release{
 			Entries:  facts.Entries{OpenMP: "omp_offloading_entries", CUDA: "cuda_offloading_entries", HIP: "hip_offloading_entries", Align: 1, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryReserved, Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 				Dummy: facts.DummyLocalUsed, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames, GPU: facts.GPURegistrationFlagBits},
-			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle: facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2}},
 		},
 	},
@@ -302,7 +302,7 @@ var releases = []Release{
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck},
-			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
 		},
@@ -315,8 +315,8 @@ var releases = []Release{
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationDescriptor},
-			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationDescriptor, COFFBounds: facts.COFFBoundsEmpty},
+			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
 		},
@@ -329,15 +329,16 @@ var releases = []Release{
 		// images in one binary, 24-byte string entries, the 32-byte header;
 		// no compression), nested images and OIF_Metadata, SPIR-V images
 		// named, string entries checked, and SYCL registering the whole
-		// binary from a constructor and destructor of priority 1.
+		// binary from a constructor and destructor of priority 1. Its COFF
+		// wrapper is 22's (#215390 came after the branch).
 		Major: 23, Inferred: true, BinaryVersion: 2, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.23.1",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor},
-			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor, COFFBounds: facts.COFFBoundsEmpty},
+			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
 			Main:    facts.Main{SPIRVImages: true, NestedImages: true, ChecksStrings: true},
@@ -349,16 +350,17 @@ var releases = []Release{
 		// docs/releases.md#llvm-23-and-main: 23's row but for OffloadBinary
 		// version 3 (40-byte header, compressed bodies, the next binary at a
 		// multiple of 8), AMDGPU subarch triples, entries sections kept under
-		// --gc-sections (SHF_GNU_RETAIN), and SYCL registration from a
-		// constructor of priority 101 with atexit.
+		// --gc-sections (SHF_GNU_RETAIN), SYCL registration from a
+		// constructor of priority 101 with atexit, and on COFF hosts a
+		// zeroed sentinel entry in each bound's section (#215390).
 		Major: 24, Inferred: true, BinaryVersion: 3, EntryLayout: EntryV1, RuntimeLibrary: "libomptarget.so.24.0",
 		f: &facts.Row{
 			Kinds:    facts.Kinds{HIP: 4, SYCL: 8},
 			Packager: facts.Packager{Args: facts.OrderDenseMap, SplitsFiles: true, OpenMPHostArch: "generic"},
 			Entries:  facts.Entries{OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryData, RequiresName: ".requires", Indirect: true, Retain: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
-				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinary},
-			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
+				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinary, COFFBounds: facts.COFFBoundsSentinel},
+			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 			Runtime: facts.Runtime{ReadsLegacyEntries: true},
 			Main:    facts.Main{AMDGPUSubarchTriples: true, SPIRVImages: true, NestedImages: true, ChecksStrings: true, AlignsAfter: true},

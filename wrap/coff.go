@@ -36,7 +36,8 @@ type winHost struct {
 }
 
 // coffHost checks that triple is an x86-64 Windows host of the MSVC or GNU
-// (MinGW) environment and the release one whose COFF wrapper is known.
+// (MinGW) environment and the release one whose COFF wrapper is known
+// ([facts.Wrapper.COFFBounds]).
 func coffHost(r *offload.Release, triple string) (winHost, error) {
 	parts := strings.Split(triple, "-")
 	if !COFFHost(triple) || parts[0] != "x86_64" && parts[0] != "amd64" {
@@ -50,8 +51,8 @@ func coffHost(r *offload.Release, triple string) (winHost, error) {
 	default:
 		return winHost{}, fmt.Errorf("wrap: host %q: environment %q (known: msvc, gnu): %w", triple, env, goffload.ErrUnsupported)
 	}
-	if r.Major != 22 {
-		return winHost{}, fmt.Errorf("wrap: %v for a Windows host: %w (the COFF wrapper is known for LLVM 22)", r, goffload.ErrUnsupported)
+	if facts.Of(r).Wrapper.COFFBounds == facts.COFFBoundsNone {
+		return winHost{}, fmt.Errorf("wrap: %v for a Windows host: %w (the COFF wrapper is known for LLVM 22 to 24)", r, goffload.ErrUnsupported)
 	}
 	return h, nil
 }
@@ -138,12 +139,33 @@ func (b *coffBuilder) head(bss int64) *coffobj.Section {
 }
 
 // entries adds the sections of __start_ and __stop_, which LLVM defines as
-// weak_odr empty arrays that the linker sorts around the entries ($OE).
+// weak_odr arrays that the linker sorts around the entries ($OE): empty
+// (22, 23), or from 24 of one zeroed entry each, the sentinel that keeps
+// them under /opt:ref.
 func (b *coffBuilder) entries() {
-	b.start = &coffobj.Section{Name: b.entry + "$OA", Align: 8, Characteristics: scnRData, Data: []byte{}}
-	b.stop = &coffobj.Section{Name: b.entry + "$OZ", Align: 8, Characteristics: scnRData, Data: []byte{}}
+	n := 0
+	if b.sentinel() {
+		n = b.r.EntrySize()
+	}
+	b.start = &coffobj.Section{Name: b.entry + "$OA", Align: 8, Characteristics: scnRData, Data: make([]byte, n)}
+	b.stop = &coffobj.Section{Name: b.entry + "$OZ", Align: 8, Characteristics: scnRData, Data: make([]byte, n)}
 	b.section(b.start)
 	b.section(b.stop)
+}
+
+// sentinel reports whether the release's bounds hold a sentinel entry, and
+// the entries begin one entry after __start_.
+func (b *coffBuilder) sentinel() bool {
+	return facts.Of(b.r).Wrapper.COFFBounds == facts.COFFBoundsSentinel
+}
+
+// entriesBegin is the addend of a pointer to the first entry against
+// __start_: past the sentinel from 24.
+func (b *coffBuilder) entriesBegin() uint64 {
+	if b.sentinel() {
+		return uint64(b.r.EntrySize())
+	}
+	return 0
 }
 
 // weak returns the weak external name, defaulting to a global symbol at
@@ -258,17 +280,19 @@ func (b *coffBuilder) finish() *coffobj.Object {
 }
 
 // OpenMPCOFF returns the registration object that clang-linker-wrapper of
-// LLVM 22 makes for the OpenMP device binaries bins on an x86-64 Windows
-// host (x86_64-pc-windows-msvc or x86_64-w64-windows-gnu;
+// LLVM 22 to 24 makes for the OpenMP device binaries bins on an x86-64
+// Windows host (x86_64-pc-windows-msvc or x86_64-w64-windows-gnu;
 // docs/registration.md#windows): the binaries in .llvm.offloading (8-byte
 // aligned), the __tgt_device_images and the __tgt_bin_desc in .rdata, the
-// entries' bounds as weak externals defaulting to the empty sections
-// llvm_offload_entries$OA and $OZ, and descriptor_reg, which registers the
-// descriptor and descriptor_unreg with atexit, called from .CRT$XCA00101
-// (MSVC) or .ctors.65434 (MinGW), with the functions' unwind information in
-// .xdata and .pdata: section by section and symbol by symbol the object of
-// clang-linker-wrapper-22. Suffix and Relocatable are refused, as are other
-// releases.
+// entries' bounds as weak externals defaulting to the sections
+// llvm_offload_entries$OA and $OZ (empty, or from 24 a zeroed sentinel
+// entry each, the entries then beginning after __start_'s), and
+// descriptor_reg, which registers the descriptor and descriptor_unreg with
+// atexit, called from .CRT$XCA00101 (MSVC) or .ctors.65434 (MinGW), with
+// the functions' unwind information in .xdata and .pdata: section by
+// section and symbol by symbol the object of clang-linker-wrapper-22 (for
+// 23 and 24, the object llc-22 makes of the module their sources build).
+// Suffix and Relocatable are refused, as are other releases.
 func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 	r := opt.Release
 	if r == nil {
@@ -345,6 +369,7 @@ func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 		s, e := bounds(r, 0, bin)
 		le.PutUint64(d[at+offload.DeviceImageStartOffset:], s)
 		le.PutUint64(d[at+offload.DeviceImageEndOffset:], e)
+		le.PutUint64(d[at+offload.DeviceImageEntriesBeginOffset:], b.entriesBegin())
 		b.rdata.Relocs = append(b.rdata.Relocs,
 			coffobj.Reloc{Offset: at + offload.DeviceImageStartOffset, Type: addr64, Symbol: imageSyms[i]},
 			coffobj.Reloc{Offset: at + offload.DeviceImageEndOffset, Type: addr64, Symbol: imageSyms[i]},
@@ -353,6 +378,7 @@ func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 	}
 	at := uint32(imageSize * n)
 	le.PutUint32(d[at:], uint32(n))
+	le.PutUint64(d[at+offload.BinDescHostEntriesBeginOffset:], b.entriesBegin())
 	b.rdata.Relocs = append(b.rdata.Relocs,
 		coffobj.Reloc{Offset: at + offload.BinDescDeviceImagesOffset, Type: addr64, Symbol: devImages},
 		coffobj.Reloc{Offset: at + offload.BinDescHostEntriesBeginOffset, Type: addr64, Symbol: start},
@@ -367,7 +393,7 @@ func bounds(r *offload.Release, off uint64, bin Binary) (start, end uint64) {
 }
 
 // GPUCOFF returns the CUDA or HIP registration object that
-// clang-linker-wrapper of LLVM 22 makes for a fatbin on an x86-64 Windows
+// clang-linker-wrapper of LLVM 22 to 24 makes for a fatbin on an x86-64 Windows
 // host (docs/registration.md#windows): the fatbin in .nv_fatbin or
 // .hip_fatbin, the read-only 24-byte wrapper in .nvFatBinSegment or
 // .hipFatBinSegment, the handle in .bss, the entries' bounds as in
@@ -375,8 +401,8 @@ func bounds(r *offload.Release, off uint64, bin Binary) (start, end uint64) {
 // Microsoft x64 convention (HIP's switch through a jump table in .rdata),
 // with their unwind information, called from .CRT$XCA00101 (MSVC) or
 // .ctors.65434 (MinGW): section by section and symbol by symbol the
-// object of clang-linker-wrapper-22. The fatbin is checked as [GPU] checks
-// it.
+// object of clang-linker-wrapper-22 (23 and 24: of llc-22 from their
+// module). The fatbin is checked as [GPU] checks it.
 func GPUCOFF(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*coffobj.Object, error) {
 	var fb fatbin
 	if data != nil {

@@ -194,3 +194,101 @@ func TestCOFFMatchesLLC(t *testing.T) {
 		}
 	}
 }
+
+// TestCOFFAfter22MatchesLLC compares the objects of 23 and 24 for both
+// Windows hosts with what llc-22 makes of the modules their sources build
+// (no LLVM 23 or 24 tool is at hand): for CUDA and HIP stubs.GPUModuleIRCOFF,
+// for OpenMP clang-linker-wrapper-22's own module (its --save-temps
+// bitcode) changed as main's #215390 changes it (sentinelModule). 23's
+// objects are 22's.
+func TestCOFFAfter22MatchesLLC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles and device-links a program")
+	}
+	llc := tooltest.Tool(t, "llc", 22)
+	dis := tooltest.Tool(t, "llvm-dis", 22)
+	compile := func(t *testing.T, triple, ir string) string {
+		t.Helper()
+		dir := t.TempDir()
+		ll := filepath.Join(dir, "w.ll")
+		if err := os.WriteFile(ll, []byte(ir), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		obj := filepath.Join(dir, "w.o")
+		if msg, err := exec.Command(llc, "-mtriple="+triple, "-filetype=obj", ll, "-o", obj).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, msg)
+		}
+		return obj
+	}
+	for _, major := range []int{23, 24} {
+		r := release(t, major)
+		for _, triple := range winTriples {
+			for _, c := range []struct {
+				kind  offload.OffloadKind
+				stub  stubs.GPUKind
+				image string
+			}{{offload.OffloadCUDA, stubs.CUDA, string(tooltest.CUDAFatbinary())}, {offload.OffloadHIP, stubs.HIP, string(tooltest.HIPFatbin())}} {
+				t.Run(fmt.Sprintf("llvm%d/%s/%v", major, triple, c.kind), func(t *testing.T) {
+					obj := compile(t, triple, stubs.GPUModuleIRCOFF(major, c.stub, c.image))
+					o, err := GPUCOFF(Options{Release: r, Triple: triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareCOFF(t, obj, o)
+				})
+			}
+			t.Run(fmt.Sprintf("llvm%d/%s/openmp", major, triple), func(t *testing.T) {
+				dir := winLinkerWrapper(t, triple, filepath.Join("testdata", "win", "omp.c"),
+					[]string{"-fopenmp", "-fopenmp-targets=amdgcn-amd-amdhsa", "-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib", "-nogpuinc"},
+					"--device-linker=amdgcn-amd-amdhsa=--unresolved-symbols=ignore-all")
+				ir, err := exec.Command(dis, filepath.Join(dir, "a.exe.openmp.image.wrapper.bc"), "-o", "-").Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				module := string(ir)
+				if major >= 24 {
+					module = sentinelModule(t, module)
+				}
+				obj := compile(t, triple, module)
+				bin := coffSection(t, filepath.Join(dir, "a.exe.openmp.image.wrapper.o"), ".llvm.offloading")
+				b, err := FromBinary(bytes.NewReader(bin), int64(len(bin)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := OpenMPCOFF(Options{Release: r, Triple: triple}, []Binary{b})
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareCOFF(t, obj, o)
+			})
+		}
+	}
+}
+
+// sentinelModule changes LLVM 22's COFF wrapper module as llvm-project
+// #215390 (main, August 2026) changes it, as its regression test
+// offload-wrapper-coff shows: __start_ and __stop_ one zeroed entry each,
+// aligned 8, and every pointer to the first entry one entry after
+// __start_ (seen in HIP's loop; for OpenMP's __tgt_device_image and
+// __tgt_bin_desc inferred).
+func sentinelModule(t *testing.T, ir string) string {
+	t.Helper()
+	const entry = "%struct.__tgt_offload_entry"
+	n := 0
+	var out []string
+	for _, l := range strings.SplitAfter(ir, "\n") {
+		if strings.HasPrefix(l, "@__start_") || strings.HasPrefix(l, "@__stop_") {
+			l = strings.Replace(l, "[0 x "+entry+"] zeroinitializer", "[1 x "+entry+"] zeroinitializer", 1)
+			l = strings.Replace(l, "\"\n", "\", align 8\n", 1)
+			n++
+		} else {
+			l = strings.ReplaceAll(l, "ptr @__start_llvm_offload_entries,",
+				"ptr getelementptr inbounds ([1 x "+entry+"], ptr @__start_llvm_offload_entries, i32 0, i32 1),")
+		}
+		out = append(out, l)
+	}
+	if n != 2 {
+		t.Fatalf("the module has %d bounds, not 2:\n%s", n, ir)
+	}
+	return strings.Join(out, "")
+}

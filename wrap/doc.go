@@ -68,13 +68,15 @@
 //
 //	o, _ := wrap.SYCLBinary(wrap.Options{Release: r24, Triple: "aarch64-unknown-linux-gnu"}, f, size)
 //
-// [OpenMPCOFF] and [GPUCOFF] build LLVM 22's OpenMP, CUDA and HIP objects
-// for x86-64 Windows hosts, x86_64-pc-windows-msvc and x86_64-w64-windows-gnu
-// ([COFFHost]; docs/registration.md#windows), as package coffobj objects:
-// the same module with the entries' bounds defined in
-// llvm_offload_entries$OA and $OZ, code in the Microsoft x64 convention with
-// its .xdata and .pdata, and the constructor in .CRT$XCA00101 (MSVC) or
-// .ctors.65434 (MinGW); byte for byte clang-linker-wrapper-22's.
+// [OpenMPCOFF] and [GPUCOFF] build the OpenMP, CUDA and HIP objects of LLVM
+// 22 to 24 for x86-64 Windows hosts, x86_64-pc-windows-msvc and
+// x86_64-w64-windows-gnu ([COFFHost]; docs/registration.md#windows), as
+// package coffobj objects: the same module with the entries' bounds defined
+// in llvm_offload_entries$OA and $OZ (from 24 a zeroed sentinel entry each,
+// llvm-project #215390), code in the Microsoft x64 convention with its
+// .xdata and .pdata, and the constructor in .CRT$XCA00101 (MSVC) or
+// .ctors.65434 (MinGW); byte for byte clang-linker-wrapper-22's for 22 (and
+// 23, whose wrapper is 22's), llc-22's of main's module for 24.
 //
 // Binaries, images and fatbins are io.ReaderAts read each time the object
 // is written, so an object can be written again and from several

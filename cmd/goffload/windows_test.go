@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,6 +146,29 @@ func TestWrapWindowsHosts(t *testing.T) {
 		}
 		if _, stderr, code := cli(t, "wrap", "--llvm", "19", "--kind", "hip", "--triple", triple, "-o", out+".19", fb); code == 0 || !strings.Contains(stderr, "LLVM 22") {
 			t.Errorf("wrap --llvm 19 --triple %s: exit %d, %s", triple, code, stderr)
+		}
+		// 23's wrapper is 22's; 24's has the sentinel entries of #215390.
+		for _, major := range []int{23, 24} {
+			n := strconv.Itoa(major)
+			if _, stderr, code := cli(t, "wrap", "--llvm", n, "--kind", "hip", "--triple", triple, "-o", out+"."+n, fb); code != 0 {
+				t.Fatalf("wrap --llvm %d --triple %s: %s", major, triple, stderr)
+			}
+			got, _ := os.ReadFile(out + "." + n)
+			r, err := offload.LookupRelease(major)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := wrap.GPUCOFF(wrap.Options{Release: r, Triple: triple}, offload.OffloadHIP, io.NewSectionReader(bytes.NewReader(tooltest.HIPFatbin()), 0, int64(len(tooltest.HIPFatbin()))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w bytes.Buffer
+			if _, err := coffobj.Write(&w, o); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, w.Bytes()) || bytes.Equal(got, want.Bytes()) != (major == 23) {
+				t.Errorf("wrap --llvm %d --triple %s: not wrap.GPUCOFF's object for %d, or (not) 22's", major, triple, major)
+			}
 		}
 	}
 	if _, stderr, code := cli(t, "linker-wrapper", "--host-triple=x86_64-w64-windows-gnu", "--linker-path=ld", "-r", fb, "-o", filepath.Join(dir, "r.o")); code == 0 ||

@@ -114,7 +114,38 @@ type Wrapper struct {
 	// SYCL one.
 	GPU  GPURegistration
 	SYCL SYCLRegistration
+	// COFFBounds is how the wrapper bounds the entries on a COFF (Windows)
+	// host, or COFFBoundsNone where goffload knows no COFF wrapper of the
+	// release.
+	COFFBounds COFFBounds
 }
+
+// COFFBounds is how a release's wrapper defines __start_ and __stop_ of the
+// entries section on a COFF host, where the linker defines no such symbols
+// (getOffloadEntryArray in llvm/lib/Frontend/Offloading/Utility.cpp;
+// docs/registration.md#windows).
+type COFFBounds int
+
+const (
+	// COFFBoundsNone: no COFF wrapper of the release is known to goffload
+	// (before 22).
+	COFFBoundsNone COFFBounds = iota
+	// COFFBoundsEmpty (22, measured; 23, inferred): weak_odr hidden empty
+	// arrays in <entries>$OA and $OZ, which the linker sorts around the
+	// entries' $OE.
+	COFFBoundsEmpty
+	// COFFBoundsSentinel (24, main): each bound one zeroed entry (56
+	// bytes, aligned 8), so that lld-link /opt:ref keeps both sections when
+	// there is no entry; the entries begin one entry after __start_
+	// (llvm-project #215390, August 2026, after the 23 branch: the HIP loop
+	// from its regression test, OpenMP's EntriesBegin and HostEntriesBegin
+	// inferred).
+	COFFBoundsSentinel
+)
+
+var coffBoundsNames = [...]string{"none", "empty", "sentinel"}
+
+func (v COFFBounds) String() string { return enumName(coffBoundsNames[:], int(v), "COFFBounds") }
 
 // Link is how the release's clang-linker-wrapper links device code.
 type Link struct {
@@ -130,6 +161,12 @@ type Link struct {
 	// they are bundled and wrapped (by triple and arch, both descending),
 	// from 16; 15 keeps the order of its map of targets.
 	SortImages bool
+	// LinkExeOptions: the wrapper's option table knows three options of
+	// link.exe's command line, which clang's MSVC toolchain writes: out:,
+	// libpath: and wholearchive, after "/", "-", "/?" or "-?" (llvm-project
+	// #72889, November 2023: measured in 19 and 22, inferred in 18). Before,
+	// -libpath:DIR is -l ibpath:DIR and -out:FILE is -o ut:FILE to it.
+	LinkExeOptions bool
 	// KernelArgsVersion is the version of the __tgt_kernel_arguments the
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).

@@ -276,25 +276,38 @@ func irString(s string) string {
 func GPUModuleIR(llvm int, kind GPUKind, image string) string { return gpuIR(llvm, kind, image) }
 
 // GPUModuleIRCOFF is the module of GPUModuleIR as clang-linker-wrapper of
-// LLVM 22 writes it for a COFF host (docs/registration.md#windows): instead
-// of the external __start_/__stop_ symbols and the dummy entry kept by
-// llvm.compiler.used, __start_ and __stop_ are weak_odr hidden empty arrays
-// in the sections <entries>$OA and <entries>$OZ, which the COFF linker sorts
-// around the entries' <entries>$OE.
+// release llvm (22 to 24) writes it for a COFF host
+// (docs/registration.md#windows): instead of the external __start_/__stop_
+// symbols and the dummy entry kept by llvm.compiler.used, __start_ and
+// __stop_ are weak_odr hidden arrays in the sections <entries>$OA and
+// <entries>$OZ, which the COFF linker sorts around the entries'
+// <entries>$OE: empty (22, 23), or from 24 one zeroed entry each, aligned
+// 8, the loop then beginning one entry after __start_ (llvm-project
+// #215390, as its regression test offload-wrapper-coff shows it).
 func GPUModuleIRCOFF(llvm int, kind GPUKind, image string) string {
 	rel, err := offload.LookupRelease(llvm)
-	if err != nil || facts.Of(rel).Wrapper.GPU != facts.GPURegistrationKindCheck {
+	if err != nil || facts.Of(rel).Wrapper.GPU != facts.GPURegistrationKindCheck || facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsNone {
 		panic(fmt.Sprintf("GPUModuleIRCOFF: no COFF wrapper module of LLVM %d", llvm))
 	}
 	sec := rel.EntriesSection(kind.offloadKind())
+	bound, begin, align := "[0 x %struct.__tgt_offload_entry] zeroinitializer", "@__start_"+sec, ""
+	if facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsSentinel {
+		bound = "[1 x %struct.__tgt_offload_entry] zeroinitializer"
+		begin = "getelementptr inbounds ([1 x %struct.__tgt_offload_entry], ptr @__start_" + sec + ", i32 0, i32 1)"
+		align = ", align 8"
+	}
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(gpuIR(llvm, kind, image), "\n") {
 		switch {
 		case strings.HasPrefix(l, "@__start_"):
-			fmt.Fprintf(&b, "@__start_%s = weak_odr hidden constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section \"%s$OA\"\n", sec, sec)
+			fmt.Fprintf(&b, "@__start_%s = weak_odr hidden constant %s, section \"%s$OA\"%s\n", sec, bound, sec, align)
 		case strings.HasPrefix(l, "@__stop_"):
-			fmt.Fprintf(&b, "@__stop_%s = weak_odr hidden constant [0 x %%struct.__tgt_offload_entry] zeroinitializer, section \"%s$OZ\"\n", sec, sec)
+			fmt.Fprintf(&b, "@__stop_%s = weak_odr hidden constant %s, section \"%s$OZ\"%s\n", sec, bound, sec, align)
 		case strings.HasPrefix(l, "@__dummy."), strings.HasPrefix(l, "@llvm.compiler.used"):
+		case strings.HasPrefix(l, "  %1 = icmp ne ptr @__start_"+sec+", "):
+			b.WriteString(strings.Replace(l, "ptr @__start_"+sec, "ptr "+begin, 1))
+		case strings.HasPrefix(l, "  %entry1 = phi ptr [ @__start_"+sec+", %entry ]"):
+			b.WriteString(strings.Replace(l, "@__start_"+sec, begin, 1))
 		default:
 			b.WriteString(l)
 		}

@@ -139,21 +139,21 @@ func winX86Writer() *winWriter {
 	return &winWriter{x: &x86Writer{a: &gpuAsm{align: 16, pad: x86Nops}}}
 }
 
-// winLLVM is the release whose COFF wrapper objects WinOpenMP and WinGPU
-// make: clang-linker-wrapper 22's, measured (its --save-temps objects for
-// both Windows triples, and llc-22 of its modules).
-const winLLVM = 22
-
+// checkWinRelease returns release llvm if goffload knows its COFF wrapper
+// ([facts.Wrapper.COFFBounds]): 22's, measured (clang-linker-wrapper-22's
+// --save-temps objects for both Windows triples, and llc-22 of its
+// modules), and 23's and 24's, the modules their sources build compiled by
+// llc-22.
 func checkWinRelease(what string, llvm int) (*offload.Release, error) {
 	rel, err := offload.LookupRelease(llvm)
-	if err != nil || llvm != winLLVM {
-		return nil, fmt.Errorf("%s for a Windows host, LLVM %d: %w (known: %d)", what, llvm, goffload.ErrUnsupported, winLLVM)
+	if err != nil || facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsNone {
+		return nil, fmt.Errorf("%s for a Windows host, LLVM %d: %w (known: LLVM 22 to 24)", what, llvm, goffload.ErrUnsupported)
 	}
 	return rel, nil
 }
 
 // WinOpenMP returns `.text.startup` of the OpenMP wrapper object of
-// release llvm (22) for an x86-64 Windows host: descriptor_reg registers
+// release llvm (22 to 24: the same code) for an x86-64 Windows host: descriptor_reg registers
 // the descriptor and unreg with atexit; descriptor_unreg unregisters it.
 func WinOpenMP(llvm int) (*WinCode, error) {
 	if _, err := checkWinRelease("OpenMP wrapper code", llvm); err != nil {
@@ -199,7 +199,9 @@ func (w *winWriter) epilogue(n int8, pops ...x86Reg) {
 }
 
 // WinGPU returns `.text.startup` of the CUDA or HIP wrapper object of
-// release llvm (22) for an x86-64 Windows host.
+// release llvm (22 to 24) for an x86-64 Windows host; from 24 the loop
+// over the entries begins one entry after __start_, past its sentinel
+// ([facts.COFFBoundsSentinel]).
 func WinGPU(kind GPUKind, llvm int) (*WinCode, error) {
 	if kind != CUDA && kind != HIP {
 		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", kind, goffload.ErrUnsupported)
@@ -226,6 +228,11 @@ func WinGPU(kind GPUKind, llvm int) (*WinCode, error) {
 	for _, r := range c.Relocs {
 		if s := kind.symbol(r.Target, entries); s != "" {
 			c.Symbols[r.Target] = s
+		}
+		if r.Target == EntriesStart && facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsSentinel {
+			// The loop begins after __start_'s sentinel entry:
+			// leaq __start_+56(%rip), the addend in the field.
+			binary.LittleEndian.PutUint32(c.Text[r.Offset:], uint32(rel.EntrySize()))
 		}
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload/coffobj"
@@ -46,9 +47,28 @@ entry:
 declare void @__tgt_unregister_lib(ptr)
 `
 
+// winOpenMPIRFor is winOpenMPIR as the wrapper of release llvm writes it:
+// 22's and 23's; from 24 with a zeroed sentinel entry in each bound's
+// section, aligned 8, and the entries beginning after __start_'s
+// (llvm-project #215390; for OpenMP's EntriesBegin and HostEntriesBegin
+// inferred).
+func winOpenMPIRFor(llvm int) string {
+	if llvm < 24 {
+		return winOpenMPIR
+	}
+	const entry = "%struct.__tgt_offload_entry"
+	ir := strings.ReplaceAll(winOpenMPIR, "[0 x "+entry+"] zeroinitializer, section \"llvm_offload_entries$OA\"",
+		"[1 x "+entry+"] zeroinitializer, section \"llvm_offload_entries$OA\", align 8")
+	ir = strings.ReplaceAll(ir, "[0 x "+entry+"] zeroinitializer, section \"llvm_offload_entries$OZ\"",
+		"[1 x "+entry+"] zeroinitializer, section \"llvm_offload_entries$OZ\", align 8")
+	return strings.ReplaceAll(ir, "ptr @__start_llvm_offload_entries,",
+		"ptr getelementptr inbounds ([1 x "+entry+"], ptr @__start_llvm_offload_entries, i32 0, i32 1),")
+}
+
 // TestWinCodeMatchesLLC compares WinOpenMP's and WinGPU's code with what
-// llc-22 makes of LLVM 22's wrapper modules for both Windows triples: the
-// bytes of .text.startup, its relocations (the symbol each names), the
+// llc-22 makes of the wrapper modules of LLVM 22 (clang-linker-wrapper-22's)
+// and of 23 and 24 (as their sources build them) for both Windows triples:
+// the bytes of .text.startup, its relocations (the symbol each names), the
 // functions' symbols, .xdata, and the jump table in .rdata.
 func TestWinCodeMatchesLLC(t *testing.T) {
 	llc := tooltest.Tool(t, "llc", 22)
@@ -61,6 +81,11 @@ func TestWinCodeMatchesLLC(t *testing.T) {
 			{"openmp", winOpenMPIR, func() (*WinCode, error) { return WinOpenMP(22) }},
 			{"cuda", GPUModuleIRCOFF(22, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 22) }},
 			{"hip", GPUModuleIRCOFF(22, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 22) }},
+			{"openmp-23", winOpenMPIRFor(23), func() (*WinCode, error) { return WinOpenMP(23) }},
+			{"hip-23", GPUModuleIRCOFF(23, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 23) }},
+			{"openmp-24", winOpenMPIRFor(24), func() (*WinCode, error) { return WinOpenMP(24) }},
+			{"cuda-24", GPUModuleIRCOFF(24, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 24) }},
+			{"hip-24", GPUModuleIRCOFF(24, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 24) }},
 		} {
 			t.Run(triple+"/"+c.name, func(t *testing.T) {
 				data, err := os.ReadFile(compileGPU(t, llc, triple, c.ir))
@@ -86,10 +111,11 @@ func TestWinCodeMatchesLLC(t *testing.T) {
 				if got := sectionData(t, f, ".xdata"); !bytes.Equal(got, xdata) {
 					t.Errorf(".xdata:\nllc  %x\nours %x", got, xdata)
 				}
+				p, _, _ := strings.Cut(c.name, "-")
 				local := map[Target]string{TextStartup: ".text.startup", JumpTable: ".rdata", FatbinWrapper: ".fatbin_wrapper",
 					Descriptor: ".omp_offloading.descriptor", Unreg: ".omp_offloading.descriptor_unreg",
-					BinaryHandle: "." + c.name + ".binary_handle", GlobalsReg: "." + c.name + ".globals_reg",
-					FatbinUnreg: "." + c.name + ".fatbin_unreg"}
+					BinaryHandle: "." + p + ".binary_handle", GlobalsReg: "." + p + ".globals_reg",
+					FatbinUnreg: "." + p + ".fatbin_unreg"}
 				name := func(r WinReloc) string {
 					if s, ok := code.Symbols[r.Target]; ok {
 						return s
