@@ -24,6 +24,7 @@ import (
 // programs then run under wine and log the registration of their device
 // code.
 func TestWindowsMSVCProgramsRun(t *testing.T) {
+	t.Parallel() // wine's runs, beside the package's other tests
 	exe := goffloadExe(t)
 	clang := tooltest.Tool(t, "clang", 22)
 	clw := tooltest.Tool(t, "clang-linker-wrapper", 22)
