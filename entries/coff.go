@@ -2,7 +2,6 @@ package entries
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -62,13 +61,8 @@ func (rs *coffResolver) section(s *coffobj.FileSection, base string, layout offl
 	if err != nil {
 		return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)
 	}
-	raws, err := layout.DecodeAll(binary.LittleEndian, data)
+	raws, err := decodeSection(layout, binary.LittleEndian, data, s.Name, int64(s.Offset))
 	if err != nil {
-		var fe *goffload.FormatError
-		if errors.As(err, &fe) {
-			fe.Field = fmt.Sprintf("section %q %s", s.Name, fe.Field)
-			return nil, ferr.Rebase(fe, int64(s.Offset))
-		}
 		return nil, err
 	}
 	relocs, err := rs.f.Relocations(s)
@@ -88,13 +82,7 @@ func (rs *coffResolver) section(s *coffobj.FileSection, base string, layout offl
 		e.Address = rs.pointer(byOff[at+uint64(layout.AddrOffset())], raw.Addr)
 		nameOff := at + uint64(layout.NameOffset())
 		if e.Name, err = rs.name(byOff[nameOff], raw.Name); err != nil {
-			var fe *goffload.FormatError
-			if errors.As(err, &fe) && fe.Format == entriesFormat {
-				fe.Field = fmt.Sprintf("section %q entry %d %s", s.Name, i, fe.Field)
-				fe.Offset = int64(s.Offset) + int64(nameOff)
-				return nil, fe
-			}
-			return nil, fmt.Errorf("%s: section %q entry %d name: %w", entriesFormat, s.Name, i, err)
+			return nil, nameErr(err, s.Name, i, int64(s.Offset)+int64(nameOff))
 		}
 		if auxOff, ok := layout.AuxOffset(); ok {
 			e.Aux = rs.pointer(byOff[at+uint64(auxOff)], raw.Aux)

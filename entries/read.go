@@ -158,13 +158,8 @@ func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r
 	if err != nil {
 		return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)
 	}
-	raws, err := layout.DecodeAll(rs.order, data)
+	raws, err := decodeSection(layout, rs.order, data, s.Name, int64(s.Offset))
 	if err != nil {
-		var fe *goffload.FormatError
-		if errors.As(err, &fe) {
-			fe.Field = fmt.Sprintf("section %q %s", s.Name, fe.Field)
-			return nil, ferr.Rebase(fe, int64(s.Offset))
-		}
 		return nil, err
 	}
 	kind, _ := offload.EntrySectionKind(s.Name)
@@ -184,13 +179,7 @@ func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r
 		nameOff := base + uint64(layout.NameOffset())
 		_, name = rs.pointer(s, relocs, nameOff, raw.Name)
 		if e.Name, err = rs.cString(name); err != nil {
-			var fe *goffload.FormatError
-			if errors.As(err, &fe) && fe.Format == entriesFormat {
-				fe.Field = fmt.Sprintf("section %q entry %d %s", s.Name, i, fe.Field)
-				fe.Offset = int64(s.Offset + nameOff)
-				return nil, fe
-			}
-			return nil, fmt.Errorf("%s: section %q entry %d name: %w", entriesFormat, s.Name, i, err)
+			return nil, nameErr(err, s.Name, i, int64(s.Offset+nameOff))
 		}
 		if auxOff, ok := layout.AuxOffset(); ok {
 			e.Aux, _ = rs.pointer(s, relocs, base+uint64(auxOff), raw.Aux)
@@ -316,4 +305,31 @@ func (rs *resolver) findString(sec int, off uint64) (string, error) {
 		return "", ferr.New(entriesFormat, -1, fmt.Sprintf("name at %s+%#x not NUL-terminated", target, off), nil, nil)
 	}
 	return str[off : off+uint64(end)], nil
+}
+
+// decodeSection decodes the entries of section name, at offset in the
+// file; a FormatError names the section and has the offset in the file.
+func decodeSection(layout offload.EntryLayout, order binary.ByteOrder, data []byte, name string, offset int64) ([]offload.RawEntry, error) {
+	raws, err := layout.DecodeAll(order, data)
+	if err != nil {
+		var fe *goffload.FormatError
+		if errors.As(err, &fe) {
+			fe.Field = fmt.Sprintf("section %q %s", name, fe.Field)
+			return nil, ferr.Rebase(fe, offset)
+		}
+		return nil, err
+	}
+	return raws, nil
+}
+
+// nameErr names entry i of section sec, whose name field is at offset in
+// the file, in err, an error of reading its name.
+func nameErr(err error, sec string, i int, offset int64) error {
+	var fe *goffload.FormatError
+	if errors.As(err, &fe) && fe.Format == entriesFormat {
+		fe.Field = fmt.Sprintf("section %q entry %d %s", sec, i, fe.Field)
+		fe.Offset = offset
+		return fe
+	}
+	return fmt.Errorf("%s: section %q entry %d name: %w", entriesFormat, sec, i, err)
 }
