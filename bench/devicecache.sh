@@ -17,6 +17,9 @@
 #                (wrap/testdata/gpu/runtime.c): no GPU is needed to link
 #   cold         goffload with an empty cache (cleared before each run);
 #                clang-22's wrapper
+#   known tools  goffload with no entry but the tools' hashes remembered
+#                (a program linked for the first time on a machine that
+#                has linked before), against clang-22's cold figure
 #   relink       after a change to main.c only (main.o compiled again):
 #                goffload's cache holds both device links, clang-22's
 #                wrapper links them again
@@ -67,13 +70,17 @@ host() {
 }
 host 0
 link=("$clang" --hip-link --offload-new-driver "${arches[@]}" -nogpulib -fgpu-rdc -O3 ../kernels.o ../main.o -L.. "-Wl,-rpath,$tmp" -o prog)
-for d in ours_cold ref_cold ours_relink ref_relink; do mkdir "$tmp/$d"; done
+for d in ours_cold ref_cold ours_known ours_relink ref_relink; do mkdir "$tmp/$d"; done
 
 for ((i = 0; i < RUNS; i++)); do
   host $((2 * i))
   rm -rf "$GOFFLOAD_CACHE"
   one "$tmp/ours_cold" "${link[0]}" -B "$tmp/bin" "${link[@]:1}"
   one "$tmp/ref_cold" "${link[@]}"
+  # No entry, but the tools' hashes remembered: a program linked for the
+  # first time on a machine that has linked before.
+  rm -rf "$GOFFLOAD_CACHE/link-v1"
+  one "$tmp/ours_known" "${link[0]}" -B "$tmp/bin" "${link[@]:1}"
   host $((2 * i + 1)) # the host code only
   one "$tmp/ours_relink" "${link[0]}" -B "$tmp/bin" "${link[@]:1}"
   one "$tmp/ref_relink" "${link[@]}"
@@ -95,11 +102,12 @@ version=$("$clang" --version | awk '/version/ { for (i = 1; i < NF; i++) if ($i 
 echo "<!-- bench/devicecache.sh -->"
 echo "## Relinking a HIP program after a change to host code (the device-link cache, clang-22)"
 echo
-echo "Made by \`bench/devicecache.sh $kernels\` on $(nproc) cores; Go $(go env GOVERSION); clang-22 $version; median of $RUNS links each, the two wrappers alternating, after a sync each. The program: $kernels kernels calling a \`__device__\` function of sines and cosines, compiled in ${compile} s by \`clang-22 -x hip --offload-new-driver -fgpu-rdc -O3 --offload-arch=gfx90a --offload-arch=gfx1100 -nogpulib -nogpuinc -c\` (bitcode: the device link is the LTO of each arch), and a \`main.c\` of host code. The link: \`clang-22 --hip-link --offload-new-driver -fgpu-rdc -O3\` with both arches against a stand-in \`libamdhip64.so\`, with goffload as \`clang-linker-wrapper\` in the \`-B\` folder and its cache on (\`GOFFLOAD_CACHE\`), and without \`-B\` (clang-22's own wrapper). *Cold*: goffload's cache empty. *Relink*: \`main.o\` compiled again from changed host code; goffload's cache holds the two device links ($entries bytes), clang-22's wrapper links them again. Wall time of the whole clang command, and its peak RSS from \`/usr/bin/time\`. Ratios: clang-22's wrapper's figure over goffload's."
+echo "Made by \`bench/devicecache.sh $kernels\` on $(nproc) cores; Go $(go env GOVERSION); clang-22 $version; median of $RUNS links each, the two wrappers alternating, after a sync each. The program: $kernels kernels calling a \`__device__\` function of sines and cosines, compiled in ${compile} s by \`clang-22 -x hip --offload-new-driver -fgpu-rdc -O3 --offload-arch=gfx90a --offload-arch=gfx1100 -nogpulib -nogpuinc -c\` (bitcode: the device link is the LTO of each arch), and a \`main.c\` of host code. The link: \`clang-22 --hip-link --offload-new-driver -fgpu-rdc -O3\` with both arches against a stand-in \`libamdhip64.so\`, with goffload as \`clang-linker-wrapper\` in the \`-B\` folder and its cache on (\`GOFFLOAD_CACHE\`), and without \`-B\` (clang-22's own wrapper). *Cold*: goffload's cache empty, the remembered hashes of the tools' files too. *Known tools*: no entry, but those hashes remembered (a new program on a machine that has linked before), beside clang-22's cold link. *Relink*: \`main.o\` compiled again from changed host code; goffload's cache holds the two device links ($entries bytes), clang-22's wrapper links them again. Wall time of the whole clang command, and its peak RSS from \`/usr/bin/time\`. Ratios: clang-22's wrapper's figure over goffload's."
 echo
 echo "| link | clang-22's wrapper s | MiB | goffload s | MiB | time ratio | memory ratio |"
 echo "|---|---|---|---|---|---|---|"
 row "cold (goffload's cache empty)" ref_cold ours_cold
+row "cold, the tools' hashes remembered" ref_cold ours_known
 row "relink after a change to host code" ref_relink ours_relink
 echo
 echo "goffload's relink reported both device links as cache hits (\`-Wl,--wrapper-verbose\`: \`# goffload: cache hit device-link ...\`) and its program was the same bytes as clang-22's wrapper's (cmp); the cold links' programs were $cold_same."
