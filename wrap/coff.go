@@ -404,26 +404,12 @@ func bounds(r *offload.Release, off uint64, bin Binary) (start, end uint64) {
 // object of clang-linker-wrapper-22 (23 and 24: of llc-22 from their
 // module). The fatbin is checked as [GPU] checks it.
 func GPUCOFF(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*coffobj.Object, error) {
-	var fb fatbin
-	if data != nil {
-		fb = fatbin{R: data, Size: data.Size()}
-	}
-	r := opt.Release
-	if r == nil {
-		r = offload.Default()
-	}
-	names, ok := gpuNames[kind]
-	if !ok {
-		return nil, fmt.Errorf("wrap: offload kind %v has no fatbin registration: %w", kind, goffload.ErrUnsupported)
-	}
-	h, err := coffHost(r, opt.Triple)
+	fb, r, names, err := gpuInputs(opt, kind, data)
 	if err != nil {
 		return nil, err
 	}
-	if opt.Relocatable || opt.Suffix != "" {
-		return nil, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, goffload.ErrUnsupported)
-	}
-	if err := checkFatbin(kind, fb); err != nil {
+	h, err := coffHost(r, opt.Triple)
+	if err != nil {
 		return nil, err
 	}
 	code, err := stubs.WinGPU(names.kind, r.Major)

@@ -21,13 +21,38 @@ type fatbin struct {
 
 // gpuNames are the names that differ between CUDA and HIP wrappers
 // (docs/registration.md#cuda-hip).
-var gpuNames = map[offload.OffloadKind]struct {
+var gpuNames = map[offload.OffloadKind]gpuKindNames{
+	offload.OffloadCUDA: {"cuda", ".nv_fatbin", ".nvFatBinSegment", 0x466243B1, stubs.CUDA},
+	offload.OffloadHIP:  {"hip", ".hip_fatbin", ".hipFatBinSegment", 0x48495046, stubs.HIP},
+}
+
+type gpuKindNames struct {
 	prefix, fatbin, segment string
 	magic                   uint32
 	kind                    stubs.GPUKind
-}{
-	offload.OffloadCUDA: {"cuda", ".nv_fatbin", ".nvFatBinSegment", 0x466243B1, stubs.CUDA},
-	offload.OffloadHIP:  {"hip", ".hip_fatbin", ".hipFatBinSegment", 0x48495046, stubs.HIP},
+}
+
+// gpuInputs checks what GPU and GPUCOFF are given (a kind with a fatbin
+// registration, no relocatable or suffixed wrapper, a fatbin of the kind)
+// and returns the fatbin, the release (the default for none) and the
+// kind's names.
+func gpuInputs(opt Options, kind offload.OffloadKind, data *io.SectionReader) (fatbin, *offload.Release, gpuKindNames, error) {
+	var fb fatbin
+	if data != nil {
+		fb = fatbin{R: data, Size: data.Size()}
+	}
+	r := opt.Release
+	if r == nil {
+		r = offload.Default()
+	}
+	names, ok := gpuNames[kind]
+	if !ok {
+		return fb, r, names, fmt.Errorf("wrap: offload kind %v has no fatbin registration: %w", kind, goffload.ErrUnsupported)
+	}
+	if opt.Relocatable || opt.Suffix != "" {
+		return fb, r, names, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, goffload.ErrUnsupported)
+	}
+	return fb, r, names, checkFatbin(kind, fb)
 }
 
 // GPU returns the registration object that clang-linker-wrapper of the chosen
@@ -49,22 +74,8 @@ var gpuNames = map[offload.OffloadKind]struct {
 // decompresses completely, within its header's UncompressedSize, into one.
 // (Checking a compressed bundle decompresses it once, to nowhere.)
 func GPU(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*elfobj.Object, error) {
-	var fb fatbin
-	if data != nil {
-		fb = fatbin{R: data, Size: data.Size()}
-	}
-	r := opt.Release
-	if r == nil {
-		r = offload.Default()
-	}
-	names, ok := gpuNames[kind]
-	if !ok {
-		return nil, fmt.Errorf("wrap: offload kind %v has no fatbin registration: %w", kind, goffload.ErrUnsupported)
-	}
-	if opt.Relocatable || opt.Suffix != "" {
-		return nil, fmt.Errorf("wrap: relocatable or suffixed %v wrappers: %w", kind, goffload.ErrUnsupported)
-	}
-	if err := checkFatbin(kind, fb); err != nil {
+	fb, r, names, err := gpuInputs(opt, kind, data)
+	if err != nil {
 		return nil, err
 	}
 	o, err := elfobj.ForTriple(opt.triple())
