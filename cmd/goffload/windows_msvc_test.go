@@ -37,15 +37,7 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 	dir := t.TempDir()
 	run := func(t *testing.T, name string, args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s %q: %v\n%s", name, args, err, stderr.String())
-		}
-		return out
+		return []byte(runCmdOut(t, dir, name, args...))
 	}
 	src, _ := filepath.Abs(filepath.Join("testdata", "windows"))
 	importLib := func(dll string, exports ...string) {

@@ -54,15 +54,7 @@ func TestWindowsHIPProgramRuns(t *testing.T) {
 	dir := t.TempDir()
 	run := func(name string, args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("%s %q: %v\n%s", name, args, err, stderr.String())
-		}
-		return out
+		return []byte(runCmdOut(t, dir, name, args...))
 	}
 	src, _ := filepath.Abs(filepath.Join("testdata", "windows"))
 	// The import library libamdhip64.a: ld would take a libamdhip64.dll.a
