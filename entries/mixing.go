@@ -732,10 +732,13 @@ const maxScanned = 4096
 func (m *mixer) scanDescriptors() []place {
 	var out []place
 	followed := 0
-	buf := make([]byte, 1<<20)
+	var buf []byte // as large as the largest section read, up to 1 MiB
 	for _, s := range m.f.Sections[1:] {
 		if s.Flags&elf.SHF_ALLOC == 0 || s.Flags&elf.SHF_EXECINSTR != 0 || s.Type != elf.SHT_PROGBITS || s.Size < 32 || baseSection(s.Name) != "" {
 			continue
+		}
+		if want := max(min(s.Size, 1<<20), 64); uint64(len(buf)) < want {
+			buf = make([]byte, want) // over 32 bytes: each chunk moves on
 		}
 		sr := s.Open()
 		start := (8 - s.Addr%8) % 8
@@ -765,6 +768,11 @@ func (m *mixer) scanDescriptors() []place {
 // entryFacts groups the entries by section, tells which are registered, and
 // adds a fact per section.
 func (m *mixer) entryFacts() {
+	// Counted first, so that each section's list is made once at its size.
+	count := map[string]int{}
+	for i := range m.ents {
+		count[m.ents[i].Section]++
+	}
 	bySec := map[string]*sectionUse{}
 	for _, e := range m.ents {
 		u := bySec[e.Section]
@@ -776,6 +784,7 @@ func (m *mixer) entryFacts() {
 					break
 				}
 			}
+			u.ents = make([]FileEntry, 0, count[e.Section])
 			bySec[e.Section] = u
 			m.sections = append(m.sections, u)
 		}

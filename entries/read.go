@@ -57,9 +57,13 @@ func Read(f *elfobj.File, r *offload.Release) ([]FileEntry, error) {
 		}
 		ents, err := rs.section(s, layout, r)
 		if err != nil {
-			return out, err
+			return append(out, ents...), err
 		}
-		out = append(out, ents...)
+		if out == nil {
+			out = ents // the one entries section of most files: no copy
+		} else {
+			out = append(out, ents...)
+		}
 	}
 	return out, nil
 }

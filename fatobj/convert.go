@@ -928,6 +928,21 @@ func MadeBy(f *elfobj.File) (*offload.Release, offload.ReleaseSet, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	return madeBy(o)
+}
+
+// MadeBy is [MadeBy] of the object's ELF file, from the origin
+// [Object.Origin] keeps (its entries are not read again): nil and an empty
+// set for an object that is not ELF. An error names the object.
+func (o *Object) MadeBy() (*offload.Release, offload.ReleaseSet, error) {
+	origin, err := o.Origin()
+	if err != nil || origin == nil {
+		return nil, 0, err
+	}
+	return madeBy(origin)
+}
+
+func madeBy(o *entries.Origin) (*offload.Release, offload.ReleaseSet, error) {
 	made := o.Made()
 	if made == offload.AllReleases() {
 		return nil, 0, nil

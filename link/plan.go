@@ -373,7 +373,7 @@ func fileRelease(f *fatobj.File) (*offload.Release, string) {
 		if in.ELF == nil || !hasOffload(in.ELF) {
 			continue
 		}
-		r, made, err := fatobj.MadeBy(in.ELF)
+		r, made, err := in.MadeBy()
 		if err != nil || r == nil {
 			continue
 		}
@@ -682,8 +682,14 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 // input against the release.
 func (p *planner) use(in *fatobj.Object, ims []devImage) error {
 	if in.ELF != nil && hasOffload(in.ELF) {
-		origin, err := entries.Mixing(in.ELF, p.rel)
-		if err != nil {
+		var origin *entries.Origin
+		var err error
+		if p.rel == offload.Default() {
+			// What the object read once (fatobj reads as the default).
+			if origin, err = in.Origin(); err != nil {
+				return inFile(in.Name, err)
+			}
+		} else if origin, err = entries.Mixing(in.ELF, p.rel); err != nil {
 			return inFile(in.Name, err)
 		}
 		if links := origin.Links(); links != 0 && !links.Has(p.rel.Major) {
