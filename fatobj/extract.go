@@ -500,8 +500,10 @@ func copyAll(w io.Writer, r io.Reader, size int64) error {
 	// Reads of 2 MiB: a decompressing reader works per call, and the
 	// writer's ReadFrom would read 32 KiB at a time; larger than the 1 MiB
 	// buffer of the file written (atomicfile), so bufio writes them
-	// straight to the file instead of copying them into its buffer.
-	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, 2<<20))
+	// straight to the file instead of copying them into its buffer. A
+	// smaller image takes a buffer of its size: an object of many small
+	// images would otherwise allocate 2 MiB for each.
+	n, err := io.CopyBuffer(struct{ io.Writer }{w}, io.LimitReader(r, size), make([]byte, min(max(size, 512), 2<<20)))
 	if err == nil && n < size {
 		err = fmt.Errorf("%d of %d bytes: %w", n, size, io.ErrUnexpectedEOF)
 	}
