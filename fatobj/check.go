@@ -9,6 +9,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -19,6 +20,11 @@ type Report struct {
 	// Missing the entries whose name no image of their kind defines.
 	Images  []CheckedImage
 	Missing []Missing
+	// Unlisted counts the (entry, image) pairs without the symbol that
+	// Missing does not list: a report lists as many as the budget of the
+	// object's size allows (docs/hostile-input.md), and one finding says
+	// how many more there are.
+	Unlisted int
 	// Origin is what the object shows of the releases that made it and
 	// can link and run it ([entries.Mixing]).
 	Origin *entries.Origin
@@ -26,6 +32,16 @@ type Report struct {
 	// mixed in the object, and those mixed across the objects checked
 	// together.
 	Findings []entries.Finding
+}
+
+// Problems returns how many problems r holds: its findings, each pair that
+// the finding of the unlisted ones counts standing for one.
+func (r *Report) Problems() int {
+	n := len(r.Findings) + r.Unlisted
+	if r.Unlisted > 0 {
+		n-- // the finding that counts them
+	}
+	return n
 }
 
 // CheckedImage is a device image with the names it defines.
@@ -71,7 +87,10 @@ func (m Missing) Finding() entries.Finding {
 // formats (raw binaries, bundle files, bitcode) are skipped. The stream of
 // every compressed binary, in any object, is inflated whole first, as LLVM
 // main's reader does: one that is cut or runs past its InflatedSize is an
-// error. It returns one report per ELF or COFF object, in order.
+// error. It returns one report per ELF or COFF object, in order. Entries
+// times images grow as the square of an object's size: a report counts
+// every (entry, image) pair without the symbol, and lists as many as the
+// budget of the object's size allows ([Report.Unlisted] counts the rest).
 func Check(objs []*Object) ([]*Report, error) {
 	var reps []*Report
 	var set []entries.Input
@@ -139,32 +158,105 @@ func checkObject(o *Object) (*Report, error) {
 		}
 		rep.Images = append(rep.Images, ci)
 	}
-	for _, e := range o.Entries {
-		if e.Kind == offload.OffloadOpenMP && e.Flags&uint32(offload.OMPEntryRequires) != 0 {
-			continue
-		}
-		found := false
-		for i := range rep.Images {
-			im := &rep.Images[i]
-			if im.OffloadKind != e.Kind {
-				continue
-			}
-			found = true
-			if im.Symbols != nil && !im.Symbols[e.Name] {
-				rep.Missing = append(rep.Missing, Missing{Entry: e, Image: im})
-			}
-		}
-		if !found {
-			rep.Missing = append(rep.Missing, Missing{Entry: e})
-		}
+	var size int64
+	if o.r != nil {
+		size = o.r.Size()
 	}
+	maxListed := missingSymbols(rep, o.Entries, budget.Linear(uint64(max(size, 0))))
 	for _, m := range rep.Missing {
 		rep.Findings = append(rep.Findings, m.Finding())
+	}
+	if rep.Unlisted > 0 {
+		rep.Findings = append(rep.Findings, entries.Finding{Kind: entries.FindMissingSymbol, Entries: rep.Unlisted,
+			Message: fmt.Sprintf("%d more (entry, image) pairs without the symbol, not listed: an object of %d bytes lists up to %d", rep.Unlisted, size, maxListed)})
 	}
 	if origin != nil {
 		rep.Findings = append(rep.Findings, origin.Findings...)
 	}
 	return rep, nil
+}
+
+// missingCost is what one listed Missing is counted as against the budget
+// of the object: its struct, its finding and message, and what printing them
+// (check --json) takes, with room to spare.
+const missingCost = 4096
+
+// missingSymbols finds the entries whose name an image of their kind lacks,
+// in the order of the entries and then of the images. Entries times images
+// pairs grow as the square of the object's size, so the pairs are counted
+// first, from each image's names (time linear in the entries and the names),
+// and listed only as far as limit (the budget of the object's bytes) allows:
+// at most limit/missingCost of them, visiting at most limit/8 pairs. The
+// rest are counted in Unlisted. It returns the most it would list.
+func missingSymbols(rep *Report, ents []entries.FileEntry, limit uint64) uint64 {
+	type kindNames struct {
+		images, checked int            // images of the kind; those whose names are read
+		have            map[string]int // entry name: how many checked images define it
+	}
+	kinds := map[offload.OffloadKind]*kindNames{}
+	for i := range rep.Images {
+		im := &rep.Images[i]
+		k := kinds[im.OffloadKind]
+		if k == nil {
+			k = &kindNames{have: map[string]int{}}
+			kinds[im.OffloadKind] = k
+		}
+		k.images++
+		if im.Symbols != nil {
+			k.checked++
+		}
+	}
+	wanted := func(e *entries.FileEntry) bool {
+		return !(e.Kind == offload.OffloadOpenMP && e.Flags&uint32(offload.OMPEntryRequires) != 0)
+	}
+	for i := range ents {
+		if k := kinds[ents[i].Kind]; k != nil && wanted(&ents[i]) {
+			k.have[ents[i].Name] = 0
+		}
+	}
+	for i := range rep.Images {
+		im := &rep.Images[i]
+		k := kinds[im.OffloadKind]
+		for name := range im.Symbols {
+			if n, ok := k.have[name]; ok {
+				k.have[name] = n + 1
+			}
+		}
+	}
+	maxListed, maxVisits := limit/missingCost, limit/8
+	var visits uint64
+	for i := range ents {
+		e := &ents[i]
+		if !wanted(e) {
+			continue
+		}
+		lacking, visit := 1, uint64(1) // no image of its kind
+		k := kinds[e.Kind]
+		if k != nil {
+			lacking, visit = k.checked-k.have[e.Name], uint64(len(rep.Images))
+		}
+		if lacking == 0 {
+			continue
+		}
+		// Once one entry is not listed, none after it is: the list is the
+		// start of the whole.
+		if rep.Unlisted > 0 || uint64(len(rep.Missing))+uint64(lacking) > maxListed || visits+visit > maxVisits {
+			rep.Unlisted += lacking
+			continue
+		}
+		visits += visit
+		if k == nil {
+			rep.Missing = append(rep.Missing, Missing{Entry: *e})
+			continue
+		}
+		for j := range rep.Images {
+			im := &rep.Images[j]
+			if im.OffloadKind == e.Kind && im.Symbols != nil && !im.Symbols[e.Name] {
+				rep.Missing = append(rep.Missing, Missing{Entry: *e, Image: im})
+			}
+		}
+	}
+	return maxListed
 }
 
 // imageSymbols returns the names an ELF device image defines, or nil and

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )
@@ -121,5 +122,96 @@ func renameDeviceSymbol(t *testing.T, in, out, old, name string) {
 	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMissingSymbolsBounded compares the bounded listing of missing symbols
+// with every (entry, image) pair: the count is exact, the list is the start
+// of all pairs in order, and it stops at the budget's number of records.
+func TestMissingSymbolsBounded(t *testing.T) {
+	img := func(kind offload.OffloadKind, names ...string) CheckedImage {
+		im := CheckedImage{Image: &Image{}}
+		im.OffloadKind = kind
+		if names != nil {
+			im.Symbols = map[string]bool{}
+			for _, n := range names {
+				im.Symbols[n] = true
+			}
+		}
+		return im
+	}
+	ent := func(kind offload.OffloadKind, name string, flags uint32) entries.FileEntry {
+		var e entries.FileEntry
+		e.Kind, e.Name, e.Flags = kind, name, flags
+		return e
+	}
+	images := []CheckedImage{
+		img(offload.OffloadOpenMP, "a", "b"),
+		img(offload.OffloadOpenMP, "a"),
+		img(offload.OffloadOpenMP), // symbols not read: not checked
+		img(offload.OffloadHIP, "h"),
+		img(offload.OffloadOpenMP, "b", "c"),
+	}
+	ents := []entries.FileEntry{
+		ent(offload.OffloadOpenMP, "a", 0),
+		ent(offload.OffloadOpenMP, "b", 0),
+		ent(offload.OffloadOpenMP, "x", uint32(offload.OMPEntryRequires)), // names no symbol
+		ent(offload.OffloadCUDA, "k", 0),                                  // no image of its kind
+		ent(offload.OffloadHIP, "h", 0),
+		ent(offload.OffloadOpenMP, "c", 0),
+		ent(offload.OffloadOpenMP, "b", 0),
+	}
+	type pair struct {
+		entry string
+		image int // -1: no image of its kind
+	}
+	// Every pair, as check listed them before the bound.
+	var all []pair
+	for _, e := range ents {
+		if e.Name == "x" {
+			continue
+		}
+		found := false
+		for j := range images {
+			if images[j].OffloadKind != e.Kind {
+				continue
+			}
+			found = true
+			if images[j].Symbols != nil && !images[j].Symbols[e.Name] {
+				all = append(all, pair{e.Name, j})
+			}
+		}
+		if !found {
+			all = append(all, pair{e.Name, -1})
+		}
+	}
+	if len(all) != 6 {
+		t.Fatalf("the test's own count: %d pairs %v", len(all), all)
+	}
+	for records := 0; records <= len(all)+1; records++ {
+		rep := &Report{Images: append([]CheckedImage(nil), images...)}
+		missingSymbols(rep, ents, uint64(records)*missingCost)
+		var got []pair
+		for _, m := range rep.Missing {
+			p := pair{m.Entry.Name, -1}
+			for j := range rep.Images {
+				if m.Image == &rep.Images[j] {
+					p.image = j
+				}
+			}
+			got = append(got, p)
+		}
+		if len(got)+rep.Unlisted != len(all) {
+			t.Errorf("limit of %d records: %d listed + %d unlisted, want %d in all", records, len(got), rep.Unlisted, len(all))
+		}
+		if len(got) > records || len(got) > len(all) {
+			t.Fatalf("limit of %d records: %d listed", records, len(got))
+		}
+		for i := range got {
+			if got[i] != all[i] {
+				t.Errorf("limit of %d records: listed %v, want the start of %v", records, got, all)
+				break
+			}
+		}
 	}
 }

@@ -65,7 +65,7 @@ func runCheck(args []string, stdout io.Writer) error {
 			return err
 		}
 		if c.report != nil && len(c.report.Findings) > 0 {
-			problems += len(c.report.Findings)
+			problems += c.report.Problems()
 			bad = append(bad, c.name)
 		}
 	}

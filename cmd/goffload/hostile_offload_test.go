@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -118,5 +120,59 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		// A version-3 binary of no entries: wrap --llvm 24 indexed Images[0].
 		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
 			says: map[string]string{"wrap-24": "no entries"}},
+		// 400 entries none of 400 images defines (313 KB): check listed
+		// each of the 160,000 pairs, 816 MB for --json at 600 x 600. It
+		// counts them all and lists as many as the budget allows.
+		{name: "entries-x-images-400", path: write("entries-x-images-400.o", entriesTimesImages(t, 400, 400)), any: true,
+			says: map[string]string{"check": "160000 problems", "check-json": "160000 problems"}},
 	}
+}
+
+// entriesTimesImages returns an x86-64 object of n OpenMP entries and m
+// x86-64 images (LLVM 19's formats), none of which defines an entry's name:
+// n times m pairs for check.
+func entriesTimesImages(t *testing.T, n, m int) []byte {
+	dev, err := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := &elfobj.Section{Name: ".text", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_EXECINSTR, Addralign: 1, Data: []byte{0xc3}}
+	dev.AddSection(text, false)
+	dev.Symbols = append(dev.Symbols, &elfobj.Symbol{Name: "other", Type: elf.STT_FUNC, Bind: elf.STB_GLOBAL, Section: text})
+	var img bytes.Buffer
+	if _, err := elfobj.Write(&img, dev); err != nil {
+		t.Fatal(err)
+	}
+	r, err := offload.LookupRelease(19)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bins bytes.Buffer
+	im := &offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
+	for range m {
+		if _, err := offload.WriteBinary(&bins, r, im, bytes.NewReader(img.Bytes()), int64(img.Len())); err != nil {
+			t.Fatal(err)
+		}
+		for bins.Len()%8 != 0 {
+			bins.WriteByte(0)
+		}
+	}
+	host, err := elfobj.ForTriple("x86_64-unknown-linux-gnu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host.AddSection(&elfobj.Section{Name: ".llvm.offloading", Type: elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), Addralign: 8, Data: bins.Bytes()}, false)
+	ents := make([]offload.Entry, n)
+	for i := range ents {
+		ents[i] = offload.Entry{Kind: offload.OffloadOpenMP, Name: fmt.Sprintf("k%d", i)}
+	}
+	if err := entries.Write(host, r, ents); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := elfobj.Write(&out, host); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }

@@ -30,7 +30,7 @@ func main() {
 }
 
 // run checks the objects of the files at paths together, as the inputs of
-// one link, prints the findings to w and returns how many there are.
+// one link, prints the findings to w and returns how many problems there are.
 func run(w io.Writer, paths []string) (int, error) {
 	var objs []*fatobj.Object
 	for _, path := range paths {
@@ -49,8 +49,8 @@ func run(w io.Writer, paths []string) (int, error) {
 	for _, r := range reports {
 		for _, f := range r.Findings {
 			fmt.Fprintf(w, "%s: %s\n", r.Object.Name, f)
-			n++
 		}
+		n += r.Problems()
 	}
 	return n, nil
 }
