@@ -1257,14 +1257,29 @@ type Input struct {
 // inputs of no release-bound facts are left out of the comparison.
 func Incompatible(ins []Input) [][]Finding {
 	out := make([][]Finding, len(ins))
+	// Whether two inputs conflict depends on their sets of releases only:
+	// the first earlier input a conflicts with is the earliest first input
+	// of a set disjoint from a's. Time is inputs times distinct sets, not
+	// inputs squared (an archive of many members).
+	var sets []offload.ReleaseSet
+	var first []int
 	for i, a := range ins {
 		if a.Origin == nil || a.Origin.Links() == 0 {
 			continue
 		}
-		for _, b := range ins[:i] {
-			if b.Origin == nil || b.Origin.Links() == 0 || a.Origin.Links()&b.Origin.Links() != 0 {
-				continue
+		links := a.Origin.Links()
+		other, seen := -1, false
+		for j, set := range sets {
+			seen = seen || set == links
+			if set&links == 0 && (other < 0 || first[j] < other) {
+				other = first[j]
 			}
+		}
+		if !seen {
+			sets, first = append(sets, links), append(first, i)
+		}
+		if other >= 0 {
+			b := ins[other]
 			pairs := disjoint(a.Origin.Facts, b.Origin.Facts)
 			for _, k := range kindOrder {
 				if p, ok := pairs[k]; ok && len(out[i]) == 0 {
@@ -1278,7 +1293,6 @@ func Incompatible(ins []Input) [][]Finding {
 				out[i] = append(out[i], Finding{Kind: FindIncompatible, Other: b.Name, Releases: a.Origin.Made(),
 					Message: fmt.Sprintf("its facts (%s) cannot be linked with those of %s (%s)", a.Origin.Links(), b.Name, b.Origin.Links())})
 			}
-			break
 		}
 	}
 	return out

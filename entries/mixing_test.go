@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,6 +250,48 @@ func TestMixingOfLinkedPrograms(t *testing.T) {
 		if wrapper != c.wrapper || section != c.section || o.Runtime != c.runtime || kinds(o.Findings) != c.findings {
 			t.Errorf("%s: wrapper %q registering %q, runtime %q, findings %q; want %q, %q, %q, %q\n%v",
 				c.file, wrapper, section, o.Runtime, kinds(o.Findings), c.wrapper, c.section, c.runtime, c.findings, o.Findings)
+		}
+	}
+}
+
+// TestIncompatibleNamesFirstConflict: among inputs of random sets of
+// releases, each finding names the first earlier input whose set is
+// disjoint from the input's, as comparing every pair in order does.
+func TestIncompatibleNamesFirstConflict(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	rows := offload.AllReleases().Rows()
+	for round := range 200 {
+		ins := make([]Input, 1+rng.Intn(12))
+		for i := range ins {
+			var links offload.ReleaseSet
+			for _, r := range rows[:4] {
+				if rng.Intn(2) == 0 {
+					links |= offload.ReleaseSetOf(r)
+				}
+			}
+			ins[i] = Input{Name: fmt.Sprintf("in%d", i), Origin: &Origin{Facts: []Fact{{Topic: TopicEntries, What: "x", Made: links, Links: links}}}}
+			if rng.Intn(8) == 0 {
+				ins[i].Origin = nil
+			}
+		}
+		got := Incompatible(ins)
+		for i, a := range ins {
+			want := ""
+			if a.Origin != nil && a.Origin.Links() != 0 {
+				for _, b := range ins[:i] {
+					if b.Origin != nil && b.Origin.Links() != 0 && a.Origin.Links()&b.Origin.Links() == 0 {
+						want = b.Name
+						break
+					}
+				}
+			}
+			other := ""
+			if len(got[i]) > 0 {
+				other = got[i][0].Other
+			}
+			if other != want || len(got[i]) > 1 {
+				t.Fatalf("round %d, %s: findings %v, want one naming %q", round, a.Name, got[i], want)
+			}
 		}
 	}
 }
