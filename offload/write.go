@@ -207,6 +207,39 @@ func BinaryReader(r *Release, im *Image, data io.ReaderAt, size int64) (*io.Sect
 	return c.Section(), l, nil
 }
 
+// BinariesReader returns the OffloadBinary that WriteBinaries writes of ims
+// (WriteBinary where ims holds one image) as a reader, as BinaryReader does
+// for one image: each image is read from its Data only as the binary is
+// read, so Data must be an io.ReaderAt too (a file, an *io.SectionReader, a
+// *bytes.Reader), or fs.ErrInvalid is returned. Several images need a
+// release that writes version 2 or later, as for WriteBinaries.
+func BinariesReader(r *Release, ims []ImageData) (*io.SectionReader, error) {
+	if len(ims) != 1 {
+		if err := r.checkMulti(len(ims)); err != nil {
+			return nil, err
+		}
+	}
+	meta, ls, err := encode(r, ims)
+	if err != nil {
+		return nil, err
+	}
+	var c concat.ReaderAt
+	c.AddBytes(meta)
+	for i := range ims {
+		if ims[i].Size == 0 {
+			continue
+		}
+		data, ok := ims[i].Data.(io.ReaderAt)
+		if !ok {
+			return nil, fmt.Errorf("%s of %d bytes: its reader is not an io.ReaderAt: %w", imageName(ims, i), ims[i].Size, fs.ErrInvalid)
+		}
+		c.Add(data, 0, ims[i].Size)
+	}
+	last := ls[len(ls)-1]
+	c.AddZeros(int64(last.Size - last.ImageOffset - last.ImageSize))
+	return c.Section(), nil
+}
+
 // meta returns everything of the binary of im and size image bytes before
 // the image, and its layout.
 func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {

@@ -3,8 +3,10 @@ package offload
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"runtime"
 	"testing"
 
@@ -75,5 +77,52 @@ func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
 	}
 	if _, err := WriteBinary(io.Discard, Default(), &im, bytes.NewReader(data[:5]), int64(len(data))); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("WriteBinary of short data: %v", err)
+	}
+}
+
+// TestBinariesReaderMatchesWriteBinaries: for every release with
+// OffloadBinaries, the reader gives the bytes WriteBinaries (WriteBinary for
+// one image) writes; several images where the release writes version 1, and
+// a Data that is not an io.ReaderAt, are refused.
+func TestBinariesReaderMatchesWriteBinaries(t *testing.T) {
+	ims := func(n int) []ImageData {
+		var out []ImageData
+		for i := range n {
+			data := bytes.Repeat([]byte{byte('a' + i)}, 5+7*i)
+			out = append(out, ImageData{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP,
+				Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", fmt.Sprint("a", i)}}}, Data: bytes.NewReader(data), Size: int64(len(data))})
+		}
+		return out
+	}
+	for _, r := range AllReleases().Rows() {
+		if r.BinaryVersion == 0 {
+			continue
+		}
+		for _, n := range []int{1, 3} {
+			var want bytes.Buffer
+			var err error
+			if n == 1 {
+				one := ims(1)
+				_, err = WriteBinary(&want, r, &one[0].Image, one[0].Data, one[0].Size)
+			} else {
+				_, err = WriteBinaries(&want, r, ims(n))
+			}
+			sr, rerr := BinariesReader(r, ims(n))
+			if (err == nil) != (rerr == nil) {
+				t.Fatalf("%v, %d images: WriteBinaries %v, BinariesReader %v", r, n, err, rerr)
+			}
+			if err != nil {
+				continue
+			}
+			got, err := io.ReadAll(sr)
+			if err != nil || !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("%v, %d images: BinariesReader gives %d bytes (%v), WriteBinaries %d", r, n, len(got), err, want.Len())
+			}
+		}
+	}
+	im := ims(1)
+	im[0].Data = io.MultiReader(im[0].Data)
+	if _, err := BinariesReader(Default(), im); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("a Data that is not an io.ReaderAt: %v", err)
 	}
 }
