@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
+	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
@@ -42,6 +44,10 @@ func (c *Conversion) note(format string, args ...any) {
 // sections, constructor tables and device objects it rewrites.
 const maxConvertSection = 1 << 30
 
+// maxRewrittenInMemory is what Convert may hold of the images of a binary it
+// rewrites, whatever the binary's size (a compressed one inflates).
+const maxRewrittenInMemory = 64 << 20
+
 // Convert rewrites o, a relocatable host object that release from made, into
 // what release to makes of the same source, so that the driver and runtime of
 // release to link and run it (docs/releases.md#mixing-releases):
@@ -67,6 +73,10 @@ const maxConvertSection = 1 << 30
 //     offset and size, at most the section's alignment) and AuxAddr (the
 //     shadow variable: the `<name>.managed` symbol's `<name>`) are added,
 //     and dropped going back;
+//   - OffloadBinaries of another version than release to writes are
+//     written again as it writes them (version 3 or 2: one binary of all the
+//     images, inflated; version 1: one binary an image), and entries
+//     sections get its SHF_GNU_RETAIN flag or lose it;
 //   - OffloadBinaries: the offload kind of HIP images is renumbered (3 ↔ 4),
 //     in place; device images that are ELF relocatable objects (OpenMP for a
 //     CPU) are converted as host objects are, and their binaries rewritten
@@ -132,6 +142,10 @@ func Convert(o *elfobj.Object, from, to *offload.Release) (*Conversion, error) {
 }
 
 type converter struct {
+	// rewritten counts the image bytes of the binaries rewritten, of
+	// rewrittenFrom bytes.
+	rewritten, rewrittenFrom int64
+
 	o        *elfobj.Object
 	from, to *offload.Release
 	conv     *Conversion
@@ -379,6 +393,15 @@ func (c *converter) binaries() error {
 		var out concat.ReaderAt
 		changed := false
 		for bi, b := range bins {
+			if b.Version != max(c.to.BinaryVersion, 1) {
+				nb, err := c.rewriteBinary(fmt.Sprintf("%s: binary %d", s.Name, bi), b)
+				if err != nil {
+					return err
+				}
+				out.Add(nb, 0, nb.Size())
+				changed = true
+				continue
+			}
 			var patch []byte
 			for i := range b.Images {
 				im := &b.Images[i]
@@ -452,6 +475,76 @@ func (c *converter) binaries() error {
 		}
 	}
 	return nil
+}
+
+// rewriteBinary returns b written again as release to writes its images:
+// version 3 or 2 as one binary of them all (inflated), version 1 as one
+// binary each. The images are read as the result is read (a compressed one
+// inflated then), not held. The OpenMP device objects among them are
+// converted as those of version-1 binaries are, and those are held in
+// memory: the device objects of all the binaries a conversion rewrites, at
+// most the budget of the binaries' size (budget.Linear), or 64 MiB where
+// that is less (what reading holds of inflated binaries,
+// offload.Budget.MaxInflatedMemory); more is refused with an error matching
+// goffload.ErrLimit.
+func (c *converter) rewriteBinary(where string, b *offload.Binary) (*io.SectionReader, error) {
+	// The binaries of one conversion count together.
+	c.rewrittenFrom += int64(b.Size)
+	limit := min(max(budget.LinearInt(c.rewrittenFrom), maxRewrittenInMemory), maxConvertSection)
+	var ims []offload.ImageData
+	for i := range b.Images {
+		sr, err := b.Open(i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		im := b.Images[i].Image
+		ims = append(ims, offload.ImageData{Image: im, Data: sr, Size: sr.Size()})
+		if im.OffloadKind != offload.OffloadOpenMP {
+			continue
+		}
+		var magic [4]byte
+		if n, _ := sr.ReadAt(magic[:], 0); im.Kind != offload.ImageObject || n < 4 || string(magic[:]) != elf.ELFMAG {
+			c.deviceOK = false
+			continue
+		}
+		if c.rewritten += sr.Size(); c.rewritten > limit {
+			return nil, fmt.Errorf("%w: %s: device objects of %d bytes from binaries of %d, over the limit of %d that a conversion holds in memory: %w",
+				ErrConvert, where, c.rewritten, c.rewrittenFrom, limit, goffload.ErrLimit)
+		}
+		iwhere := fmt.Sprintf("%s image %d", where, i)
+		data, err := readWhole(sr, sr.Size(), iwhere)
+		if err != nil {
+			return nil, err
+		}
+		img, converted, err := c.convertDevice(iwhere, data, &im)
+		if err != nil {
+			return nil, err
+		}
+		if !converted {
+			c.deviceOK = false
+			continue // read again as the result is read
+		}
+		ims[i] = offload.ImageData{Image: im, Data: bytes.NewReader(img), Size: int64(len(img))}
+	}
+	var out concat.ReaderAt
+	if c.to.BinaryVersion >= 2 {
+		sr, err := offload.BinariesReader(c.to, ims)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		out.Add(sr, 0, sr.Size())
+	} else {
+		for i := range ims {
+			sr, err := offload.BinariesReader(c.to, ims[i:i+1])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
+			out.Add(sr, 0, sr.Size())
+			out.AddZeros((8 - sr.Size()%8) % 8) // each binary 8-aligned, as clang embeds them
+		}
+	}
+	c.conv.note("%s: version %d -> %d, %d images", where, b.Version, max(c.to.BinaryVersion, 1), len(ims))
+	return out.Section(), nil
 }
 
 // ---- entries ----
@@ -765,7 +858,8 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 	if facts.Of(c.to).Entries.Requires != facts.RequiresCtor && name == facts.Of(c.to).Entries.OpenMP && c.openmp == nil {
 		c.openmp = s
 	}
-	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != facts.Of(c.to).Entries.Align
+	flags := s.Flags&^elfobj.SHF_GNU_RETAIN | c.to.EntriesFlags()
+	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != facts.Of(c.to).Entries.Align || s.Flags != flags
 	size := uint64(to.Size())
 	addrOff, nameOff, auxOff := fieldOffsets(to)
 	var data []byte
@@ -815,6 +909,7 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 	setContents(s, data)
 	s.Relocs = relocs
 	s.Addralign = facts.Of(c.to).Entries.Align
+	s.Flags = flags
 	if name != s.Name {
 		c.conv.note("section %s: %s, %d %v entries -> %d %v", s.Name, name, n, from, len(kept), to)
 		c.o.RenameSection(s, name)

@@ -23,11 +23,12 @@ const (
 	convertFuzzFixed   = 1 << 20
 )
 
-// FuzzConvert converts any object from the release MadeBy tells (or 14, 19
-// and 22) to 15, 19 and 22: an error or a result that writes, never a
+// FuzzConvert converts any object from the release MadeBy tells (or 14, 19,
+// 22, 23 and 24) to 15, 19, 22, 23 and 24: an error or a result that writes, never a
 // panic, allocating at most convertFuzzPerByte a byte plus
 // convertFuzzFixed; to its own release nothing changes. Seeds: objects of clang 14
-// (bundled), 15 (a C++ constructor), 15, 16, 19 and 22, and HIP 19.
+// (bundled), 15 (a C++ constructor), 15, 16, 19 and 22, HIP 19, and 22's
+// converted to 23 and 24 (OffloadBinaries of versions 2 and 3).
 func FuzzConvert(f *testing.F) {
 	seeds, _ := filepath.Glob(filepath.Join("testdata", "convert", "*.o"))
 	more, _ := filepath.Glob(filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "*.o"))
@@ -36,7 +37,30 @@ func FuzzConvert(f *testing.F) {
 			f.Add(b, uint8(0))
 		}
 	}
-	targets := []int{15, 19, 22}
+	// And clang-22's converted to 23 and 24: binaries of versions 2 and 3.
+	if b, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")); err == nil {
+		for _, major := range []int{23, 24} {
+			ef, err := elfobj.Read(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				f.Fatal(err)
+			}
+			o, err := ef.Object()
+			if err != nil {
+				f.Fatal(err)
+			}
+			from, _ := offload.LookupRelease(22)
+			to, _ := offload.LookupRelease(major)
+			if _, err := Convert(o, from, to); err != nil {
+				f.Fatal(err)
+			}
+			var out bytes.Buffer
+			if _, err := elfobj.Write(&out, o); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(out.Bytes(), uint8(0))
+		}
+	}
+	targets := []int{15, 19, 22, 23, 24}
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -55,13 +79,13 @@ func FuzzConvert(f *testing.F) {
 			return
 		}
 		if from == nil || pick&1 != 0 {
-			from, _ = offload.LookupRelease([]int{14, 19, 22}[int(pick>>1)%3])
+			from, _ = offload.LookupRelease([]int{14, 19, 22, 23, 24}[int(pick>>1)%5])
 		}
 		o, err := ef.Object()
 		if err != nil {
 			return
 		}
-		to, _ := offload.LookupRelease(targets[int(pick>>3)%len(targets)])
+		to, _ := offload.LookupRelease(targets[int(pick>>4)%len(targets)])
 		if from.Major == to.Major {
 			if c, err := Convert(o, from, to); err == nil && c.Changed() {
 				t.Fatalf("converted to its own release: %v", c.Changes)

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -272,5 +274,92 @@ func TestConvertRefuses(t *testing.T) {
 	_, err = Convert(objectOf(t, data), release(t, 19), release(t, 14))
 	if !errors.Is(err, ErrConvert) {
 		t.Errorf("to 14: %v", err)
+	}
+}
+
+// TestConvertBinaryVersions: clang-22's OpenMP object converted to 23 and 24
+// holds the OffloadBinary version each writes (2, 3) and 24's SHF_GNU_RETAIN
+// on its entries sections, so that each is made by the release converted to
+// (24's was "mixed" with the flag missing); converted back to 22 it is made
+// by 22 again (22 reads version 1 only), with the entries and binaries it
+// had.
+func TestConvertBinaryVersions(t *testing.T) {
+	orig, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := func(data []byte) offload.ReleaseSet {
+		t.Helper()
+		f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, set, err := MadeBy(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	binaries := func(data []byte) []*offload.Binary {
+		t.Helper()
+		s := objectOf(t, data).Section(".llvm.offloading")
+		if s == nil {
+			t.Fatal("no .llvm.offloading")
+		}
+		r, size := sectionReader(s)
+		bins, err := offload.ReadAll(r, size, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bins
+	}
+	images := func(data []byte) [][]byte {
+		t.Helper()
+		var out [][]byte
+		for _, b := range binaries(data) {
+			for i := range b.Images {
+				sr, err := b.Open(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				img, err := io.ReadAll(sr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, img)
+			}
+		}
+		return out
+	}
+	for _, to := range []int{23, 24} {
+		there := converted(t, orig, 22, to)
+		if m := made(there); m != offload.ReleaseSetOf(release(t, to)) {
+			t.Errorf("22 -> %d: made by %v", to, m)
+		}
+		for _, b := range binaries(there) {
+			if want := release(t, to).BinaryVersion; b.Version != want {
+				t.Errorf("22 -> %d: binary of version %d, want %d", to, b.Version, want)
+			}
+		}
+		sec := objectOf(t, there).Section("llvm_offload_entries")
+		if retain := sec.Flags&elfobj.SHF_GNU_RETAIN != 0; retain != (to == 24) {
+			t.Errorf("22 -> %d: SHF_GNU_RETAIN %v on the entries", to, retain)
+		}
+		back := converted(t, there, to, 22)
+		if m := made(back); !m.Has(22) {
+			t.Errorf("22 -> %d -> 22: made by %v", to, m)
+		}
+		if diff := cmp.Diff(entriesTable(t, orig), entriesTable(t, back)); diff != "" {
+			t.Errorf("22 -> %d -> 22: entries section (-original +round trip):\n%s", to, diff)
+		}
+		if got := binaries(back); len(got) != 1 || got[0].Version != 1 {
+			t.Errorf("22 -> %d -> 22: %d binaries, want one of version 1", to, len(got))
+		}
+		if to == 23 && !slices.EqualFunc(images(orig), images(back), bytes.Equal) {
+			t.Errorf("22 -> 23 -> 22: the device image changed")
+		}
+		if n := len(images(back)); n != 1 {
+			t.Errorf("22 -> %d -> 22: %d images", to, n)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 func runConvert(args []string, stdout io.Writer) error {
 	var llvm, fromFlag, out string
 	fs := newFlags("convert", &llvm)
-	fs.StringVar(&fromFlag, "from", "", "the inputs were made by LLVM release `M` (13-23; default: told from each object)")
+	fs.StringVar(&fromFlag, "from", "", "the inputs were made by LLVM release `M` (13-24, 24 being main; default: told from each object)")
 	fs.StringVar(&out, "o", "", "write the result to `OUT`")
 	if err := parseFlags(fs, args); err != nil {
 		return err

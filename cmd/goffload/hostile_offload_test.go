@@ -87,6 +87,13 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	if _, err := offload.WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
 		t.Fatal(err)
 	}
+	// elfOne: the same beginning as an ELF file does.
+	var elfOne bytes.Buffer
+	elfZeros := make([]byte, big)
+	copy(elfZeros, elf.ELFMAG)
+	if _, err := offload.WriteCompressedBinary(&elfOne, r24, &im, bytes.NewReader(elfZeros), big, offload.Compression{Level: 19}); err != nil {
+		t.Fatal(err)
+	}
 	// short: a compressed binary whose InflatedSize is 64 bytes more than
 	// its stream gives, past the entries and strings that reading inflates.
 	var short bytes.Buffer
@@ -117,6 +124,16 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		// stream whole, as LLVM main's reader does, and refuses it.
 		{name: "offload-v3-stream-short", path: write("v3-stream-short.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), short.Bytes())),
 			any: true, says: map[string]string{"check": "InflatedSize", "check-json": "InflatedSize"}, inflates: 1 << 20},
+		// Objects holding binaries inflating to 63 MiB: convert (to 22)
+		// writes each as version 1, inflating it as it writes. Images that
+		// begin as ELF objects are read whole to be converted: one within
+		// the 64 MiB a conversion may hold, two over it.
+		{name: "offload-v3-object-2x63M", path: write("v3-object-2x63M.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), bytes.Repeat(one.Bytes(), 2))),
+			any: true, inflates: 2 * 63 << 20},
+		{name: "offload-v3-object-elf-63M", path: write("v3-object-elf-63M.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), elfOne.Bytes())),
+			any: true, inflates: 63 << 20},
+		{name: "offload-v3-object-elf-2x63M", path: write("v3-object-elf-2x63M.o", objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), bytes.Repeat(elfOne.Bytes(), 2))),
+			any: true, inflates: 2 * 63 << 20, says: map[string]string{"convert": over}},
 		// A version-3 binary of no entries: wrap --llvm 24 indexed Images[0].
 		{name: "offload-v3-no-entries", path: write("v3-no-entries.bin", empty), any: true,
 			says: map[string]string{"wrap-24": "no entries"}},
