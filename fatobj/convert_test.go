@@ -233,17 +233,8 @@ func TestConvertOldObjectsAsNewOnes(t *testing.T) {
 				t.Errorf("the requires constructor still runs")
 			}
 			meta := func(data []byte) []offload.Image {
-				s := objectOf(t, data).Section(".llvm.offloading")
-				if s == nil {
-					t.Fatal("no .llvm.offloading")
-				}
-				r, size := sectionReader(s)
-				bins, err := offload.ReadAll(r, size, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
 				var out []offload.Image
-				for _, b := range bins {
+				for _, b := range offloadBinaries(t, data) {
 					for _, im := range b.Images {
 						out = append(out, im.Image)
 					}
@@ -300,23 +291,10 @@ func TestConvertBinaryVersions(t *testing.T) {
 		}
 		return set
 	}
-	binaries := func(data []byte) []*offload.Binary {
-		t.Helper()
-		s := objectOf(t, data).Section(".llvm.offloading")
-		if s == nil {
-			t.Fatal("no .llvm.offloading")
-		}
-		r, size := sectionReader(s)
-		bins, err := offload.ReadAll(r, size, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return bins
-	}
 	images := func(data []byte) [][]byte {
 		t.Helper()
 		var out [][]byte
-		for _, b := range binaries(data) {
+		for _, b := range offloadBinaries(t, data) {
 			for i := range b.Images {
 				sr, err := b.Open(i)
 				if err != nil {
@@ -336,7 +314,7 @@ func TestConvertBinaryVersions(t *testing.T) {
 		if m := made(there); m != offload.ReleaseSetOf(release(t, to)) {
 			t.Errorf("22 -> %d: made by %v", to, m)
 		}
-		for _, b := range binaries(there) {
+		for _, b := range offloadBinaries(t, there) {
 			if want := release(t, to).BinaryVersion; b.Version != want {
 				t.Errorf("22 -> %d: binary of version %d, want %d", to, b.Version, want)
 			}
@@ -352,7 +330,7 @@ func TestConvertBinaryVersions(t *testing.T) {
 		if diff := cmp.Diff(entriesTable(t, orig), entriesTable(t, back)); diff != "" {
 			t.Errorf("22 -> %d -> 22: entries section (-original +round trip):\n%s", to, diff)
 		}
-		if got := binaries(back); len(got) != 1 || got[0].Version != 1 {
+		if got := offloadBinaries(t, back); len(got) != 1 || got[0].Version != 1 {
 			t.Errorf("22 -> %d -> 22: %d binaries, want one of version 1", to, len(got))
 		}
 		if to == 23 && !slices.EqualFunc(images(orig), images(back), bytes.Equal) {
@@ -362,4 +340,20 @@ func TestConvertBinaryVersions(t *testing.T) {
 			t.Errorf("22 -> %d -> 22: %d images", to, n)
 		}
 	}
+}
+
+// offloadBinaries returns the OffloadBinaries of the .llvm.offloading
+// section of an object file's bytes.
+func offloadBinaries(t *testing.T, data []byte) []*offload.Binary {
+	t.Helper()
+	s := objectOf(t, data).Section(".llvm.offloading")
+	if s == nil {
+		t.Fatal("no .llvm.offloading")
+	}
+	r, size := sectionReader(s)
+	bins, err := offload.ReadAll(r, size, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bins
 }

@@ -290,10 +290,12 @@ func notRewritable(f *File) error {
 }
 
 // fromInput names the input an object was loaded from in an error of
-// writing it that says the object is inconsistent: its fault, not the
-// output's.
+// writing it that says the object is inconsistent, or that data read from
+// the input as it is written is bad (a compressed binary inflated as it is
+// written again): its fault, not the output's.
 func fromInput(in string, err error) error {
-	if err != nil && in != "" && (errors.Is(err, elfobj.ErrInconsistent) || errors.Is(err, coffobj.ErrInconsistent)) {
+	if err != nil && in != "" && (errors.Is(err, elfobj.ErrInconsistent) || errors.Is(err, coffobj.ErrInconsistent) ||
+		errors.Is(err, goffload.ErrInvalid) || errors.Is(err, goffload.ErrTruncated) || errors.Is(err, goffload.ErrLimit)) {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	return err
