@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/internal/iocount"
 )
 
 // Compression levels as clang-offload-bundler takes them.
@@ -275,7 +276,7 @@ func (h *CompressedHeader) bytes() []byte {
 // compressStream compresses the size bytes of src into w, reading them
 // once, and returns the stream's size and the truncated MD5 of the bytes.
 func compressStream(w io.Writer, src io.ReaderAt, size int64, opt *CompressOptions) (int64, uint64, error) {
-	cw := &countingWriter{w: w}
+	cw := &iocount.Writer{W: w}
 	bw := bufio.NewWriterSize(cw, 256<<10)
 	var enc io.WriteCloser
 	switch opt.Method {
@@ -318,24 +319,13 @@ func compressStream(w io.Writer, src io.ReaderAt, size int64, opt *CompressOptio
 	if err := bw.Flush(); err != nil {
 		return 0, 0, err
 	}
-	return cw.n, le.Uint64(md.Sum(nil)), nil
+	return cw.N, le.Uint64(md.Sum(nil)), nil
 }
 
 // zstdConcurrency is the encoder's: with two goroutines it finds the
 // matches of a block while the previous one is entropy coded, which gives
 // the bytes that one goroutine gives (TestCompressDeterministic).
 func zstdConcurrency() int { return min(runtime.GOMAXPROCS(0), 2) }
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
 
 // hashingReader hashes and counts what is read through it.
 type hashingReader struct {

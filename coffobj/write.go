@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goffload/goffload/internal/iocount"
 	"github.com/goffload/goffload/internal/strtab"
 )
 
@@ -67,13 +68,13 @@ func Write(w io.Writer, o *Object) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &iocount.Writer{W: w}
 	bw := bufio.NewWriterSize(cw, 64<<10)
 	if err := p.write(bw); err != nil {
-		return cw.n, err
+		return cw.N, err
 	}
 	err = bw.Flush()
-	return cw.n, err
+	return cw.N, err
 }
 
 func newPlan(o *Object) (*plan, error) {
@@ -438,15 +439,4 @@ func (p *plan) stringTable() []byte {
 	b := make([]byte, 0, 4+len(data))
 	b = le.AppendUint32(b, uint32(4+len(data)))
 	return append(b, data...)
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/goffload/goffload/internal/iocount"
 	"github.com/goffload/goffload/internal/strtab"
 )
 
@@ -86,13 +87,13 @@ func Write(w io.Writer, o *Object) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cw := &countingWriter{w: w}
+	cw := &iocount.Writer{W: w}
 	bw := bufio.NewWriterSize(cw, 64<<10)
 	if err := p.write(bw); err != nil {
-		return cw.n, err
+		return cw.N, err
 	}
 	err = bw.Flush()
-	return cw.n, err
+	return cw.N, err
 }
 
 func newPlan(o *Object) (*plan, error) {
@@ -547,22 +548,4 @@ func (p *plan) shdrs() []byte {
 		b = p.order.AppendUint64(b, os.ent)
 	}
 	return b
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// ReadFrom lets a file-to-file copy reach the destination's ReadFrom.
-func (c *countingWriter) ReadFrom(r io.Reader) (int64, error) {
-	n, err := io.Copy(c.w, r)
-	c.n += n
-	return n, err
 }

@@ -529,14 +529,22 @@ func (o *Object) chooseRelease() (*offload.Release, error) {
 // section.
 func (o *Object) readBinariesELF(opt *offload.ReadOptions) error {
 	for _, s := range o.ELF.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
-		sr := s.Open()
-		bins, err := offload.ReadAll(sr, sr.Size(), opt)
-		if err != nil {
-			return fmt.Errorf("%s: while extracting offloading files: section %q: %w", o.Name, s.Name, ferr.Rebase(err, o.Offset+int64(s.Offset)))
+		if err := o.readBinariesOf(s.Name, int64(s.Offset), s.Open(), opt); err != nil {
+			return err
 		}
-		for _, b := range bins {
-			o.Binaries = append(o.Binaries, &Binary{Binary: b, Section: s.Name, FileOffset: o.Offset + int64(s.Offset) + b.Offset})
-		}
+	}
+	return nil
+}
+
+// readBinariesOf reads the OffloadBinaries of section name, at offset in
+// the object.
+func (o *Object) readBinariesOf(name string, offset int64, sr *io.SectionReader, opt *offload.ReadOptions) error {
+	bins, err := offload.ReadAll(sr, sr.Size(), opt)
+	if err != nil {
+		return fmt.Errorf("%s: while extracting offloading files: section %q: %w", o.Name, name, ferr.Rebase(err, o.Offset+offset))
+	}
+	for _, b := range bins {
+		o.Binaries = append(o.Binaries, &Binary{Binary: b, Section: name, FileOffset: o.Offset + offset + b.Offset})
 	}
 	return nil
 }
@@ -554,13 +562,8 @@ func (o *Object) readBinariesCOFF(opt *offload.ReadOptions) error {
 		if !strings.HasPrefix(s.Name, Section) {
 			continue
 		}
-		sr := s.Open()
-		bins, err := offload.ReadAll(sr, sr.Size(), opt)
-		if err != nil {
-			return fmt.Errorf("%s: while extracting offloading files: section %q: %w", o.Name, s.Name, ferr.Rebase(err, o.Offset+int64(s.Offset)))
-		}
-		for _, b := range bins {
-			o.Binaries = append(o.Binaries, &Binary{Binary: b, Section: s.Name, FileOffset: o.Offset + int64(s.Offset) + b.Offset})
+		if err := o.readBinariesOf(s.Name, int64(s.Offset), s.Open(), opt); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/digest"
 	"github.com/goffload/goffload/internal/respfile"
 )
 
@@ -131,7 +132,7 @@ func (k *keyer) key(ctx context.Context) error {
 		k.put("getenv", name, strconv.FormatBool(ok), v)
 	}
 	for _, in := range s.Inputs {
-		sum, err := hashFile(in)
+		sum, err := digest.File(in)
 		if err != nil {
 			return err
 		}
@@ -289,18 +290,4 @@ func (k *keyer) file(what, path string) error {
 	}
 	k.put(what, k.norm(path), sum)
 	return nil
-}
-
-// hashFile returns the SHA-256 of a file's bytes, in hexadecimal.
-func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/goffload/goffload/internal/digest"
 )
 
 // toolFileHash returns the SHA-256 of a file of the tools (a program, a
@@ -30,7 +32,7 @@ func toolFileHash(path string, fh FileHasher) (string, error) {
 			if fh != nil {
 				return fh.HashFile(path)
 			}
-			return hashFile(path)
+			return digest.File(path)
 		})
 		toolHashes.m[id] = sum
 	}

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/digest"
 )
 
 // hashesDir holds the remembered hashes of the tools' files.
@@ -35,7 +38,7 @@ func (c *Cache) HashFile(path string) (string, error) {
 	}
 	id, ok := fileIdentity(abs, st)
 	if !ok {
-		return hashOf(abs)
+		return digest.File(abs)
 	}
 	memo := filepath.Join(c.dir, hashesDir, id[:2], id)
 	if root, err := os.OpenRoot(filepath.Dir(memo)); err == nil {
@@ -51,7 +54,7 @@ func (c *Cache) HashFile(path string) (string, error) {
 			}
 		}
 	}
-	sum, err := hashOf(abs)
+	sum, err := digest.File(abs)
 	if err != nil {
 		return "", err
 	}
@@ -64,38 +67,16 @@ func (c *Cache) HashFile(path string) (string, error) {
 	return sum, nil
 }
 
-// remember writes a hash at memo, whole (a temporary file renamed).
+// remember writes a hash at memo, whole (atomicfile: a temporary file
+// renamed); a hash that cannot be written is not remembered.
 func (c *Cache) remember(memo, sum string) {
 	if os.MkdirAll(filepath.Dir(memo), 0o755) != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(memo), ".tmp-")
-	if err != nil {
-		return
-	}
-	_, err = fmt.Fprintf(f, "%s\n", sum)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), memo)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-}
-
-func hashOf(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	atomicfile.Write(memo, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s\n", sum)
+		return err
+	})
 }
 
 // fileIdentity is the name of a file's remembered hash: the SHA-256 of its

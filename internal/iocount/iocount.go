@@ -1,0 +1,24 @@
+// Package iocount counts the bytes written through a writer: what the
+// object and bundle writers return as the size they wrote.
+package iocount
+
+import "io"
+
+// Writer passes writes to W and counts in N the bytes W took.
+type Writer struct {
+	W io.Writer
+	N int64
+}
+
+func (c *Writer) Write(p []byte) (int, error) {
+	n, err := c.W.Write(p)
+	c.N += int64(n)
+	return n, err
+}
+
+// ReadFrom lets a file-to-file copy reach the destination's ReadFrom.
+func (c *Writer) ReadFrom(r io.Reader) (int64, error) {
+	n, err := io.Copy(c.W, r)
+	c.N += n
+	return n, err
+}
