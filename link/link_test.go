@@ -235,30 +235,12 @@ func TestDryRunStepOrder(t *testing.T) {
 				t.Fatalf("LLVM %d's wrapper does not compress:\n%s", l.major, theirs)
 			}
 
-			opt, err := ParseWrapperArgs(argv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ours bytes.Buffer
-			opt.DryRun, opt.Stdout = true, &ours
-			cwd, _ := os.Getwd()
-			if err := os.Chdir(work); err != nil {
-				t.Fatal(err)
-			}
-			defer os.Chdir(cwd)
-			lk, err := Plan(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lk.Close()
-			if err := lk.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			lk, ours := dryRunIn(t, work, argv)
 			// LLVM 17-21's wrapper runs the device LTO of HIP's bitcode
 			// images in its own process and gives clang one object; goffload
 			// runs it as commands of its own (lld, then llc), which LLVM's
 			// dry run does not print: they are left out of ours.
-			printed := ours.String()
+			printed := ours
 			lto := 0
 			for i, s := range lk.Steps {
 				if s.Kind != StepDeviceLTO && s.Kind != StepCodegen {
@@ -272,7 +254,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				printed = strings.Replace(printed, FormatCommand(&s)+"\n", "", 1)
 			}
 			if wantLTO := strings.HasPrefix(l.name, "hip") && l.major < 22; wantLTO != (lto == 2) {
-				t.Errorf("%d device LTO steps (lld, llc), want them: %v\n%s", lto, wantLTO, ours.String())
+				t.Errorf("%d device LTO steps (lld, llc), want them: %v\n%s", lto, wantLTO, ours)
 			}
 			want := stepsOf(theirs)
 			for i, s := range want {
@@ -281,7 +263,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				}
 			}
 			if got := stepsOf(printed); !cmp.Equal(got, want) {
-				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours.String(), theirs)
+				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours, theirs)
 			}
 			a, b := masked(printed), masked(theirs)
 			if a != b {
@@ -457,4 +439,27 @@ func TestRunStepsWritesInParallelAndInOrder(t *testing.T) {
 	if got := strings.Fields(string(b)); len(got) != 20 || got[19] != "19" {
 		t.Errorf("the device link read %q: not every image was written first", got)
 	}
+}
+
+// dryRunIn runs goffload's wrapper on argv with --dry-run in the folder
+// work, as clang would run it there, and returns its link (closed when the
+// test ends) and what it prints. The test stays in work until it ends.
+func dryRunIn(t *testing.T, work string, argv []string) (*Link, string) {
+	t.Helper()
+	opt, err := ParseWrapperArgs(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours bytes.Buffer
+	opt.DryRun, opt.Stdout = true, &ours
+	t.Chdir(work) // until the test ends
+	lk, err := Plan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lk.Close() })
+	if err := lk.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return lk, ours.String()
 }

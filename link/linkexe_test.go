@@ -1,8 +1,6 @@
 package link
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,29 +52,11 @@ func TestLinkExeDryRunAsWrapper(t *testing.T) {
 				"-fgpu-rdc", "-fuse-ld=lld", "k.o", "dev.lib", "-L.", "-o", "prog.exe", "-Wl,/Brepro"}, extra...)
 			argv := wrapperArgv(t, run(clang, append(link, "-###")...))
 			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
-			opt, err := ParseWrapperArgs(argv)
-			if err != nil {
-				t.Fatal(err)
+			lk, ours := dryRunIn(t, work, argv)
+			if got, want := stepsOf(ours), []string{"clang", "bundle", "lld-link"}; !cmp.Equal(got, want) {
+				t.Errorf("steps %q, want %q\n%s", got, want, ours)
 			}
-			var ours bytes.Buffer
-			opt.DryRun, opt.Stdout = true, &ours
-			cwd, _ := os.Getwd()
-			if err := os.Chdir(work); err != nil {
-				t.Fatal(err)
-			}
-			defer os.Chdir(cwd)
-			lk, err := Plan(opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer lk.Close()
-			if err := lk.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			if got, want := stepsOf(ours.String()), []string{"clang", "bundle", "lld-link"}; !cmp.Equal(got, want) {
-				t.Errorf("steps %q, want %q\n%s", got, want, ours.String())
-			}
-			if a, b := masked(ours.String()), masked(theirs); a != b {
+			if a, b := masked(ours), masked(theirs); a != b {
 				t.Errorf("commands differ beyond temporary names:\n%s", cmp.Diff(b, a))
 			}
 			if lk.Output != "prog.exe" {

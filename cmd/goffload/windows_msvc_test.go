@@ -79,15 +79,7 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 			[]string{"__tgt_register_lib images 1 entries 2\n", "entry dev_counter size 4\n", "__tgt_target_kernel\n", "x 4\n",
 				"__tgt_unregister_lib images 1\n"}},
 	}
-	for _, w := range []struct{ name, wrapper string }{{"theirs", clw}, {"ours", exe}} {
-		bin := filepath.Join(dir, w.name+"-bin")
-		if err := os.MkdirAll(bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(w.wrapper, filepath.Join(bin, "clang-linker-wrapper")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	wrapperBins(t, dir, clw, exe)
 	for _, p := range programs {
 		t.Run(p.name, func(t *testing.T) {
 			pe := map[string][]byte{}

@@ -62,15 +62,9 @@ func TestWindowsHIPProgramRuns(t *testing.T) {
 	run(gcc, "-shared", "-o", "amdhip64.dll", filepath.Join(src, "amdhip64.c"), "-Wl,--out-implib,libamdhip64.a")
 	hip := []string{"--target=" + triple, "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc"}
 	run(clang, append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join(src, "prog.hip"), "-o", "prog.o")...)
-	for _, w := range []struct{ name, wrapper string }{{"theirs", clw}, {"ours", exe}} {
-		bin := filepath.Join(dir, w.name+"-bin")
-		if err := os.MkdirAll(bin, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(w.wrapper, filepath.Join(bin, "clang-linker-wrapper")); err != nil {
-			t.Fatal(err)
-		}
-		run(clang, append(hip, "-B", bin, "--hip-link", "prog.o", "-o", w.name+".exe", "-L.", "-lamdhip64", "-Wl,--save-temps")...)
+	wrapperBins(t, dir, clw, exe)
+	for _, name := range []string{"theirs", "ours"} {
+		run(clang, append(hip, "-B", filepath.Join(dir, name+"-bin"), "--hip-link", "prog.o", "-o", name+".exe", "-L.", "-lamdhip64", "-Wl,--save-temps")...)
 	}
 	logs := map[string]string{}
 	for _, name := range []string{"theirs", "ours"} {
@@ -166,5 +160,20 @@ func TestWrapWindowsHosts(t *testing.T) {
 	if _, stderr, code := cli(t, "linker-wrapper", "--host-triple=x86_64-w64-windows-gnu", "--linker-path=ld", "-r", fb, "-o", filepath.Join(dir, "r.o")); code == 0 ||
 		!strings.Contains(stderr, "not supported on COFF") {
 		t.Errorf("linker-wrapper -r for a COFF host: exit %d, %s", code, stderr)
+	}
+}
+
+// wrapperBins makes the folders dir/theirs-bin and dir/ours-bin, for clang's
+// -B, holding clang-linker-wrapper as clw (LLVM's) and as exe (goffload).
+func wrapperBins(t *testing.T, dir, clw, exe string) {
+	t.Helper()
+	for _, w := range []struct{ name, wrapper string }{{"theirs", clw}, {"ours", exe}} {
+		bin := filepath.Join(dir, w.name+"-bin")
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(w.wrapper, filepath.Join(bin, "clang-linker-wrapper")); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
