@@ -83,6 +83,19 @@ type File struct {
 // Size returns the size of the input the file was read from.
 func (f *File) Size() int64 { return f.size }
 
+// cudaNoBits is the section type of NVIDIA's .nv.shared.* sections in a
+// cubin (EM_CUDA): the kernel's shared memory, sized but holding no file
+// bytes, like SHT_NOBITS, its offset and size running past the end of the
+// file (ptxas and nvlink of CUDA 13 write them so; nvlink and the CUDA
+// driver load them).
+const cudaNoBits elf.SectionType = 0x7000000a
+
+// holdsNoBytes reports whether a section of type t in a file for machine m
+// holds no bytes in the file, whatever its size.
+func holdsNoBytes(m elf.Machine, t elf.SectionType) bool {
+	return t == elf.SHT_NOBITS || m == elf.EM_CUDA && t == cudaNoBits
+}
+
 // FileSection is one section header of a File.
 type FileSection struct {
 	elf.SectionHeader
@@ -186,6 +199,9 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	f := &File{FileHeader: ef.FileHeader, ef: ef, r: r, size: size, order: ef.ByteOrder, shoff: shoff, symtabs: map[int][]FileSymbol{}, refs: refs}
 	f.Sections = make([]*FileSection, len(ef.Sections))
 	for i, s := range ef.Sections {
+		if holdsNoBytes(ef.Machine, s.Type) {
+			s.FileSize = 0
+		}
 		if s.Type != elf.SHT_NOBITS && (s.Offset > uint64(size) || s.FileSize > uint64(size)-s.Offset) {
 			return nil, elfErr(f.headerField(i, shdrOffset), goffload.ErrTruncated, "section %d %q: %d bytes at %#x past the end of the file (%d bytes)", i, s.Name, s.FileSize, s.Offset, size)
 		}

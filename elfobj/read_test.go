@@ -3,7 +3,9 @@ package elfobj
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -316,5 +318,34 @@ func TestReadArgumentErrors(t *testing.T) {
 				t.Errorf("Read: %v, %v; want an argument error (fs.ErrInvalid), not goffload.ErrInvalid", f, err)
 			}
 		})
+	}
+}
+
+// TestReadCubinSharedMemory: a cubin of CUDA 13's ptxas whose .nv.shared.*
+// section (type 0x7000000a) is 16 KiB that the file does not hold reads,
+// that section empty, its size kept; a section of that type in an x86-64
+// object is still checked against the file's end.
+func TestReadCubinSharedMemory(t *testing.T) {
+	f, data := readFile(t, filepath.Join("..", "offload", "testdata", "nvidia", "cuda-llvm22", "shared-rdc.sm_90.cubin"))
+	var shared *FileSection
+	for _, s := range f.Sections {
+		if strings.HasPrefix(s.Name, ".nv.shared.") {
+			shared = s
+		}
+	}
+	if shared == nil || shared.Type != cudaNoBits || shared.Size != 16384 || shared.Offset+shared.Size <= uint64(len(data)) {
+		t.Fatalf(".nv.shared section %+v in a file of %d bytes", shared, len(data))
+	}
+	if b, err := shared.Data(); err != nil || len(b) != 0 {
+		t.Errorf("Data = %d bytes, %v; want none", len(b), err)
+	}
+	if n, err := io.Copy(io.Discard, shared.Open()); err != nil || n != 0 {
+		t.Errorf("Open read %d bytes, %v; want none", n, err)
+	}
+	// The same section header in an x86-64 file runs past its end.
+	x86 := bytes.Clone(data)
+	binary.LittleEndian.PutUint16(x86[18:], uint16(elf.EM_X86_64))
+	if _, err := Read(bytes.NewReader(x86), int64(len(x86))); !errors.Is(err, goffload.ErrTruncated) || !strings.Contains(fmt.Sprint(err), ".nv.shared.") {
+		t.Errorf("as x86-64: %v, want ErrTruncated", err)
 	}
 }
