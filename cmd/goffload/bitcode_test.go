@@ -52,7 +52,7 @@ func TestListAndExtractLTOObjectsMatchOffloadBinary(t *testing.T) {
 			if w != g || n == 0 {
 				t.Errorf("%s:\nllvm-offload-binary %s\ngoffload            %s", in, w, g)
 			}
-			stdout, stderr, code := cli(t, "list", in)
+			stdout, stderr, code := cli(t, "list", "--all", in)
 			if code != 0 || strings.Count(stdout, "OFFLOADING IMAGE") != n {
 				t.Errorf("list %s: exit %d, %d images, want %d\n%s%s", in, code, strings.Count(stdout, "OFFLOADING IMAGE"), n, stdout, stderr)
 			}
@@ -100,9 +100,10 @@ func TestListAndExtractLTOObjectsMatchOffloadBinary(t *testing.T) {
 func TestListBitcodeModule(t *testing.T) {
 	in := bitcodeTestdata("embedded.bc")
 	stdout, stderr, code := cli(t, "list", in)
-	if code != 0 || strings.Count(stdout, "OFFLOADING IMAGE") != 4 || !strings.Contains(stdout, in+":\tfile format bitcode\n") {
+	if code != 0 || strings.Count(stdout, "OFFLOADING IMAGE") != 4 || !strings.Contains(stdout, in+":\tfile format bitcode\n") || strings.Contains(stdout, "EMBEDDED OBJECTS") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
+	stdout, stderr, code = cli(t, "list", "--all", in)
 	for _, line := range []string{
 		"EMBEDDED OBJECTS (llvm.embedded.objects):",
 		"  [0] @bin.single section=.llvm.offloading binary version=1 size=160 images=1",

@@ -45,7 +45,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	if _, stderr, code := cli(t, "wrap", "--kind", "hip", "-o", wrapped, hipBin, "--image", "gfx90a:xnack+="+code1); code != 0 {
 		t.Fatalf("wrap --kind hip -o OUT BINARY --image T=F: %s", stderr)
 	}
-	stdout, _, _ = cli(t, "list", wrapped)
+	stdout, _, _ = cli(t, "list", "--all", wrapped)
 	if !strings.Contains(stdout, "hip-amdgcn-amd-amdhsa--gfx90a ") || !strings.Contains(stdout, "hip-amdgcn-amd-amdhsa--gfx90a:xnack+ ") {
 		t.Errorf("the wrapper's fatbin lacks an image:\n%s", stdout)
 	}

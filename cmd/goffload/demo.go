@@ -71,7 +71,7 @@ func runDemo(args []string, stdout io.Writer) error {
 		return err
 	}
 	if opt.NoHostLink {
-		return listFile(stdout, l.Wrapper, &offload.ReadOptions{Release: rel}, false)
+		return listFile(stdout, l.Wrapper, &offload.ReadOptions{Release: rel}, listMode{all: true})
 	}
 	cmd := exec.Command(out)
 	cmd.Env = append(os.Environ(), "LIBOMPTARGET_INFO=1")

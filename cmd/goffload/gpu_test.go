@@ -117,7 +117,7 @@ func seeInsideHIPFatbin(t *testing.T, major int, dir, img string) {
 	}
 	for obj, how := range map[string]string{"ours": "(uncompressed):", "comp": "(zstd, compressed bundle version "} {
 		path := filepath.Join(dir, obj+".o")
-		stdout, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), path)
+		stdout, stderr, code := cli(t, "list", "--all", "--llvm", fmt.Sprint(major), path)
 		entry := fmt.Sprintf("[1] hip-amdgcn-amd-amdhsa--gfx90a offset=4096 size=%d\n", len(want))
 		if code != 0 || !strings.Contains(stdout, "OFFLOAD BUNDLE [.hip_fatbin at ") || !strings.Contains(stdout, how) || !strings.Contains(stdout, entry) {
 			t.Errorf("list %s.o: exit %d, want %q and %q:\n%s%s", obj, code, how, entry, stdout, stderr)
@@ -138,7 +138,7 @@ func seeInsideHIPFatbin(t *testing.T, major int, dir, img string) {
 		tooltest.Missing(t, "no linker ld")
 	}
 	runCmd(t, dir, ld, "-r", "ours.o", "comp.o", "-o", "two.o")
-	stdout, stderr, code := cli(t, "list", "--llvm", fmt.Sprint(major), filepath.Join(dir, "two.o"))
+	stdout, stderr, code := cli(t, "list", "--all", "--llvm", fmt.Sprint(major), filepath.Join(dir, "two.o"))
 	if n := strings.Count(stdout, "OFFLOAD BUNDLE [.hip_fatbin at "); code != 0 || n != 2 {
 		t.Errorf("list of two wrappers merged by ld -r: exit %d, %d bundles, want 2:\n%s%s", code, n, stdout, stderr)
 	}

@@ -16,9 +16,10 @@ import (
 
 func runList(args []string, stdout io.Writer) error {
 	var llvm string
-	var asJSON bool
+	var asJSON, all bool
 	fs := newFlags("list", &llvm)
-	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file (per member of an archive)")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file (per member of an archive), with everything --all prints")
+	fs.BoolVar(&all, "all", false, "after what llvm-objdump --offloading prints, print the offload entries, bundles, bundled objects' sections, clang 14's image sections, bitcode's embedded objects and the releases that made each object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -30,24 +31,42 @@ func runList(args []string, stdout io.Writer) error {
 		return err
 	}
 	for _, name := range fs.Args() {
-		if err := listFile(stdout, name, opt, asJSON); err != nil {
+		if err := listFile(stdout, name, opt, listMode{json: asJSON, all: all}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) error {
-	f, err := fatobj.Open(path, opt)
+// listMode is how list prints: JSON, or text with (all) or without
+// goffload's additions to llvm-objdump's listing.
+type listMode struct{ json, all bool }
+
+// listFile lists the file at path. With no release asked for, the text
+// listing is what llvm-objdump of the default release prints, and the file
+// is read as that release; a file that release cannot read (a binary of a
+// later version) is read, as JSON always is, each object as the release
+// that made it.
+func listFile(w io.Writer, path string, opt *offload.ReadOptions, mode listMode) error {
+	var f *fatobj.File
+	var err error
+	if !mode.json && opt.Release == nil {
+		asDefault := *opt
+		asDefault.Release = offload.Default()
+		f, err = fatobj.Open(path, &asDefault)
+	}
+	if f == nil {
+		f, err = fatobj.Open(path, opt)
+	}
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	for _, o := range f.Objects {
-		if asJSON {
+		if mode.json {
 			err = printJSON(w, o)
 		} else {
-			err = printText(w, o, opt == nil || opt.Release == nil)
+			err = printText(w, o, mode.all)
 		}
 		if err != nil {
 			return err
@@ -57,11 +76,12 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, asJSON bool) e
 }
 
 // printText prints what llvm-objdump --offloading prints (the file's format
-// line for an ELF file, then the images numbered from 0), then the entries,
-// then the entries of the HIP fatbins and bundle files, then the device code
-// of a bundled object's sections and of clang 14's image sections; with
-// made, the releases that made the object (when no release was asked for).
-func printText(w io.Writer, o *fatobj.Object, made bool) error {
+// line for an ELF or COFF file, then the images numbered from 0); with all,
+// then goffload's additions: the embedded objects of a bitcode module, the
+// entries, the entries of the HIP fatbins and bundle files, the device code
+// of a bundled object's sections and of clang 14's image sections, and the
+// releases that made the object.
+func printText(w io.Writer, o *fatobj.Object, all bool) error {
 	var sb strings.Builder
 	switch {
 	case o.ELF != nil:
@@ -81,6 +101,17 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		io.WriteString(w, sb.String())
 		return err
 	}
+	if all {
+		if err := printAdditions(&sb, o); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// printAdditions prints what list --all adds to llvm-objdump's listing.
+func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 	for i, b := range o.Binaries {
 		if b.Global == "" {
 			continue
@@ -88,17 +119,17 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if i == 0 {
 			sb.WriteString("\nEMBEDDED OBJECTS (llvm.embedded.objects):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, shown(b.Global), shown(b.Section), b.Version, b.Size, len(b.Images))
+		fmt.Fprintf(sb, "  [%d] @%s section=%s binary version=%d size=%d images=%d\n", i, shown(b.Global), shown(b.Section), b.Version, b.Size, len(b.Images))
 	}
 	section := ""
 	for _, e := range o.Entries {
 		if e.Section != section {
 			section = e.Section
-			fmt.Fprintf(&sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", shown(section), e.Layout)
+			fmt.Fprintf(sb, "\nOFFLOADING ENTRIES [%s] (%v):\n", shown(section), e.Layout)
 		}
-		fmt.Fprintf(&sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), shown(e.Address.String()), e.Size, flagsString(e.Entry), e.Data)
+		fmt.Fprintf(sb, "  [%d] %s name=%s symbol=%s size=%d flags=%s data=%d", e.Index, e.Kind, quoteName(e.Name), shown(e.Address.String()), e.Size, flagsString(e.Entry), e.Data)
 		if !e.Aux.IsNull() {
-			fmt.Fprintf(&sb, " aux=%s", shown(e.Aux.String()))
+			fmt.Fprintf(sb, " aux=%s", shown(e.Aux.String()))
 		}
 		sb.WriteByte('\n')
 	}
@@ -107,16 +138,16 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if b.Section == "" {
 			where = fmt.Sprintf("at %#x", b.Offset)
 		}
-		fmt.Fprintf(&sb, "\nOFFLOAD BUNDLE [%s] (%s):\n", where, compression(b))
+		fmt.Fprintf(sb, "\nOFFLOAD BUNDLE [%s] (%s):\n", where, compression(b))
 		for i, e := range b.Entries {
-			fmt.Fprintf(&sb, "  [%d] %s offset=%d size=%d\n", i, quoteName(e.ID), e.Offset, e.Size)
+			fmt.Fprintf(sb, "  [%d] %s offset=%d size=%d\n", i, quoteName(e.ID), e.Offset, e.Size)
 		}
 	}
 	for i, s := range o.Bundled {
 		if i == 0 {
 			sb.WriteString("\nBUNDLED OBJECT (clang-offload-bundler -type=o):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s size=%d %s\n", i, quoteName(s.ID), s.Size, s.Contents)
+		fmt.Fprintf(sb, "  [%d] %s size=%d %s\n", i, quoteName(s.ID), s.Size, s.Contents)
 	}
 	n := 0
 	for _, im := range o.Images {
@@ -126,16 +157,17 @@ func printText(w io.Writer, o *fatobj.Object, made bool) error {
 		if n == 0 {
 			sb.WriteString("\nIMAGE SECTIONS (clang 14 -fopenmp-new-driver):\n")
 		}
-		fmt.Fprintf(&sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
+		fmt.Fprintf(sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
 	}
-	if set, ok, err := madeBy(o); err != nil {
+	set, ok, err := madeBy(o)
+	if err != nil {
 		return err
-	} else if ok && made {
-		fmt.Fprintf(&sb, "\nMADE BY: %s (read as %v)\n", madeString(set), o.Release)
 	}
-	_, err := io.WriteString(w, sb.String())
-	return err
+	if ok {
+		fmt.Fprintf(sb, "\nMADE BY: %s (read as %v)\n", madeString(set), o.Release)
+	}
+	return nil
 }
 
 // printImages prints the images of the object's OffloadBinaries as
@@ -362,6 +394,14 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	if err != nil {
 		return err
 	}
+	// Each image finds its binary in one look-up: an object may hold
+	// tens of thousands of binaries of one image each.
+	binaries := make(map[*offload.Binary]int, len(o.Binaries))
+	for i, b := range o.Binaries {
+		if _, ok := binaries[b.Binary]; !ok {
+			binaries[b.Binary] = i
+		}
+	}
 	out := jsonFile{File: jsonText(o.Name), Format: o.Format.String(), MadeBy: made, ReadAs: o.Release.Major,
 		Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
 	for _, s := range o.Bundled {
@@ -379,16 +419,22 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: jsonText(im.Section), BundleID: jsonText(im.BundleID),
 			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
 			Flags: im.Flags, Triple: jsonText(im.Triple()), Arch: jsonText(im.Arch()), Strings: jsonStrings(im.Strings), ImageSize: uint64(im.Size), DataOffset: im.Offset}
-		for _, b := range o.Binaries {
-			if b.Binary == im.Binary {
-				ji.Global = jsonText(b.Global)
-			}
+		i, top := binaries[im.Binary]
+		if top {
+			ji.Global = jsonText(o.Binaries[i].Global)
 		}
 		if b := im.Binary; b != nil {
 			bi := &b.Images[im.Index]
 			ji.Path, ji.Version, ji.Size = im.Number(), b.Version, b.Size
 			ji.ImageOffset, ji.ImageSize = bi.ImageOffset, bi.ImageSize
-			ji.Offset = binaryOffset(o, im)
+			ji.Offset = -1
+			switch {
+			case im.Parent == nil && top:
+				ji.Offset = o.Binaries[i].FileOffset
+			case im.Parent != nil && im.Parent.Offset >= 0:
+				// A nested image's binary is inside its parent's bytes.
+				ji.Offset = im.Parent.Offset + b.Offset
+			}
 			// Only where the release knows OIF_Metadata (23 and later).
 			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
 		}
@@ -415,21 +461,4 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// binaryOffset is where the binary holding im is in the file: for a nested
-// image, where its binary is inside the parent's bytes, or -1 where they
-// are stored compressed.
-func binaryOffset(o *fatobj.Object, im *fatobj.Image) int64 {
-	if im.Parent == nil {
-		for _, b := range o.Binaries {
-			if b.Binary == im.Binary {
-				return b.FileOffset
-			}
-		}
-	}
-	if im.Parent != nil && im.Parent.Offset >= 0 {
-		return im.Parent.Offset + im.Binary.Offset
-	}
-	return -1
 }

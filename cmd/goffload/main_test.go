@@ -35,11 +35,14 @@ func TestPackageThenList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("list: exit %d: %s", code, stderr)
 	}
-	// Without --llvm, list says which releases made the file, and which it
-	// read it as; with it, it prints what that release's llvm-objdump does.
+	// list prints what llvm-objdump does; --all adds which releases made
+	// the file, and which it read it as.
 	want := "\nOFFLOADING IMAGE [0]:\nkind            <none>\narch            sm_70\ntriple          nvptx64-nvidia-cuda\nproducer        openmp\n"
-	if stdout != want+"\nMADE BY: LLVM 15-24 (read as LLVM 22)\n" {
+	if stdout != want {
 		t.Errorf("list printed\n%q\nwant\n%q", stdout, want)
+	}
+	if stdout, _, _ := cli(t, "list", "--all", out); stdout != want+"\nMADE BY: LLVM 15-24 (read as LLVM 22)\n" {
+		t.Errorf("list --all printed\n%q", stdout)
 	}
 	if stdout, _, _ := cli(t, "list", "--llvm", "19", out); stdout != want {
 		t.Errorf("list --llvm 19 printed\n%q\nwant\n%q", stdout, want)
@@ -182,34 +185,8 @@ func TestPackageMatchesPackagerCLI(t *testing.T) {
 	}
 }
 
-// withoutEntries drops the entry tables that list prints after the images.
-func withoutEntries(s string) string {
-	var out []string
-	skip := false
-	for _, line := range strings.Split(s, "\n") {
-		switch {
-		case strings.HasPrefix(line, "OFFLOADING ENTRIES"):
-			skip = true
-			if n := len(out); n > 0 && out[n-1] == "" {
-				out = out[:n-1]
-			}
-			continue
-		case skip && strings.HasPrefix(line, "  ["):
-			continue
-		case strings.HasPrefix(line, "MADE BY: "):
-			if n := len(out); n > 0 && out[n-1] == "" {
-				out = out[:n-1]
-			}
-			continue
-		}
-		skip = false
-		out = append(out, line)
-	}
-	return strings.Join(out, "\n")
-}
-
-// TestListObjectsMatchesObjdump lists objects and an archive of them: the
-// images are what llvm-objdump --offloading prints, the entries follow.
+// TestListObjectsMatchesObjdump lists objects and an archive of them as
+// llvm-objdump --offloading does; with --all, the entries follow.
 func TestListObjectsMatchesObjdump(t *testing.T) {
 	dir := t.TempDir()
 	var objs []string
@@ -236,11 +213,12 @@ func TestListObjectsMatchesObjdump(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", f, code, stderr)
 				}
-				if withoutEntries(got) != string(want) {
-					t.Errorf("%s:\n got %q\nwant %q", f, withoutEntries(got), want)
+				if got != string(want) {
+					t.Errorf("%s:\n got %q\nwant %q", f, got, want)
 				}
-				if !strings.Contains(got, "OFFLOADING ENTRIES [") {
-					t.Errorf("%s: no entries listed:\n%s", f, got)
+				all, _, _ := cli(t, "list", "--all", "--llvm", fmt.Sprint(major), f)
+				if !strings.Contains(all, "OFFLOADING ENTRIES [") || f != lib && !strings.HasPrefix(all, got) {
+					t.Errorf("%s: list --all is not the listing, then the entries:\n%s", f, all)
 				}
 			}
 		})

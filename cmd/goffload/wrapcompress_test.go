@@ -100,7 +100,7 @@ func TestWrapHIPCompress(t *testing.T) {
 				if len(fb) > len(plain)/2 {
 					t.Errorf("%d bytes compressed to %d", len(plain), len(fb))
 				}
-				stdout, _, _ := cli(t, "list", obj)
+				stdout, _, _ := cli(t, "list", "--all", obj)
 				if want := fmt.Sprintf("(%v, compressed bundle version %d, %d bytes)", method, br.CompressedVersion, len(fb)); !strings.Contains(stdout, want) {
 					t.Errorf("list: no %q in\n%s", want, stdout)
 				}
