@@ -24,6 +24,7 @@ func bitcodeTestdata(name string) string {
 // holds the bitcode again: LLVM reads only its SHT_LLVM_OFFLOADING section,
 // and so does goffload (llvm-objdump-22 --offloading lists one image too).
 func TestListAndExtractLTOObjectsMatchOffloadBinary(t *testing.T) {
+	t.Parallel()
 	tool, objdump, llvmAr := tooltest.Tool(t, "llvm-offload-binary", 22), tooltest.Tool(t, "llvm-objdump", 22), tooltest.Tool(t, "llvm-ar", 19)
 	src, _ := filepath.Abs(bitcodeTestdata("omp.c"))
 	for _, major := range []int{19, 22} {

@@ -120,6 +120,7 @@ func checkAgainstBundler(t *testing.T, tool string, llvm int, obj string) {
 // library of them writes what -unbundle -type=a does; a .hipfb bundle file,
 // compressed and not, gives the bundler's code object.
 func TestHIPRDCMatchesBundler(t *testing.T) {
+	t.Parallel()
 	for _, major := range []int{19, 22} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
@@ -215,6 +216,7 @@ func compileOldOpenMP(t *testing.T, major int, dir, name string, targets ...stri
 // check finds their device images. strip --keep of the x86-64 target leaves
 // an object that clang-14 links and that runs on libomptarget 14.
 func TestOldOpenMPObjects(t *testing.T) {
+	t.Parallel()
 	tool := tooltest.Tool(t, "clang-offload-bundler", 14)
 	for _, major := range []int{13, 14} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {

@@ -63,6 +63,7 @@ func coffInputs(t *testing.T, dir string) map[string]string {
 // llvm-lib archive of them and DLLs linked by lld-link: the images are what
 // llvm-objdump-22 --offloading prints.
 func TestCOFFListMatchesObjdump(t *testing.T) {
+	t.Parallel()
 	objdump := tooltest.Tool(t, "llvm-objdump", 22)
 	lib := tooltest.Tool(t, "llvm-lib", 22)
 	lld := tooltest.Tool(t, "lld-link", 22)
@@ -196,6 +197,7 @@ func TestCOFFListsHIPFatbin(t *testing.T) {
 // image, the HIP code object of the fatbin); an object whose binary is
 // another source's is a finding naming the entry.
 func TestCOFFCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := coffInputs(t, dir)
 	// HIP without -fgpu-rdc registers its kernels in the host object's own

@@ -141,6 +141,7 @@ func convert(t *testing.T, args ...string) {
 // Unconverted, clang M's objects linked by clang N fail or print otherwise.
 // Converting clang N's own objects to N gives the input's bytes.
 func TestConvertRuntimePairs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}
@@ -181,11 +182,15 @@ func TestConvertRuntimePairs(t *testing.T) {
 		})
 	}
 
-	for _, pair := range pairs {
+	for k, pair := range pairs {
 		m, n := pair[0], pair[1]
 		t.Run(fmt.Sprintf("%d-to-%d", m, n), func(t *testing.T) {
 			l.t = t
 			for i, p := range convPrograms {
+				if !tooltest.Sampled(k, i, len(pairs), len(convPrograms)) {
+					t.Logf("%s: not in the default sample (%s=1 runs it)", p.name, tooltest.ExhaustiveEnv)
+					continue
+				}
 				base, ok := want[fmt.Sprintf("%s-%d", p.name, n)]
 				if !ok {
 					t.Fatalf("no program of clang-%d to compare with", n)
@@ -224,7 +229,11 @@ func TestConvertRuntimePairs(t *testing.T) {
 					}
 				}
 
-				// Unconverted, the objects of clang M fail with clang N.
+				// Unconverted, the objects of clang M fail with clang N:
+				// logged, not checked, and so run only in the exhaustive run.
+				if !tooltest.Exhaustive() {
+					continue
+				}
 				exe, lib, err = l.link(n, p, b, fmt.Sprintf("%s-%dby%d", p.name, m, n))
 				if err != nil {
 					t.Logf("%s: unconverted, clang-%d does not link clang-%d's objects: %v", p.name, n, m, err)
@@ -271,7 +280,7 @@ func linkHIP(t *testing.T, major int, obj, src, dir, name string) (string, error
 // fatbin fb, without their offsets and sizes.
 func bundleEntries(t *testing.T, fb string) string {
 	t.Helper()
-	stdout, stderr, code := cli(t, "list", "--llvm", "22", fb)
+	stdout, stderr, code := cli(t, "list", "--all", "--llvm", "22", fb)
 	if code != 0 {
 		t.Fatalf("list %s: exit %d: %s", fb, code, stderr)
 	}
@@ -294,6 +303,7 @@ func bundleEntries(t *testing.T, fb string) string {
 // Unconverted, clang-22 does not link the object (its offload kind 3 is
 // CUDA's for LLVM 22), or its program logs otherwise (logged).
 func TestConvertHIPRegistration(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}

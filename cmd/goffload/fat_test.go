@@ -85,6 +85,7 @@ func twoTargets(t *testing.T, dir, out string, defs ...string) string {
 // archive; clang-19 links each for x86-64 alone and the programs run, and
 // llvm-objdump lists only the kept image.
 func TestStripDropsTarget(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}

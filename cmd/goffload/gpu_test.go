@@ -38,6 +38,7 @@ func runLog(t *testing.T, exe string) string {
 // must give the object that wrapping clang's fatbin gives, byte for byte: our
 // bundle is clang-offload-bundler's.
 func TestGPUWrapperRegistersAsClangs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}

@@ -19,6 +19,7 @@ import (
 // library's unused member, whose device code refers to a symbol nothing
 // defines, is left out of the device link as ld leaves its host code out.
 func TestLinkLLVM14(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}

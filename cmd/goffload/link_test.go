@@ -16,16 +16,20 @@ import (
 func compileOpenMP(t *testing.T, major int, src, out string) string {
 	t.Helper()
 	clang := tooltest.Tool(t, "clang", major)
-	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src, "-o", out}
+	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src}
 	if major >= 18 {
 		args = append(args, "-fopenmp-version=52", "-DNEW_OPENMP")
 	} else {
 		args = append(args, "-fopenmp-version=51")
 	}
-	if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", clang, err, msg)
-	}
-	return out
+	// Compiled once for all the tests of the package.
+	obj := builtOnce(t, fmt.Sprint("compileOpenMP ", clang, args), func(obj string) error {
+		if msg, err := combinedOutput(exec.Command(clang, append(args, "-o", obj)...)); err != nil {
+			return fmt.Errorf("%s: %v\n%s", clang, err, msg)
+		}
+		return nil
+	})
+	return copyTo(t, obj, out)
 }
 
 // runProgram runs exe with the runtime in lib and LIBOMPTARGET_INFO=1 and
@@ -48,6 +52,7 @@ func runProgram(t *testing.T, exe, lib string) (string, int) {
 // clang-linker-wrapper) and runs them under the runtime of the same release:
 // the output is the clang-linked program's, and every kernel enters device 0.
 func TestLinkRunsOffloadedProgram(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}

@@ -66,6 +66,7 @@ func moduleInputs(t *testing.T) []string {
 // list writes nothing (goffload extract does that), and prints those
 // entries with --all.
 func TestListIsObjdumpOnEveryInput(t *testing.T) {
+	t.Parallel()
 	files := moduleInputs(t)
 	if len(files) < 40 {
 		t.Fatalf("%d test inputs found, want the module's 40 or more", len(files))

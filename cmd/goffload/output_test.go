@@ -66,6 +66,7 @@ func substitute(args []string, out string) []string {
 // each is refused with a message naming it and left as it was. A regular
 // file is replaced and keeps its mode.
 func TestOutputReplacesOnlyRegularFiles(t *testing.T) {
+	t.Parallel()
 	exe := goffloadExe(t)
 	in := t.TempDir()
 	bin, fat, spec := outputInputs(t, in)
@@ -242,6 +243,7 @@ func writing(dir string) bool {
 // TestManyInputsFewDescriptors runs commands on thousands of inputs and
 // archive members with a limit of 256 open files.
 func TestManyInputsFewDescriptors(t *testing.T) {
+	t.Parallel()
 	exe := goffloadExe(t)
 	bash, err := exec.LookPath("bash")
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +103,8 @@ func TestHostileResponseFiles(t *testing.T) {
 	in := t.TempDir()
 	files := hostileResponseFiles(t, in)
 	before := snapshot(t, in)
-	for _, cmd := range []struct {
+	names := slices.Sorted(maps.Keys(files))
+	cmds := []struct {
 		name string
 		args []string
 	}{
@@ -109,9 +112,12 @@ func TestHostileResponseFiles(t *testing.T) {
 		{"link", []string{"link", "--dry-run", "-o", "OUT", "@IN"}},
 		{"linker-wrapper", []string{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "-o", "OUT", "a.o", "@IN"}},
 		{"command", []string{"@IN", "list"}},
-	} {
-		for name, path := range files {
+	}
+	for ci, cmd := range cmds {
+		for fi, name := range names {
+			path := files[name]
 			t.Run(cmd.name+"/"+name, func(t *testing.T) {
+				tooltest.SampleN(t, fi, ci, len(names), len(cmds), 2)
 				work := t.TempDir()
 				os.Mkdir(filepath.Join(work, "tmp"), 0o755)
 				args := make([]string, len(cmd.args))
@@ -152,6 +158,7 @@ func manyFolders(t *testing.T, dir string, n int) []string {
 // says so and prints the file); goffload links, and the program runs its
 // kernel on the OpenMP device.
 func TestWrapperResponseFileFromClang(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("links and runs a program")
 	}

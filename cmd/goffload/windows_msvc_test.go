@@ -99,8 +99,14 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 				t.Errorf("linked with goffload as the wrapper: %d bytes, not clang-linker-wrapper-22's %d\nLLVM\n%s\nours\n%s",
 					len(pe["ours"]), len(pe["theirs"]), view("theirs"), view("ours"))
 			}
+			// The same bytes run the same: goffload's program runs under
+			// wine where it differs from LLVM's, and in the exhaustive run.
+			runs := []string{"theirs", "ours"}
+			if bytes.Equal(pe["ours"], pe["theirs"]) && !tooltest.Exhaustive() {
+				runs = runs[:1]
+			}
 			logs := map[string]string{}
-			for _, w := range []string{"theirs", "ours"} {
+			for _, w := range runs {
 				cmd := exec.Command(wine, p.name+"-"+w+".exe")
 				cmd.Dir = dir
 				cmd.Env = append(os.Environ(), "WINEPREFIX="+winePrefix(t), "WINEDEBUG=-all")
@@ -116,7 +122,7 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 					t.Errorf("clang-linker-wrapper-22's program does not log %q", want)
 				}
 			}
-			if logs["ours"] != logs["theirs"] {
+			if len(runs) == 2 && logs["ours"] != logs["theirs"] {
 				t.Errorf("goffload's program logs\n%s\nclang-linker-wrapper-22's\n%s", logs["ours"], logs["theirs"])
 			}
 		})

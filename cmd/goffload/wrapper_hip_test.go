@@ -59,22 +59,35 @@ import (
 // folder instead of goffload, and OFFLOAD_TEST_WRAPPER=/path/to/exe that
 // program: checks of the test itself.
 func TestWrapperHIP(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("compiles, links and runs HIP programs")
 	}
 	if runtime.GOOS != "linux" {
 		tooltest.Missing(t, "HIP programs are linked for Linux")
 	}
-	for _, major := range []int{19, 22} {
+	majors := []int{19, 22}
+	for r, major := range majors {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			e := newWrapperHIP(t, major)
-			t.Run("rdc", func(t *testing.T) { e.rdc(t, "gfx90a", true) })
-			t.Run("rdc-xnack", func(t *testing.T) { e.rdc(t, "gfx90a:xnack+", true) })
-			t.Run("rdc-O0", func(t *testing.T) { e.rdc(t, "gfx90a", false, "-O0") })
-			// Two arches, given in the order the wrapper does not bundle
-			// them in (it sorts them, gfx90a first).
-			t.Run("rdc-two-arches", func(t *testing.T) { e.rdc(t, "gfx1100,gfx90a", true) })
-			t.Run("nordc", e.nordc)
+			links := []struct {
+				name string
+				test func(t *testing.T)
+			}{
+				{"rdc", func(t *testing.T) { e.rdc(t, "gfx90a", true) }},
+				{"rdc-xnack", func(t *testing.T) { e.rdc(t, "gfx90a:xnack+", true) }},
+				{"rdc-O0", func(t *testing.T) { e.rdc(t, "gfx90a", false, "-O0") }},
+				// Two arches, given in the order the wrapper does not
+				// bundle them in (it sorts them, gfx90a first).
+				{"rdc-two-arches", func(t *testing.T) { e.rdc(t, "gfx1100,gfx90a", true) }},
+				{"nordc", e.nordc},
+			}
+			for i, l := range links {
+				t.Run(l.name, func(t *testing.T) {
+					tooltest.Sample(t, i, r, len(links), len(majors))
+					l.test(t)
+				})
+			}
 		})
 	}
 }

@@ -268,7 +268,7 @@ func (l *wrapperLab) objects(t *testing.T, p *wrapperProgram) string {
 				args = append(args, "-fopenmp-targets="+offloadTriple)
 			}
 			args = append(args, filepath.Join(p.dir, src), "-o", filepath.Join(dir, objectName(src)))
-			if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			if out, err := combinedOutput(exec.Command(clang, args...)); err != nil {
 				t.Fatalf("%s %s: %v\n%s", filepath.Base(clang), strings.Join(args, " "), err, clip(out))
 			}
 		}
@@ -425,9 +425,16 @@ func runIn(t *testing.T, dir, name string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := combinedOutput(cmd); err != nil {
 		t.Fatalf("in %s: %s %s: %v\n%s", filepath.Base(dir), name, strings.Join(args, " "), err, clip(out))
 	}
+}
+
+// combinedOutput runs cmd in a tooltest.Slot, so that parallel tests run no
+// more tools at once than there are processors, and returns what it printed.
+func combinedOutput(cmd *exec.Cmd) ([]byte, error) {
+	defer tooltest.Slot()()
+	return cmd.CombinedOutput()
 }
 
 // clip shortens a long output to its start and end.
@@ -458,7 +465,9 @@ func (l *wrapperLab) tryRun(dir string) (string, error) {
 	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+l.rt, "OMP_TARGET_OFFLOAD=MANDATORY")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	release := tooltest.Slot()
 	out, err := cmd.Output()
+	release()
 	if err != nil {
 		return "", fmt.Errorf("%v\nstdout:\n%s\nstderr:\n%s", err, out, clip([]byte(stderr.String())))
 	}
@@ -473,27 +482,64 @@ func (l *wrapperLab) tryRun(dir string) (string, error) {
 // -save-temps leaves the files that LLVM's wrapper leaves, and that
 // `goffload linker-wrapper` works as the wrapper too.
 func TestWrapperOpenMP(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("compiles, links and runs OpenMP programs with four LLVM releases")
 	}
 	progs := loadWrapperPrograms(t)
 	for r, major := range wrapperReleases {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			t.Parallel()
 			start := time.Now()
 			l := newWrapperLab(t, major)
 			for i, p := range progs {
 				// The variant of goffload link's arguments alternates
 				// between programs and between releases.
-				t.Run(p.name, func(t *testing.T) { l.testProgram(t, p, r+i) })
+				t.Run(p.name, func(t *testing.T) {
+					if !p.sampled(i, major) {
+						t.Skipf("not in the default sample: %s runs with LLVM %d (%s=1 runs every release)", p.name, p.releases()[i%len(p.releases())], tooltest.ExhaustiveEnv)
+					}
+					l.testProgram(t, p, r+i)
+				})
 			}
 			objects, staticLib := wrapperProgramNamed(t, progs, "objects"), wrapperProgramNamed(t, progs, "static-lib")
 			t.Run("-###", l.testDriverRunsDIR)
-			t.Run("-v", func(t *testing.T) { l.testVerbose(t, objects) })
-			t.Run("-save-temps", func(t *testing.T) { l.testSaveTemps(t, staticLib) })
-			t.Run("linker-wrapper", func(t *testing.T) { l.testSubcommand(t, objects) })
+			// The links of the driver's options × the releases: by default
+			// each option with one release, each release with one option.
+			options := []struct {
+				name string
+				test func(t *testing.T)
+			}{
+				{"-v", func(t *testing.T) { l.testVerbose(t, objects) }},
+				{"-save-temps", func(t *testing.T) { l.testSaveTemps(t, staticLib) }},
+				{"linker-wrapper", func(t *testing.T) { l.testSubcommand(t, objects) }},
+			}
+			for k, o := range options {
+				t.Run(o.name, func(t *testing.T) {
+					tooltest.Sample(t, k, r, len(options), len(wrapperReleases))
+					o.test(t)
+				})
+			}
 			t.Logf("LLVM %d: %v", major, time.Since(start).Round(time.Millisecond))
 		})
 	}
+}
+
+// releases are the releases p is for.
+func (p *wrapperProgram) releases() []int {
+	if p.only != nil {
+		return p.only
+	}
+	return wrapperReleases
+}
+
+// sampled reports whether p, the i-th program, is linked with LLVM major:
+// in the default run each program with one of its releases, the programs
+// taking the releases in turn so that each release links its share; with
+// OFFLOAD_TEST_EXHAUSTIVE=1 every program with every release.
+func (p *wrapperProgram) sampled(i, major int) bool {
+	rs := p.releases()
+	return tooltest.Exhaustive() || rs[i%len(rs)] == major
 }
 
 func wrapperProgramNamed(t *testing.T, progs []*wrapperProgram, name string) *wrapperProgram {
@@ -529,6 +575,11 @@ func (l *wrapperLab) testProgram(t *testing.T, p *wrapperProgram, variant int) {
 	}
 	for _, mode := range []linkMode{byWrapper, byGoffload, byNinja} {
 		t.Run(mode.String(), func(t *testing.T) {
+			if mode != byWrapper && variant%3 != 0 && !tooltest.Exhaustive() {
+				// clang -B DIR links every program; goffload link and its
+				// plan run by ninja a third of them, by default.
+				t.Skipf("goffload link links every third program by default (%s=1 links all)", tooltest.ExhaustiveEnv)
+			}
 			if l.llvmWrapper && (mode != byWrapper || llvmFails) {
 				t.Skip("OFFLOAD_TEST_WRAPPER=llvm: goffload is not tested")
 			}
