@@ -4,31 +4,18 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // TestNeededAsDebugElf links a PIE and a shared object against libm and
 // compares Needed with debug/elf's ImportedLibraries; a relocatable object
 // needs nothing.
 func TestNeededAsDebugElf(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		tooltest.Missing(t, "cc not found")
-	}
-	dir := t.TempDir()
-	src := filepath.Join("testdata", "dyn", "dyn.c")
-	libm := []string{"-Wl,--no-as-needed", "-lm"}
-	for name, args := range map[string][]string{"pie": append([]string{"-pie", "-fPIE"}, libm...), "so": append([]string{"-shared", "-fPIC"}, libm...), "obj": {"-c"}} {
-		out := filepath.Join(dir, name)
-		if msg, err := exec.Command(cc, append(args, src, "-o", out)...).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, msg)
-		}
+	for _, name := range []string{"pie", "so", "obj"} {
+		out := dynBuild(t, name)
 		f, _ := readFile(t, out)
 		got, err := f.Needed()
 		if err != nil {
@@ -49,14 +36,7 @@ func TestNeededAsDebugElf(t *testing.T) {
 // TestNeededMalformed: a name offset past the string table is an goffload.ErrInvalid
 // error.
 func TestNeededMalformed(t *testing.T) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		tooltest.Missing(t, "cc not found")
-	}
-	out := filepath.Join(t.TempDir(), "so")
-	if msg, err := exec.Command(cc, "-shared", "-fPIC", filepath.Join("testdata", "dyn", "dyn.c"), "-o", out).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, msg)
-	}
+	out := dynBuild(t, "so")
 	f, data := readFile(t, out)
 	dyn := f.SectionsByType(elf.SHT_DYNAMIC)[0]
 	for i := uint64(0); i < dyn.FileSize; i += dynSize {

@@ -82,7 +82,7 @@ func TestRemoveAndEmbedOffloading(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	runOpenMP(t, fat, filepath.Join("testdata", "roundtrip", "omp_main.c"), dir)
+	runOpenMP(t, fat, dir)
 }
 
 // TestEmbedOffloading adds an OffloadBinary to an object as clang
@@ -131,14 +131,18 @@ func TestRenameEntries(t *testing.T) {
 	hostOut, wrapOut := filepath.Join(dir, "host.o"), filepath.Join(dir, "wrap.o")
 	writeObject(t, host, hostOut)
 	writeObject(t, o, wrapOut)
-	sections, _ := exec.Command(readelf, "-S", hostOut).CombinedOutput()
-	symbols, _ := exec.Command(readelf, "-s", wrapOut).CombinedOutput()
+	// One llvm-readelf -S -s for both: the section headers of the host
+	// object (what it prints before its symbol tables), the symbols of the
+	// wrapper's.
+	outs := readelfFiles(t, readelf, []string{"-S", "-s"}, hostOut, wrapOut)
+	sections, _, _ := strings.Cut(outs[hostOut], "Symbol table '")
+	_, symbols, _ := strings.Cut(outs[wrapOut], "Symbol table '")
 	for _, want := range []string{"omp_offloading_entries" + suffix, ".relaomp_offloading_entries" + suffix} {
-		if !strings.Contains(string(sections), want+" ") {
+		if !strings.Contains(sections, want+" ") {
 			t.Errorf("no section %s:\n%s", want, sections)
 		}
 	}
-	if !strings.Contains(string(symbols), "__start_omp_offloading_entries"+suffix) {
+	if !strings.Contains(symbols, "__start_omp_offloading_entries"+suffix) {
 		t.Errorf("no renamed symbol:\n%s", symbols)
 	}
 }

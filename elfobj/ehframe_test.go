@@ -313,28 +313,45 @@ func ehTargets(t *testing.T, f *elf.File) []ehTarget {
 // llvm-mc 19 and builds the same rules with ehframe.Build: the .eh_frame
 // sections must be equal byte for byte, their relocations must have the same
 // types and targets, and llvm-dwarfdump and binutils readelf must print the
-// same for both.
+// same for both. Each of those two runs once for all the objects.
 func TestEHFrameMatchesLLVM(t *testing.T) {
+	t.Parallel()
 	mc := tooltest.Tool(t, "llvm-mc", 19)
 	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
 	readelf := lookTool(t, "readelf")
+	dir := t.TempDir()
+	var files []string // llvm-mc's, elfobj's of each machine, relative to dir
 	for _, tm := range testMachines {
-		t.Run(tm.name, func(t *testing.T) {
-			funcs := ehFuncs[tm.machine]
-			llvmDir, ourDir := filepath.Join(t.TempDir(), "llvm"), filepath.Join(t.TempDir(), "elfobj")
-			for _, d := range []string{llvmDir, ourDir} {
-				if err := os.Mkdir(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			src := filepath.Join(llvmDir, "f.s")
-			if err := os.WriteFile(src, []byte(ehAssembly(funcs)), 0o644); err != nil {
+		llvmDir, ourDir := filepath.Join(dir, tm.name, "llvm"), filepath.Join(dir, tm.name, "elfobj")
+		for _, d := range []string{llvmDir, ourDir} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			runTool(t, llvmDir, mc, "-triple="+tm.triple, "-filetype=obj", "f.s", "-o", "f.o")
-			writeObjectFile(t, filepath.Join(ourDir, "f.o"), ehObject(t, tm, funcs))
-
-			llvmFile, ourFile := openELF(t, filepath.Join(llvmDir, "f.o")), openELF(t, filepath.Join(ourDir, "f.o"))
+		}
+		if err := os.WriteFile(filepath.Join(llvmDir, "f.s"), []byte(ehAssembly(ehFuncs[tm.machine])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runTool(t, llvmDir, mc, "-triple="+tm.triple, "-filetype=obj", "f.s", "-o", "f.o")
+		writeObjectFile(t, filepath.Join(ourDir, "f.o"), ehObject(t, tm, ehFuncs[tm.machine]))
+		files = append(files, filepath.Join(tm.name, "llvm", "f.o"), filepath.Join(tm.name, "elfobj", "f.o"))
+	}
+	type dump struct {
+		tool, opt string
+		outs      map[string]string
+	}
+	var dumps []dump
+	for _, tool := range []struct {
+		prog, opt string
+		head      func(string) string
+	}{{dwarfdump, "--eh-frame", dwarfdumpHead}, {readelf, "-wf", readelfHead}} {
+		outs, _ := toolOnFiles(t, dir, tool.prog, []string{tool.opt}, files, tool.head)
+		dumps = append(dumps, dump{filepath.Base(tool.prog), tool.opt, outs})
+	}
+	for i, tm := range testMachines {
+		t.Run(tm.name, func(t *testing.T) {
+			funcs := ehFuncs[tm.machine]
+			llvmName, ourName := files[2*i], files[2*i+1]
+			llvmFile, ourFile := openELF(t, filepath.Join(dir, llvmName)), openELF(t, filepath.Join(dir, ourName))
 			want, got := llvmFile.Section(".eh_frame"), ourFile.Section(".eh_frame")
 			if got.Type != want.Type || got.Flags != want.Flags || got.Addralign != want.Addralign {
 				t.Errorf("section header: got %v %v align %d, LLVM %v %v align %d", got.Type, got.Flags, got.Addralign, want.Type, want.Flags, want.Addralign)
@@ -348,14 +365,13 @@ func TestEHFrameMatchesLLVM(t *testing.T) {
 			if diff := cmp.Diff(ehTargets(t, llvmFile), ehTargets(t, ourFile)); diff != "" {
 				t.Errorf("relocations (-LLVM +elfobj):\n%s", diff)
 			}
-			for _, tool := range [][]string{{dwarfdump, "--eh-frame"}, {readelf, "-wf"}} {
-				wantOut, _ := runTool(t, llvmDir, tool[0], append(tool[1:], "f.o")...)
-				gotOut, _ := runTool(t, ourDir, tool[0], append(tool[1:], "f.o")...)
+			for _, d := range dumps {
+				wantOut, gotOut := d.outs[llvmName], d.outs[ourName]
 				if diff := cmp.Diff(wantOut, gotOut); diff != "" {
-					t.Errorf("%s %s (-LLVM +elfobj):\n%s", filepath.Base(tool[0]), tool[1], diff)
+					t.Errorf("%s %s (-LLVM +elfobj):\n%s", d.tool, d.opt, diff)
 				}
 				if !strings.Contains(gotOut, "zR") || strings.Count(gotOut, "FDE cie=") != len(funcs) {
-					t.Errorf("%s %s: want a zR CIE and %d FDEs:\n%s", filepath.Base(tool[0]), tool[1], len(funcs), gotOut)
+					t.Errorf("%s %s: want a zR CIE and %d FDEs:\n%s", d.tool, d.opt, len(funcs), gotOut)
 				}
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,6 +207,16 @@ func lldDir(t *testing.T) string {
 	return dir
 }
 
+// linkColumns are the links of TestLinkObjectMadeWithElfobj's matrix:
+// column k is linker k mod 3 with PIE or not (k mod 2).
+var linkColumns = func() [][2]string {
+	var cols [][2]string
+	for k := range 6 {
+		cols = append(cols, [2]string{[]string{"bfd", "gold", "lld"}[k%3], []string{"-pie", "-no-pie"}[k%2]})
+	}
+	return cols
+}()
+
 // TestLinkObjectMadeWithElfobj links an object made only with elfobj with a C
 // main by ld.bfd, ld.gold and ld.lld 19, as PIE and not, for x86-64,
 // AArch64, ppc64le and riscv64, and runs the programs (under qemu-user for
@@ -213,19 +224,32 @@ func lldDir(t *testing.T) string {
 // be relocated. The linkers must print nothing, readelf must read the program
 // without a warning, and the program's .eh_frame_hdr must index ctor with
 // the FDE from the object.
+//
+// Its matrix, machines × linkColumns (riscv64 has no gold), runs its default
+// sample (tooltest.Sampled: every machine, every linker with PIE and
+// without); the readelfs run once for all the programs.
 func TestLinkObjectMadeWithElfobj(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}
-	for _, lm := range linkMachines {
+	t.Parallel()
+	type linked struct {
+		name, prog string
+		ctorSize   int
+	}
+	var progs []linked
+	top := t.TempDir()
+	for i, lm := range linkMachines {
 		t.Run(lm.name, func(t *testing.T) {
-			t.Parallel()
 			cc := lookTool(t, lm.cc)
 			var run []string
 			if lm.qemu != "" {
 				run = []string{lookTool(t, lm.qemu), "-L", lm.sysroot}
 			}
-			dir := t.TempDir()
+			dir := filepath.Join(top, lm.name)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			o := linkObject(lm)
 			writeObjectFile(t, filepath.Join(dir, "obj.o"), o)
 			ctorSize := len(o.Section(".text").Data)
@@ -233,25 +257,48 @@ func TestLinkObjectMadeWithElfobj(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runTool(t, dir, cc, "-c", main, "-o", "main.o")
-			for _, ld := range lm.linkers {
-				for _, pie := range []string{"-pie", "-no-pie"} {
-					t.Run(ld+pie, func(t *testing.T) {
-						args := []string{"-fuse-ld=" + ld, pie, "main.o", "obj.o", "-o", "prog-" + ld + pie}
-						if ld == "lld" {
-							args = append([]string{"-B" + lldDir(t)}, args...)
-						} else {
-							lookTool(t, strings.TrimSuffix(lm.cc, "gcc")+"ld."+ld) // gcc's error would not say why
-						}
-						linkAndCheck(t, dir, cc, run, args, ctorSize)
-					})
+			mainDone := false
+			for k, col := range linkColumns {
+				ld, pie := col[0], col[1]
+				if !slices.Contains(lm.linkers, ld) {
+					continue // no such cell
 				}
+				t.Run(ld+pie, func(t *testing.T) {
+					tooltest.Sample(t, i, k, len(linkMachines), len(linkColumns))
+					if !mainDone {
+						runTool(t, dir, cc, "-c", main, "-o", "main.o")
+						mainDone = true
+					}
+					args := []string{"-fuse-ld=" + ld, pie, "main.o", "obj.o", "-o", "prog-" + ld + pie}
+					if ld == "lld" {
+						args = append([]string{"-B" + lldDir(t)}, args...)
+					} else {
+						lookTool(t, strings.TrimSuffix(lm.cc, "gcc")+"ld."+ld) // gcc's error would not say why
+					}
+					prog := linkAndRun(t, dir, cc, run, args)
+					progs = append(progs, linked{lm.name + "/" + ld + pie, prog, ctorSize})
+				})
 			}
 		})
 	}
+	if len(progs) == 0 {
+		return
+	}
+	var files []string
+	for _, p := range progs {
+		files = append(files, p.prog)
+	}
+	checkReadelfCleanAll(t, files, []string{"--all"}, []string{"-aW"})
+	frames, _ := toolOnFiles(t, "", lookTool(t, "readelf"), []string{"-wf"}, files, readelfHead)
+	for _, p := range progs {
+		t.Run("unwind/"+p.name, func(t *testing.T) { checkUnwindTable(t, p.prog, p.ctorSize, frames[p.prog]) })
+	}
 }
 
-func linkAndCheck(t *testing.T, dir, cc string, run, args []string, ctorSize int) {
+// linkAndRun links with cc args in dir and runs the program (under run):
+// the linker must print nothing, and the program its two lines. It returns
+// the program.
+func linkAndRun(t *testing.T, dir, cc string, run, args []string) string {
 	prog := filepath.Join(dir, args[len(args)-1])
 	stdout, stderr := runTool(t, dir, cc, args...)
 	if stdout != "" || stderr != "" {
@@ -261,14 +308,13 @@ func linkAndCheck(t *testing.T, dir, cc string, run, args []string, ctorSize int
 	if want := ctorLine + "\n" + dataLine + "\n"; got != want {
 		t.Errorf("%s printed %q, want %q", filepath.Base(prog), got, want)
 	}
-	checkReadelfClean(t, prog, []string{"--all"}, []string{"-aW"})
-	checkUnwindTable(t, prog, ctorSize)
+	return prog
 }
 
 // checkUnwindTable finds ctor in the linked program's .eh_frame_hdr search
 // table (LSB §10.6.2) and its FDE, with the function's pc range, in what
-// binutils readelf -wf prints.
-func checkUnwindTable(t *testing.T, prog string, size int) {
+// binutils readelf -wf prints of it (frames).
+func checkUnwindTable(t *testing.T, prog string, size int, frames string) {
 	t.Helper()
 	f := openELF(t, prog)
 	syms, err := f.Symbols()
@@ -309,8 +355,7 @@ func checkUnwindTable(t *testing.T, prog string, size int) {
 	if !segment {
 		t.Error("no PT_GNU_EH_FRAME segment for .eh_frame_hdr")
 	}
-	out, _ := runTool(t, "", lookTool(t, "readelf"), "-wf", prog)
-	if want := fmt.Sprintf("pc=%016x..%016x", ctor, ctor+uint64(size)); !strings.Contains(out, want) {
-		t.Errorf("readelf -wf shows no FDE with %s:\n%s", want, out)
+	if want := fmt.Sprintf("pc=%016x..%016x", ctor, ctor+uint64(size)); !strings.Contains(frames, want) {
+		t.Errorf("readelf -wf shows no FDE with %s:\n%s", want, frames)
 	}
 }

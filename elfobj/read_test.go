@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -66,17 +65,22 @@ type relocLine struct {
 	addend int64
 }
 
-// readelfRelocs parses `llvm-readelf -r --wide`: relocation section name to
-// its relocations.
-func readelfRelocs(t *testing.T, readelf, file string) map[string][]relocLine {
+// readelfRelocs runs `llvm-readelf -r --wide` once on all files and parses
+// what it prints of each: relocation section name to its relocations.
+func readelfRelocs(t *testing.T, readelf string, files ...string) map[string]map[string][]relocLine {
 	t.Helper()
-	out, err := exec.Command(readelf, "-r", "--wide", file).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	all := map[string]map[string][]relocLine{}
+	for file, out := range readelfFiles(t, readelf, []string{"-r", "--wide"}, files...) {
+		all[file] = parseRelocs(out)
 	}
+	return all
+}
+
+// parseRelocs parses what `llvm-readelf -r --wide` prints of one file.
+func parseRelocs(out string) map[string][]relocLine {
 	m := map[string][]relocLine{}
 	var cur string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if rest, ok := strings.CutPrefix(line, "Relocation section '"); ok {
 			cur = rest[:strings.IndexByte(rest, '\'')]
 			m[cur] = []relocLine{}
@@ -140,10 +144,12 @@ func checkRelocs(t *testing.T, f *File, name string, got []FileReloc, want []rel
 // resolved to symbols, with llvm-readelf -r.
 func TestRelocationsAsReadelf(t *testing.T) {
 	readelf := tooltest.Tool(t, "llvm-readelf", 19)
-	for _, path := range []string{hostObject("15"), hostObject("22"),
-		filepath.Join("..", "offload", "testdata", "llvm", "wrapper", "openmp-wrapper-llvm19.o")} {
+	paths := []string{hostObject("15"), hostObject("22"),
+		filepath.Join("..", "offload", "testdata", "llvm", "wrapper", "openmp-wrapper-llvm19.o")}
+	all := readelfRelocs(t, readelf, paths...)
+	for _, path := range paths {
 		f, _ := readFile(t, path)
-		want := readelfRelocs(t, readelf, path)
+		want := all[path]
 		n := 0
 		for _, s := range f.SectionsByType(elf.SHT_RELA) {
 			got, err := f.Relocations(s)
@@ -159,25 +165,22 @@ func TestRelocationsAsReadelf(t *testing.T) {
 	}
 }
 
-// TestDynamicRelocationsAsReadelf links a PIE and a shared object and compares
-// their dynamic relocations with llvm-readelf -r.
+// TestDynamicRelocationsAsReadelf links a PIE, an executable and a shared
+// object (see dynBuild) and compares their dynamic relocations with
+// llvm-readelf -r, run once for the three.
 func TestDynamicRelocationsAsReadelf(t *testing.T) {
 	readelf := tooltest.Tool(t, "llvm-readelf", 19)
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		tooltest.Missing(t, "cc not found")
-	}
-	dir := t.TempDir()
-	src := filepath.Join("testdata", "dyn", "dyn.c")
-	for _, c := range []struct {
+	cases := []struct {
 		name string
-		args []string
 		typ  elf.Type
-	}{{"pie", []string{"-pie", "-fPIE"}, elf.ET_DYN}, {"nopie", []string{"-no-pie", "-fno-PIE"}, elf.ET_EXEC}, {"so", []string{"-shared", "-fPIC"}, elf.ET_DYN}} {
-		out := filepath.Join(dir, c.name)
-		if msg, err := exec.Command(cc, append(c.args, src, "-o", out)...).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, msg)
-		}
+	}{{"pie", elf.ET_DYN}, {"nopie", elf.ET_EXEC}, {"so", elf.ET_DYN}}
+	var outs []string
+	for _, c := range cases {
+		outs = append(outs, dynBuild(t, c.name))
+	}
+	all := readelfRelocs(t, readelf, outs...)
+	for i, c := range cases {
+		out := outs[i]
 		f, _ := readFile(t, out)
 		if f.Type != c.typ {
 			t.Errorf("%s: type %v", c.name, f.Type)
@@ -186,17 +189,17 @@ func TestDynamicRelocationsAsReadelf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := readelfRelocs(t, readelf, out)
-		var all []relocLine
+		want := all[out]
+		var alloc []relocLine
 		for _, s := range f.Sections[1:] {
 			if s.Flags&elf.SHF_ALLOC != 0 {
-				all = append(all, want[s.Name]...)
+				alloc = append(alloc, want[s.Name]...)
 			}
 		}
 		if len(got) == 0 {
 			t.Errorf("%s: no dynamic relocations", c.name)
 		}
-		checkRelocs(t, f, c.name, got, all)
+		checkRelocs(t, f, c.name, got, alloc)
 		if syms, err := f.DynamicSymbols(); err != nil || len(syms) < 2 || syms[0] != (FileSymbol{}) {
 			t.Errorf("%s: dynamic symbols %d, %v", c.name, len(syms), err)
 		}

@@ -2,10 +2,13 @@ package entries
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -47,6 +50,7 @@ int g = 5;
 // ELF object of a Linux host from the same source, read by Read: names,
 // kinds, flags, sizes, data and the symbols they point to.
 func TestReadCOFFMatchesELF(t *testing.T) {
+	t.Parallel()
 	clang := tooltest.Tool(t, "clang", 22)
 	dir := t.TempDir()
 	for name, src := range coffSources {
@@ -62,17 +66,34 @@ func TestReadCOFFMatchesELF(t *testing.T) {
 		"hip":    {hip, []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"}},
 		"openmp": {[]string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-c", "o.c"}, []string{"x86_64-pc-windows-msvc"}},
 	}
+	// Every object first, clang running in parallel.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for name, c := range cases {
+		for _, triple := range append([]string{"x86_64-unknown-linux-gnu"}, c.coffHosts...) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				release := tooltest.Slot()
+				defer release()
+				cmd := exec.Command(clang, append([]string{"--target=" + triple, "-o", name + "-" + triple + ".o"}, c.args...)...)
+				cmd.Dir = dir
+				if b, err := cmd.CombinedOutput(); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("%s for %s: %v\n%s", name, triple, err, b))
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	r := offload.Default()
 	for name, c := range cases {
-		compile := func(triple string) string {
-			out := name + "-" + triple + ".o"
-			cmd := exec.Command(clang, append([]string{"--target=" + triple, "-o", out}, c.args...)...)
-			cmd.Dir = dir
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s for %s: %v\n%s", name, triple, err, b)
-			}
-			return filepath.Join(dir, out)
-		}
+		compile := func(triple string) string { return filepath.Join(dir, name+"-"+triple+".o") }
 		ef, err := elfobj.Read(readerOf(t, compile("x86_64-unknown-linux-gnu")))
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -32,17 +31,6 @@ func release(t testing.TB, major int) *offload.Release {
 	return r
 }
 
-// compile runs clang of release major on src with args and returns the object.
-func compile(t *testing.T, major int, src, out string, args ...string) string {
-	t.Helper()
-	clang := tooltest.Tool(t, "clang", major)
-	cmd := exec.Command(clang, append(append([]string{}, args...), "-c", src, "-o", out)...)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", clang, err, msg)
-	}
-	return out
-}
-
 // openMPFlags are the flags that compile the OpenMP sources with clang major.
 func openMPFlags(major int) []string {
 	args := []string{"-O0", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu"}
@@ -63,51 +51,6 @@ func openMPFlags(major int) []string {
 
 // hipFlags compile a HIP source for the host with the new driver.
 var hipFlags = []string{"-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "--offload-new-driver"}
-
-// testObject is an object with entries, the clang release that made it, and
-// its host triple.
-type testObject struct {
-	major  int
-	triple string
-}
-
-// crossHosts are the other host machines, compiled for an amdgcn target
-// without the device side (clang has no riscv64 OpenMP offload target).
-var crossHosts = []string{"aarch64-linux-gnu", "powerpc64le-linux-gnu", "riscv64-linux-gnu"}
-
-// testObjects compiles the test sources with the clang of every release that
-// is installed, for x86-64 and the other host machines, and lists them with
-// the fixture objects in offload/testdata/llvm/host-objects, which need no
-// tool.
-func testObjects(t *testing.T) map[string]testObject {
-	t.Helper()
-	dir := t.TempDir()
-	const x86 = "x86_64-unknown-linux-gnu"
-	objs := map[string]testObject{}
-	for _, major := range []int{15, 16, 19, 22} {
-		objs[filepath.Join("..", "offload", "testdata", "llvm", "host-objects", fmt.Sprintf("openmp-x86-llvm%d.o", major))] = testObject{major, x86}
-	}
-	for _, major := range releasesWithClang {
-		for _, src := range []string{"omp_plain.c", "omp_usm.c"} {
-			out := filepath.Join(dir, fmt.Sprintf("%s-%d.o", strings.TrimSuffix(src, ".c"), major))
-			objs[compile(t, major, filepath.Join("testdata", src), out, openMPFlags(major)...)] = testObject{major, x86}
-			if major < 15 {
-				continue // no --offload-host-only before 15
-			}
-			for _, host := range crossHosts {
-				out := filepath.Join(dir, fmt.Sprintf("%s-%s-%d.o", strings.TrimSuffix(src, ".c"), host, major))
-				args := append(openMPFlags(major)[:2:2], "-target", host, "-fopenmp-targets=amdgcn-amd-amdhsa", "--offload-host-only")
-				args = append(args, openMPFlags(major)[3:]...)
-				objs[compile(t, major, filepath.Join("testdata", src), out, args...)] = testObject{major, host}
-			}
-		}
-		if major >= 19 {
-			out := filepath.Join(dir, fmt.Sprintf("hip-%d.o", major))
-			objs[compile(t, major, filepath.Join("testdata", "k.hip"), out, hipFlags...)] = testObject{major, x86}
-		}
-	}
-	return objs
-}
 
 func readFile(t *testing.T, path string) *elfobj.File {
 	t.Helper()
@@ -131,11 +74,11 @@ func readEntries(t *testing.T, path string, r *offload.Release) []FileEntry {
 	return ents
 }
 
-// readelfView is what llvm-readelf -r -x -p shows of an entries section.
+// readelfView is what llvm-readelf -r -x -p shows of a file.
 type readelfView struct {
-	data    []byte
-	relocs  map[uint64][2]string // offset: symbol, addend (hex, signed)
-	strings map[string]map[uint64]string
+	data    map[string][]byte               // -x: section: its bytes
+	relocs  map[string]map[uint64][2]string // -r: relocation section: offset: symbol, addend (hex, signed)
+	strings map[string]map[uint64]string    // -p: section: offset: string
 }
 
 var (
@@ -144,54 +87,71 @@ var (
 	strLine   = regexp.MustCompile(`^\[\s*([0-9a-f]+)\]\s(.*)$`)
 )
 
-func readelf(t *testing.T, tool string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(tool, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %q: %v\n%s", tool, args, err, out)
+// parse adds to v what llvm-readelf printed of one file: hex dumps
+// (-x), relocations (-r --wide) and string dumps (-p), each under the
+// section of the heading it follows.
+func (v *readelfView) parse(out string) {
+	if v.data == nil {
+		v.data, v.relocs, v.strings = map[string][]byte{}, map[string]map[uint64][2]string{}, map[string]map[uint64]string{}
 	}
-	return string(out)
-}
-
-func viewSection(t *testing.T, tool, path, section string) readelfView {
-	t.Helper()
-	v := readelfView{relocs: map[uint64][2]string{}, strings: map[string]map[uint64]string{}}
-	for _, line := range strings.Split(readelf(t, tool, "-x", section, path), "\n") {
-		if m := hexLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			for _, g := range strings.Fields(m[1]) {
-				b, _ := hex.DecodeString(g)
-				v.data = append(v.data, b...)
+	var hexSec, relSec, strSec string // the section of the part being read: one at most
+	for _, line := range strings.Split(out, "\n") {
+		l := strings.TrimSpace(line)
+		if name, ok := heading(l); ok {
+			hexSec, relSec, strSec = "", "", ""
+			switch {
+			case strings.HasPrefix(l, "Hex dump of section "):
+				hexSec = name
+			case strings.HasPrefix(l, "Relocation section "):
+				relSec = name
+				if v.relocs[name] == nil {
+					v.relocs[name] = map[uint64][2]string{}
+				}
+			case strings.HasPrefix(l, "String dump of section "):
+				strSec = name
+				if v.strings[name] == nil {
+					v.strings[name] = map[uint64]string{}
+				}
+			}
+			continue
+		}
+		switch {
+		case hexSec != "":
+			if m := hexLine.FindStringSubmatch(l); m != nil {
+				for _, g := range strings.Fields(m[1]) {
+					b, _ := hex.DecodeString(g)
+					v.data[hexSec] = append(v.data[hexSec], b...)
+				}
+			}
+		case relSec != "":
+			if m := relocLine.FindStringSubmatch(l); m != nil {
+				off, _ := strconv.ParseUint(m[1], 16, 64)
+				v.relocs[relSec][off] = [2]string{m[2], m[3] + m[4]}
+			}
+		case strSec != "":
+			if m := strLine.FindStringSubmatch(l); m != nil {
+				o, _ := strconv.ParseUint(m[1], 16, 64)
+				v.strings[strSec][o] = m[2]
 			}
 		}
 	}
-	in := false
-	for _, line := range strings.Split(readelf(t, tool, "-r", "--wide", path), "\n") {
-		if strings.HasPrefix(line, "Relocation section ") {
-			in = strings.Contains(line, "'.rela"+section+"'")
-			continue
-		}
-		if m := relocLine.FindStringSubmatch(strings.TrimSpace(line)); in && m != nil {
-			off, _ := strconv.ParseUint(m[1], 16, 64)
-			v.relocs[off] = [2]string{m[2], m[3] + m[4]}
+}
+
+// heading returns the section that a heading of llvm-readelf's output
+// names ("Hex dump of section 'x':", "Relocation section '.relax' at ...").
+func heading(l string) (string, bool) {
+	for _, p := range []string{"Hex dump of section '", "Relocation section '", "String dump of section '"} {
+		if rest, ok := strings.CutPrefix(l, p); ok {
+			name, _, ok := strings.Cut(rest, "'")
+			return name, ok
 		}
 	}
-	return v
+	return "", false
 }
 
 // stringAt returns the string at off of section sec as llvm-readelf -p shows it.
-func (v *readelfView) stringAt(t *testing.T, tool, path, sec string, off uint64) string {
-	t.Helper()
-	strs, ok := v.strings[sec]
-	if !ok {
-		strs = map[uint64]string{}
-		for _, line := range strings.Split(readelf(t, tool, "-p", sec, path), "\n") {
-			if m := strLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-				o, _ := strconv.ParseUint(m[1], 16, 64)
-				strs[o] = m[2]
-			}
-		}
-		v.strings[sec] = strs
-	}
+func (v *readelfView) stringAt(sec string, off uint64) string {
+	strs := v.strings[sec]
 	if s, ok := strs[off]; ok {
 		return s
 	}
@@ -205,32 +165,87 @@ func (v *readelfView) stringAt(t *testing.T, tool, path, sec string, off uint64)
 
 // TestReadMatchesReadelf: every entry read from objects that clang 13, 14,
 // 15, 16, 19 and 22 make (and from the fixture objects) equals what llvm-readelf shows of
-// its section bytes, relocations and strings.
+// its section bytes, relocations and strings. llvm-readelf runs twice for all
+// the objects at once: -r -x of the entries sections, then -p of the
+// sections that the names point into.
 func TestReadMatchesReadelf(t *testing.T) {
+	t.Parallel()
 	tool := tooltest.Tool(t, "llvm-readelf", 19)
-	for path, obj := range testObjects(t) {
-		r := release(t, obj.major)
-		ents := readEntries(t, path, r)
-		if len(ents) == 0 {
-			t.Errorf("%s: no entries", path)
-		}
-		views := map[string]*readelfView{}
-		for _, e := range ents {
-			v, ok := views[e.Section]
-			if !ok {
-				vv := viewSection(t, tool, path, e.Section)
-				v, views[e.Section] = &vv, &vv
+	objs := testObjects(t)
+	ents := make([][]FileEntry, len(objs))
+	var paths []string
+	args := []string{"-r", "--wide"}
+	secs := map[string]bool{}
+	for i, obj := range objs {
+		paths = append(paths, obj.path)
+		ents[i] = readEntries(t, obj.path, release(t, obj.major))
+		for _, e := range ents[i] {
+			if !secs[e.Section] {
+				secs[e.Section] = true
+				args = append(args, "-x", e.Section)
 			}
-			checkAgainstReadelf(t, tool, path, r, v, e)
 		}
 	}
+	views := map[string]*readelfView{}
+	for path, out := range readelfFiles(t, tool, args, paths) {
+		views[path] = &readelfView{}
+		views[path].parse(out)
+	}
+	args, secs = nil, map[string]bool{}
+	for i, obj := range objs {
+		for _, e := range ents[i] {
+			if sec, _, ok := namePlace(t, obj.path, release(t, obj.major), views[obj.path], e); ok && !secs[sec] {
+				secs[sec] = true
+				args = append(args, "-p", sec)
+			}
+		}
+	}
+	if len(args) > 0 {
+		for path, out := range readelfFiles(t, tool, args, paths) {
+			views[path].parse(out)
+		}
+	}
+	for i, obj := range objs {
+		t.Run(obj.name, func(t *testing.T) {
+			if len(ents[i]) == 0 {
+				t.Errorf("%s: no entries", obj.path)
+			}
+			for _, e := range ents[i] {
+				checkAgainstReadelf(t, obj.path, release(t, obj.major), views[obj.path], e)
+			}
+		})
+	}
+	skipUnsampled(t)
 }
 
-func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v *readelfView, e FileEntry) {
+// namePlace returns the section and offset of the name of e as llvm-readelf
+// shows its relocation in v, and false if it shows none.
+func namePlace(t *testing.T, path string, r *offload.Release, v *readelfView, e FileEntry) (string, uint64, bool) {
+	t.Helper()
+	base := uint64(e.Index * e.Layout.Size())
+	name, ok := v.relocs[".rela"+e.Section][base+uint64(e.Layout.NameOffset())]
+	if !ok {
+		return "", 0, false
+	}
+	off, _ := strconv.ParseUint(strings.TrimPrefix(name[1], "+"), 16, 64)
+	sec := name[0]
+	if strings.HasPrefix(sec, facts.Of(r).Entries.NameSymbol) {
+		// Relocated against the string's own symbol (riscv64): find it
+		// with debug/elf.
+		sec, off = symbolPlace(t, path, sec, off)
+	}
+	return sec, off, true
+}
+
+func checkAgainstReadelf(t *testing.T, path string, r *offload.Release, v *readelfView, e FileEntry) {
 	t.Helper()
 	where := fmt.Sprintf("%s %s[%d]", filepath.Base(path), e.Section, e.Index)
 	size := e.Layout.Size()
-	b := v.data[e.Index*size : (e.Index+1)*size]
+	data := v.data[e.Section]
+	if len(data) < (e.Index+1)*size {
+		t.Fatalf("%s: llvm-readelf shows %d bytes of the section", where, len(data))
+	}
+	b := data[e.Index*size : (e.Index+1)*size]
 	le := binary.LittleEndian
 	var wantSize, wantData uint64
 	var wantFlags uint32
@@ -245,7 +260,7 @@ func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v 
 		t.Errorf("%s: kind %v size %d flags %#x data %d; readelf: %v %d %#x %d", where, e.Kind, e.Size, e.Flags, e.Data, wantKind, wantSize, wantFlags, wantData)
 	}
 	base := uint64(e.Index * size)
-	addr, ok := v.relocs[base+uint64(e.Layout.AddrOffset())]
+	addr, ok := v.relocs[".rela"+e.Section][base+uint64(e.Layout.AddrOffset())]
 	want := offload.SymbolRef{}
 	if ok {
 		n, _ := strconv.ParseInt(addr[1], 16, 64)
@@ -254,19 +269,12 @@ func checkAgainstReadelf(t *testing.T, tool, path string, r *offload.Release, v 
 	if e.Address != want {
 		t.Errorf("%s: address %v; readelf %v", where, e.Address, want)
 	}
-	name, ok := v.relocs[base+uint64(e.Layout.NameOffset())]
+	sec, off, ok := namePlace(t, path, r, v, e)
 	if !ok {
 		t.Fatalf("%s: readelf shows no name relocation", where)
 	}
-	off, _ := strconv.ParseUint(strings.TrimPrefix(name[1], "+"), 16, 64)
-	sec := name[0]
-	if strings.HasPrefix(sec, facts.Of(r).Entries.NameSymbol) {
-		// Relocated against the string's own symbol (riscv64): find it
-		// with debug/elf.
-		sec, off = symbolPlace(t, path, sec, off)
-	}
-	if s := v.stringAt(t, tool, path, sec, off); s != e.Name {
-		t.Errorf("%s: name %q; readelf %q at %s+%#x", where, e.Name, s, name[0], off)
+	if s := v.stringAt(sec, off); s != e.Name {
+		t.Errorf("%s: name %q; readelf %q at %s+%#x", where, e.Name, s, sec, off)
 	}
 }
 
@@ -306,8 +314,10 @@ type symbolView struct {
 // release N and compares the entries sections, their relocations and the
 // entry symbols with clang's.
 func TestWriteMatchesClang(t *testing.T) {
-	for path, obj := range testObjects(t) {
-		t.Run(filepath.Base(path), func(t *testing.T) {
+	t.Parallel()
+	for _, obj := range testObjects(t) {
+		t.Run(obj.name, func(t *testing.T) {
+			path := obj.path
 			r := release(t, obj.major)
 			ents := readEntries(t, path, r)
 			o, err := elfobj.ForTriple(obj.triple)
@@ -332,6 +342,7 @@ func TestWriteMatchesClang(t *testing.T) {
 			compareTables(t, readFile(t, path), ours, r)
 		})
 	}
+	skipUnsampled(t)
 }
 
 func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {

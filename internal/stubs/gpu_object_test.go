@@ -22,6 +22,7 @@ import (
 const gpuObjectGolden = "gpu_objects.golden"
 
 func TestGPUObjectShape(t *testing.T) {
+	t.Parallel()
 	llcs := map[int]string{19: tooltest.Tool(t, "llc", 19), 22: tooltest.Tool(t, "llc", 22)}
 	var b strings.Builder
 	for _, llvm := range []int{19, 22} {

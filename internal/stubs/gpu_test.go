@@ -48,26 +48,68 @@ func gpuLLC(llvm int) int {
 // .text.startup, its relocations (as LLVM writes them: symbol or section
 // symbol and addend), function symbols, mapping symbols, the jump table in
 // .rodata and .eh_frame (bytes, and as llvm-dwarfdump prints it) with
-// GPU's code. The llc that stands for the release (see gpuLLC) must agree;
-// so must the other one, which shows that the choice between the two does
-// not matter for these modules.
+// GPU's code. The llc that stands for the release (see gpuLLC) must agree,
+// for every release, kind and machine; so must the other one, which shows
+// that the choice between the two does not matter for these modules (by
+// default for the sample, tooltest.Sampled, of releases × (kind, machine):
+// a cell in every row and every column). llc runs in parallel, once for each
+// module (releases that write the same module share the object),
+// llvm-dwarfdump once for all the objects.
 func TestGPUMatchesLLC(t *testing.T) {
+	t.Parallel()
 	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
 	llcs := map[int]string{19: tooltest.Tool(t, "llc", 19), 22: tooltest.Tool(t, "llc", 22)}
+	type cell struct {
+		llvm, with, row, col int
+		kind                 GPUKind
+		m                    int // index in gpuMachines
+		code                 *GPUCode
+		obj, ours            string
+		err                  error
+	}
+	rows, cols := 22-17+1, len(gpuKinds)*len(gpuMachines)
+	var cells, todo []*cell
 	for llvm := 17; llvm <= 22; llvm++ {
-		for _, kind := range gpuKinds {
-			for _, m := range gpuMachines {
+		for ki, kind := range gpuKinds {
+			for mi := range gpuMachines {
 				for _, with := range []int{gpuLLC(llvm), 41 - gpuLLC(llvm)} {
-					name := fmt.Sprintf("llvm%d/%v/%s/llc%d", llvm, kind, m.name, with)
-					t.Run(name, func(t *testing.T) {
-						obj := compileGPU(t, llcs[with], m.triple, gpuIR(llvm, kind, gpuImage))
-						c := gpuCode(t, m.machine, GPUOptions{LLVM: llvm, Kind: kind})
-						compareGPUObject(t, obj, m.machine, c)
-						compareEHFrame(t, dwarfdump, obj, m.machine, c.asCode())
-					})
+					c := &cell{llvm: llvm, with: with, row: llvm - 17, col: mi*len(gpuKinds) + ki, kind: kind, m: mi}
+					cells = append(cells, c)
+					if with == gpuLLC(llvm) || tooltest.Sampled(c.row, c.col, rows, cols) {
+						todo = append(todo, c)
+					}
 				}
 			}
 		}
+	}
+	inParallel(len(todo), func(i int) {
+		c := todo[i]
+		m := gpuMachines[c.m]
+		if c.code, c.err = GPU(m.machine, GPUOptions{LLVM: c.llvm, Kind: c.kind}); c.err != nil {
+			return
+		}
+		if c.obj, c.err = llcObject(llcs[c.with], m.triple, gpuIR(c.llvm, c.kind, gpuImage)); c.err != nil {
+			return
+		}
+		c.ours, c.err = ehFrameObject(m.machine, c.code.asCode())
+	})
+	var paths []string
+	for _, c := range todo {
+		paths = append(paths, c.obj, c.ours)
+	}
+	fdes := dwarfdumpFDEs(t, dwarfdump, paths)
+	for _, c := range cells {
+		m := gpuMachines[c.m]
+		t.Run(fmt.Sprintf("llvm%d/%v/%s/llc%d", c.llvm, c.kind, m.name, c.with), func(t *testing.T) {
+			if c.with != gpuLLC(c.llvm) {
+				tooltest.Sample(t, c.row, c.col, rows, cols)
+			}
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			compareGPUObject(t, c.obj, m.machine, c.code)
+			compareEHFrame(t, fdes[c.obj], fdes[c.ours], c.obj, m.machine, c.code.asCode())
+		})
 	}
 }
 
@@ -95,16 +137,14 @@ func TestGPUMatchesClangLinkerWrapper(t *testing.T) {
 	}
 }
 
-// compileGPU writes ir and compiles it with llc for triple.
+// compileGPU compiles ir with llc for triple, once for the package (see
+// llcObject), and returns the object.
 func compileGPU(t *testing.T, llc, triple, ir string) string {
 	t.Helper()
-	dir := t.TempDir()
-	src := filepath.Join(dir, "wrapper.ll")
-	if err := os.WriteFile(src, []byte(ir), 0o644); err != nil {
+	obj, err := llcObject(llc, triple, ir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	obj := filepath.Join(dir, "wrapper.o")
-	run(t, llc, "-mtriple="+triple, "-relocation-model=pic", "-filetype=obj", src, "-o", obj)
 	return obj
 }
 
@@ -386,28 +426,62 @@ func TestGPUCodeIsFresh(t *testing.T) {
 }
 
 // TestGPUFatbinAlignMatchesLLC compiles modules with images around the
-// 16-byte threshold and compares the alignment of the fatbin section.
+// 16-byte threshold and compares the alignment of the fatbin section. Its
+// matrix has a row for each llc and machine and a column for each image size
+// and kind (column k: size k mod 5, kind k mod 2); the default sample
+// (tooltest.Sampled) compiles every size and kind, each row's two or three
+// of them. llc runs in parallel.
 func TestGPUFatbinAlignMatchesLLC(t *testing.T) {
-	for _, llvm := range []int{19, 22} {
-		llc := tooltest.Tool(t, "llc", llvm)
-		for _, m := range gpuMachines {
-			for _, size := range []int{1, 8, 16, 17, 64} {
-				for _, kind := range gpuKinds {
-					image := strings.Repeat("x", size)
-					obj := compileGPU(t, llc, m.triple, gpuIR(llvm, kind, image))
-					f, err := elf.Open(obj)
-					if err != nil {
-						t.Fatal(err)
-					}
-					sec := map[GPUKind]string{CUDA: ".nv_fatbin", HIP: ".hip_fatbin"}[kind]
-					got := f.Section(sec).Addralign
-					f.Close()
-					if want := GPUFatbinAlign(m.machine, uint64(size)); got != want {
-						t.Errorf("llc-%d %s %v %d bytes: %s aligned to %d, GPUFatbinAlign says %d", llvm, m.name, kind, size, sec, got, want)
-					}
+	t.Parallel()
+	llvms, sizes := []int{19, 22}, []int{1, 8, 16, 17, 64}
+	llcs := map[int]string{}
+	for _, llvm := range llvms {
+		llcs[llvm] = tooltest.Tool(t, "llc", llvm)
+	}
+	type cell struct {
+		llvm, m, size, row, col int
+		kind                    GPUKind
+		obj                     string
+		err                     error
+	}
+	rows, cols := len(llvms)*len(gpuMachines), len(sizes)*len(gpuKinds)
+	var cells, todo []*cell
+	for li, llvm := range llvms {
+		for mi := range gpuMachines {
+			for k := range cols {
+				c := &cell{llvm: llvm, m: mi, size: sizes[k%len(sizes)], kind: gpuKinds[k%len(gpuKinds)], row: li*len(gpuMachines) + mi, col: k}
+				cells = append(cells, c)
+				if tooltest.Sampled(c.row, c.col, rows, cols) {
+					todo = append(todo, c)
 				}
 			}
 		}
+	}
+	inParallel(len(todo), func(i int) {
+		c := todo[i]
+		c.obj, c.err = llcObject(llcs[c.llvm], gpuMachines[c.m].triple, gpuIR(c.llvm, c.kind, strings.Repeat("x", c.size)))
+	})
+	for _, c := range cells {
+		m := gpuMachines[c.m]
+		t.Run(fmt.Sprintf("llc%d/%s/%v/%d", c.llvm, m.name, c.kind, c.size), func(t *testing.T) {
+			tooltest.Sample(t, c.row, c.col, rows, cols)
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			f, err := elf.Open(c.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			sec := map[GPUKind]string{CUDA: ".nv_fatbin", HIP: ".hip_fatbin"}[c.kind]
+			s := f.Section(sec)
+			if s == nil {
+				t.Fatalf("llc-%d: no section %s", c.llvm, sec)
+			}
+			if want := GPUFatbinAlign(m.machine, uint64(c.size)); s.Addralign != want {
+				t.Errorf("llc-%d %s %v %d bytes: %s aligned to %d, GPUFatbinAlign says %d", c.llvm, m.name, c.kind, c.size, sec, s.Addralign, want)
+			}
+		})
 	}
 }
 

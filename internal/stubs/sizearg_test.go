@@ -116,6 +116,7 @@ func sizeArgIR(sizes []uint64) string {
 // form with llc-22 for x86-64 and AArch64 and compares each pair's bytes
 // (padding included) and relocations with the Code for that size.
 func TestSizeArgMatchesLLC(t *testing.T) {
+	t.Parallel()
 	llc := llcOf(t, 22)
 	sizes := sizeArgSizes(t)
 	dir := t.TempDir()

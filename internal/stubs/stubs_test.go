@@ -506,32 +506,75 @@ func openMP(t *testing.T, m elf.Machine, o Options) *Code {
 // it) with the Code for that release. LLVM 19 and 22 are required under
 // OFFLOAD_REQUIRE_TOOLS; llc of 15 and 16 (Debian's llvm-15 and llvm-16, which
 // CI does not install by name) skip when missing.
+//
+// Its matrix has a row for each release and machine and a column for each
+// of the four modules (IR style × images); module v sits in column
+// (v - release) mod 4 of the release's rows, so that the default sample
+// (tooltest.Sampled: column = machine) is a Latin square: each release
+// compiles every module, on every machine one, and each machine every
+// module. llc runs in parallel, llvm-dwarfdump once for all the objects.
 func TestMatchesLLC(t *testing.T) {
+	t.Parallel()
 	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
-	for _, llvm := range []int{15, 16, 19, 22} {
-		t.Run(fmt.Sprintf("llvm%d", llvm), func(t *testing.T) {
-			llc := llcOf(t, llvm)
-			for _, m := range machines {
-				for _, atexit := range []bool{false, true} {
-					for _, images := range []int{1, 2} {
-						name := fmt.Sprintf("%s/atexit=%v/images=%d", m.name, atexit, images)
-						t.Run(name, func(t *testing.T) {
-							dir := t.TempDir()
-							ir := filepath.Join(dir, "wrapper.ll")
-							if err := os.WriteFile(ir, []byte(wrapperIR(atexit, images)), 0o644); err != nil {
-								t.Fatal(err)
-							}
-							obj := filepath.Join(dir, "wrapper.o")
-							run(t, llc, "-mtriple="+m.triple, "-relocation-model=pic", "-filetype=obj", ir, "-o", obj)
-							c := openMP(t, m.machine, Options{LLVM: llvm, Atexit: atexit, Images: images})
-							if !c.Measured {
-								t.Errorf("Measured is false for a measured release")
-							}
-							compareObject(t, obj, m.machine, c)
-							compareEHFrame(t, dwarfdump, obj, m.machine, c)
-						})
-					}
+	releases := []int{15, 16, 19, 22}
+	type cell struct {
+		llvm, row, col int
+		m              int // index in machines
+		atexit         bool
+		images         int
+		code           *Code
+		obj, ours      string
+		err            error
+	}
+	rows, cols := len(releases)*len(machines), 4
+	var cells, todo []*cell
+	for r, llvm := range releases {
+		llc := tooltest.Find("llc", llvm) // a missing one: the release's subtest says why
+		for mi := range machines {
+			for v := range cols {
+				c := &cell{llvm: llvm, row: r*len(machines) + mi, col: (v - r%cols + cols) % cols, m: mi, atexit: v/2 == 1, images: v%2 + 1}
+				cells = append(cells, c)
+				if llc != "" && tooltest.Sampled(c.row, c.col, rows, cols) {
+					todo = append(todo, c)
 				}
+			}
+		}
+	}
+	inParallel(len(todo), func(i int) {
+		c := todo[i]
+		m := machines[c.m]
+		if c.code, c.err = OpenMPWith(m.machine, Options{LLVM: c.llvm, Atexit: c.atexit, Images: c.images}); c.err != nil {
+			return
+		}
+		if c.obj, c.err = llcObject(tooltest.Find("llc", c.llvm), m.triple, wrapperIR(c.atexit, c.images)); c.err != nil {
+			return
+		}
+		c.ours, c.err = ehFrameObject(m.machine, c.code)
+	})
+	var paths []string
+	for _, c := range todo {
+		paths = append(paths, c.obj, c.ours)
+	}
+	fdes := dwarfdumpFDEs(t, dwarfdump, paths)
+	for _, llvm := range releases {
+		t.Run(fmt.Sprintf("llvm%d", llvm), func(t *testing.T) {
+			llcOf(t, llvm)
+			for _, c := range cells {
+				if c.llvm != llvm {
+					continue
+				}
+				m := machines[c.m]
+				t.Run(fmt.Sprintf("%s/atexit=%v/images=%d", m.name, c.atexit, c.images), func(t *testing.T) {
+					tooltest.Sample(t, c.row, c.col, rows, cols)
+					if c.err != nil {
+						t.Fatal(c.err)
+					}
+					if !c.code.Measured {
+						t.Errorf("Measured is false for a measured release")
+					}
+					compareObject(t, c.obj, m.machine, c.code)
+					compareEHFrame(t, fdes[c.obj], fdes[c.ours], c.obj, m.machine, c.code)
+				})
 			}
 		})
 	}
@@ -559,50 +602,104 @@ func TestMatchesClangLinkerWrapper(t *testing.T) {
 // of LLVM 13 and 14 writes for one and two images with `clang -cc1
 // -emit-obj` as the driver of that release runs it (from clang -###), for
 // every machine that release has code for, and compares the object with the
-// Code as TestMatchesLLC does.
+// Code as TestMatchesLLC does. Its matrix has a row for each release and
+// machine and a column for each number of images; the default sample
+// (tooltest.Sampled) compiles one number of images for each row, both
+// numbers on x86-64 (13 one, 14 two). The compiles run in parallel,
+// llvm-dwarfdump once for all the objects.
 func TestMatchesClangOldDriver(t *testing.T) {
+	t.Parallel()
 	dwarfdump := tooltest.Tool(t, "llvm-dwarfdump", 19)
+	type cell struct {
+		llvm, m, images, row int
+		code                 *Code
+		obj, ours            string
+		err                  error
+	}
+	type row struct{ llvm, m int }
+	var rowsOf []row
 	for _, llvm := range []int{13, 14} {
-		for _, m := range machines {
-			if !slices.Contains(codegens[llvm].machines, m.machine) {
-				continue
-			}
-			link := tooltest.OldDriverCommands(t, llvm, m.triple)
-			for _, images := range []int{1, 2} {
-				t.Run(fmt.Sprintf("llvm%d/%s/images=%d", llvm, m.name, images), func(t *testing.T) {
-					dir := t.TempDir()
-					var files []string
-					for i := range images {
-						img := bytes.Repeat([]byte{0x7f, 'E', 'L', 'F', 0, byte(i)}, 50+7*i) // interior NULs: not a C string
-						files = append(files, filepath.Join(dir, fmt.Sprintf("img%d", i)))
-						if err := os.WriteFile(files[i], img, 0o644); err != nil {
-							t.Fatal(err)
-						}
-					}
-					bc, obj := filepath.Join(dir, "w.bc"), filepath.Join(dir, "w.o")
-					wrap := link.WrapArgs(bc, files...)
-					run(t, wrap[0], wrap[1:]...)
-					cc := link.CompileArgs(bc, obj)
-					run(t, cc[0], cc[1:]...)
-					c := openMP(t, m.machine, Options{LLVM: llvm, Static: llvm == 13, Images: images}) // clang-13 compiles static
-					if !c.Measured {
-						t.Errorf("Measured is false for a measured release")
-					}
-					compareObject(t, obj, m.machine, c)
-					compareEHFrame(t, dwarfdump, obj, m.machine, c)
-					f, err := elf.Open(obj)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					for _, s := range f.Sections {
-						if s.Type == elf.SHT_RELA && (s.Flags&0x40 != 0) != c.InfoLink {
-							t.Errorf("%s: flags %v, Code.InfoLink %v", s.Name, s.Flags, c.InfoLink)
-						}
-					}
-				})
+		for mi, m := range machines {
+			if slices.Contains(codegens[llvm].machines, m.machine) {
+				rowsOf = append(rowsOf, row{llvm, mi})
 			}
 		}
+	}
+	images := []int{1, 2}
+	var cells, todo []*cell
+	links := map[row]*tooltest.OldDriverLink{}
+	for i, r := range rowsOf {
+		for j, n := range images {
+			c := &cell{llvm: r.llvm, m: r.m, images: n, row: i}
+			cells = append(cells, c)
+			if tooltest.Sampled(i, j, len(rowsOf), len(images)) {
+				if links[r] == nil {
+					links[r] = tooltest.OldDriverCommands(t, r.llvm, machines[r.m].triple)
+				}
+				todo = append(todo, c)
+			}
+		}
+	}
+	dir := t.TempDir()
+	inParallel(len(todo), func(i int) {
+		c := todo[i]
+		m := machines[c.m]
+		link := links[row{c.llvm, c.m}]
+		cdir := filepath.Join(dir, fmt.Sprint(i))
+		if c.err = os.Mkdir(cdir, 0o755); c.err != nil {
+			return
+		}
+		var files []string
+		for i := range c.images {
+			img := bytes.Repeat([]byte{0x7f, 'E', 'L', 'F', 0, byte(i)}, 50+7*i) // interior NULs: not a C string
+			files = append(files, filepath.Join(cdir, fmt.Sprintf("img%d", i)))
+			if c.err = os.WriteFile(files[i], img, 0o644); c.err != nil {
+				return
+			}
+		}
+		bc, obj := filepath.Join(cdir, "w.bc"), filepath.Join(cdir, "w.o")
+		wrap := link.WrapArgs(bc, files...)
+		if _, c.err = runTool(wrap[0], wrap[1:]...); c.err != nil {
+			return
+		}
+		cc := link.CompileArgs(bc, obj)
+		if _, c.err = runTool(cc[0], cc[1:]...); c.err != nil {
+			return
+		}
+		c.obj = obj
+		if c.code, c.err = OpenMPWith(m.machine, Options{LLVM: c.llvm, Static: c.llvm == 13, Images: c.images}); c.err != nil { // clang-13 compiles static
+			return
+		}
+		c.ours, c.err = ehFrameObject(m.machine, c.code)
+	})
+	var paths []string
+	for _, c := range todo {
+		paths = append(paths, c.obj, c.ours)
+	}
+	fdes := dwarfdumpFDEs(t, dwarfdump, paths)
+	for _, c := range cells {
+		m := machines[c.m]
+		t.Run(fmt.Sprintf("llvm%d/%s/images=%d", c.llvm, m.name, c.images), func(t *testing.T) {
+			tooltest.Sample(t, c.row, c.images-1, len(rowsOf), len(images))
+			if c.err != nil {
+				t.Fatal(c.err)
+			}
+			if !c.code.Measured {
+				t.Errorf("Measured is false for a measured release")
+			}
+			compareObject(t, c.obj, m.machine, c.code)
+			compareEHFrame(t, fdes[c.obj], fdes[c.ours], c.obj, m.machine, c.code)
+			f, err := elf.Open(c.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, s := range f.Sections {
+				if s.Type == elf.SHT_RELA && (s.Flags&0x40 != 0) != c.code.InfoLink {
+					t.Errorf("%s: flags %v, Code.InfoLink %v", s.Name, s.Flags, c.code.InfoLink)
+				}
+			}
+		})
 	}
 }
 
@@ -909,29 +1006,12 @@ func compareEHFrameBytes(t *testing.T, f *elf.File, m elf.Machine, c *Code) {
 }
 
 // compareEHFrame compares the FDEs that llvm-dwarfdump prints for llc's
-// object with those it prints for an object holding c's code and an
-// .eh_frame made from c's CFI; where llc writes plain bytes (all but riscv64
-// before LLVM 19, which relocates pc_range and advances with ADD/SUB
-// relocations) it also compares the bytes.
-func compareEHFrame(t *testing.T, dwarfdump, llcObj string, m elf.Machine, c *Code) {
+// object (want) with those it prints for an object holding c's code and an
+// .eh_frame made from c's CFI (got, see ehFrameObject); where llc writes
+// plain bytes (all but riscv64 before LLVM 19, which relocates pc_range and
+// advances with ADD/SUB relocations) it also compares the bytes.
+func compareEHFrame(t *testing.T, want, got []string, llcObj string, m elf.Machine, c *Code) {
 	t.Helper()
-	fi, err := ehframe.FrameInfoFor(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, err := buildEHFrame(m, fi, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours := filepath.Join(t.TempDir(), "stubs.o")
-	var buf bytes.Buffer
-	if _, err := elfobj.Write(&buf, o); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ours, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, got := fdes(run(t, dwarfdump, "--eh-frame", llcObj)), fdes(run(t, dwarfdump, "--eh-frame", ours))
 	if len(want) != len(c.Funcs) {
 		t.Fatalf("llvm-dwarfdump shows %d FDEs in llc's object, want %d", len(want), len(c.Funcs))
 	}

@@ -69,26 +69,43 @@ func winOpenMPIRFor(llvm int) string {
 // llc-22 makes of the wrapper modules of LLVM 22 (clang-linker-wrapper-22's)
 // and of 23 and 24 (as their sources build them) for both Windows triples:
 // the bytes of .text.startup, its relocations (the symbol each names), the
-// functions' symbols, .xdata, and the jump table in .rdata.
+// functions' symbols, .xdata, and the jump table in .rdata. The matrix of
+// triples × modules runs its default sample (tooltest.Sampled: every
+// module, for one triple or the other, half of them for each triple); llc
+// runs in parallel.
 func TestWinCodeMatchesLLC(t *testing.T) {
+	t.Parallel()
 	llc := tooltest.Tool(t, "llc", 22)
-	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"} {
-		for _, c := range []struct {
-			name string
-			ir   string
-			code func() (*WinCode, error)
-		}{
-			{"openmp", winOpenMPIR, func() (*WinCode, error) { return WinOpenMP(22) }},
-			{"cuda", GPUModuleIRCOFF(22, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 22) }},
-			{"hip", GPUModuleIRCOFF(22, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 22) }},
-			{"openmp-23", winOpenMPIRFor(23), func() (*WinCode, error) { return WinOpenMP(23) }},
-			{"hip-23", GPUModuleIRCOFF(23, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 23) }},
-			{"openmp-24", winOpenMPIRFor(24), func() (*WinCode, error) { return WinOpenMP(24) }},
-			{"cuda-24", GPUModuleIRCOFF(24, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 24) }},
-			{"hip-24", GPUModuleIRCOFF(24, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 24) }},
-		} {
+	triples := []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"}
+	modules := []struct {
+		name string
+		ir   string
+		code func() (*WinCode, error)
+	}{
+		{"openmp", winOpenMPIR, func() (*WinCode, error) { return WinOpenMP(22) }},
+		{"cuda", GPUModuleIRCOFF(22, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 22) }},
+		{"hip", GPUModuleIRCOFF(22, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 22) }},
+		{"openmp-23", winOpenMPIRFor(23), func() (*WinCode, error) { return WinOpenMP(23) }},
+		{"hip-23", GPUModuleIRCOFF(23, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 23) }},
+		{"openmp-24", winOpenMPIRFor(24), func() (*WinCode, error) { return WinOpenMP(24) }},
+		{"cuda-24", GPUModuleIRCOFF(24, CUDA, gpuImage), func() (*WinCode, error) { return WinGPU(CUDA, 24) }},
+		{"hip-24", GPUModuleIRCOFF(24, HIP, gpuImage), func() (*WinCode, error) { return WinGPU(HIP, 24) }},
+	}
+	rows, cols := len(triples), len(modules)
+	objs, errs := make([]string, rows*cols), make([]error, rows*cols)
+	inParallel(rows*cols, func(k int) {
+		if i, j := k/cols, k%cols; tooltest.Sampled(i, j, rows, cols) {
+			objs[k], errs[k] = llcObject(llc, triples[i], modules[j].ir)
+		}
+	})
+	for i, triple := range triples {
+		for j, c := range modules {
 			t.Run(triple+"/"+c.name, func(t *testing.T) {
-				data, err := os.ReadFile(compileGPU(t, llc, triple, c.ir))
+				tooltest.Sample(t, i, j, rows, cols)
+				if errs[i*cols+j] != nil {
+					t.Fatal(errs[i*cols+j])
+				}
+				data, err := os.ReadFile(objs[i*cols+j])
 				if err != nil {
 					t.Fatal(err)
 				}
