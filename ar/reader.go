@@ -29,7 +29,15 @@ type Archive struct {
 	longNames map[int64]string
 	namesStr  string
 	refs      *budget.Counter
+	// ahead holds the bytes read at aheadOff while Open reads the headers:
+	// the headers of small members follow each other, and one read serves
+	// many of them.
+	ahead    []byte
+	aheadOff int64
 }
+
+// headerReadAhead is how many bytes one read of a member header reads.
+const headerReadAhead = 4096
 
 // indexMember locates the symbol index member.
 type indexMember struct {
@@ -105,7 +113,7 @@ func Open(r io.ReaderAt, size int64) (*Archive, error) {
 		}
 		off = next
 	}
-	a.names, a.namesStr, a.longNames = nil, "", nil // only the headers refer to them
+	a.names, a.namesStr, a.longNames, a.ahead = nil, "", nil, nil // only the headers refer to them
 	if a.kind == 0 {
 		a.kind = GNU
 		if naming == BSD || naming == 0 && indexNaming == BSD {
@@ -140,12 +148,33 @@ type header struct {
 
 // header reads the member header at off and returns it with the offset of
 // the next header.
+// readHeader reads the member header at off into b, through the
+// read-ahead window; the caller has checked that the archive holds it.
+func (a *Archive) readHeader(b []byte, off int64) error {
+	if off < a.aheadOff || off+int64(len(b)) > a.aheadOff+int64(len(a.ahead)) {
+		n := min(a.size-off, headerReadAhead)
+		if cap(a.ahead) < headerReadAhead {
+			a.ahead = make([]byte, headerReadAhead)
+		}
+		// The size the caller gave may be more than the reader holds: a
+		// short read is an error only where the header itself is cut.
+		got, _ := a.r.ReadAt(a.ahead[:n], off)
+		if got < len(b) {
+			a.ahead = a.ahead[:0]
+			return readFull(a.r, b, off)
+		}
+		a.ahead, a.aheadOff = a.ahead[:got], off
+	}
+	copy(b, a.ahead[off-a.aheadOff:])
+	return nil
+}
+
 func (a *Archive) header(off int64) (h header, next int64, err error) {
 	if left := a.size - off; left < HeaderSize {
 		return h, 0, formatErr(off, goffload.ErrTruncated, "%d bytes left for a %d-byte member header", left, HeaderSize)
 	}
 	var b [HeaderSize]byte
-	if err := readFull(a.r, b[:], off); err != nil {
+	if err := a.readHeader(b[:], off); err != nil {
 		return h, 0, err
 	}
 	if string(b[58:60]) != fmag {

@@ -60,7 +60,21 @@ type File struct {
 	users  int      // reads under way
 	elem   *list.Element
 	closed bool
+
+	// block is the file's bytes at blockOff, read whole to serve the small
+	// reads (headers, magic numbers) that follow each other in a file of
+	// many small parts: one read instead of one a part.
+	blockMu  sync.Mutex
+	block    []byte
+	blockOff int64
 }
+
+// blockSize is the size of File's block of small reads, and smallRead the
+// largest read it serves.
+const (
+	blockSize = 4096
+	smallRead = 256
+)
 
 // Open opens path with the default pool.
 func Open(path string) (*File, error) { return defaultPool.Open(path) }
@@ -195,6 +209,56 @@ func (f *File) release() {
 
 // ReadAt implements io.ReaderAt. It is safe to call from several goroutines.
 func (f *File) ReadAt(b []byte, off int64) (int, error) {
+	if off >= 0 && len(b) > 0 && len(b) <= smallRead {
+		if n, ok, err := f.readSmall(b, off); ok {
+			return n, err
+		}
+	}
+	return f.readAt(b, off)
+}
+
+// readSmall reads b at off from the block holding off, read first if it is
+// not the one held; ok is false for a read that runs past the block's end
+// before the file's, which the caller reads itself.
+func (f *File) readSmall(b []byte, off int64) (n int, ok bool, err error) {
+	f.blockMu.Lock()
+	defer f.blockMu.Unlock()
+	if f.isClosed() {
+		return 0, true, &fs.PathError{Op: "read", Path: f.path, Err: os.ErrClosed}
+	}
+	start := off &^ (blockSize - 1)
+	if f.block == nil || f.blockOff != start {
+		if f.block == nil {
+			f.block = make([]byte, 0, blockSize)
+		}
+		n, err := f.readAt(f.block[:blockSize], start)
+		if err != nil && err != io.EOF {
+			f.block = f.block[:0]
+			f.blockOff = -1
+			return 0, true, err
+		}
+		f.block, f.blockOff = f.block[:n], start
+	}
+	rel := int(off - start)
+	switch {
+	case rel+len(b) <= len(f.block):
+		return copy(b, f.block[rel:]), true, nil
+	case len(f.block) < blockSize:
+		// The file ends in this block.
+		return copy(b, f.block[min(rel, len(f.block)):]), true, io.EOF
+	}
+	return 0, false, nil
+}
+
+// isClosed reports whether Close was called.
+func (f *File) isClosed() bool {
+	f.pool.mu.Lock()
+	defer f.pool.mu.Unlock()
+	return f.closed
+}
+
+// readAt reads b at off from the file's descriptor.
+func (f *File) readAt(b []byte, off int64) (int, error) {
 	fd, err := f.acquire()
 	if err != nil {
 		return 0, err

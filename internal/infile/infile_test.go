@@ -1,9 +1,11 @@
 package infile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +143,41 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	if data, err := ReadFile(path, 101); err != nil || len(data) != 101 {
 		t.Errorf("got %d bytes, %v", len(data), err)
+	}
+}
+
+// TestSmallReadsAsTheFile: reads of every size up to past smallRead, at
+// offsets across block boundaries and the file's end, give what os.File's
+// give, bytes, counts and io.EOF alike.
+func TestSmallReadsAsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	data := make([]byte, 3*blockSize+123)
+	rng := rand.New(rand.NewSource(1))
+	rng.Read(data)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ref, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for i := 0; i < 20000; i++ {
+		size := 1 + rng.Intn(smallRead+16)
+		off := int64(rng.Intn(len(data) + 64))
+		if i%7 == 0 { // just before a block's end
+			off = int64(blockSize*(1+rng.Intn(3)) - rng.Intn(8))
+		}
+		got, want := make([]byte, size), make([]byte, size)
+		n, err := f.ReadAt(got, off)
+		wn, werr := ref.ReadAt(want, off)
+		if n != wn || (err == nil) != (werr == nil) || !bytes.Equal(got[:n], want[:wn]) {
+			t.Fatalf("ReadAt(%d bytes, %d) = %d, %v; os.File: %d, %v", size, off, n, err, wn, werr)
+		}
 	}
 }
