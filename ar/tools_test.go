@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -53,11 +54,42 @@ func needTool(t *testing.T, name string) string {
 	return p
 }
 
+// binutilsPlugin returns the arguments that name, for GNU ar and nm, the LTO
+// plugin of cc (gcc's, which its own links give ld): without them the tools
+// load every plugin of bfd-plugins, where each LLVM release installed puts
+// its LLVMgold, each loading its libLLVM (0.4 s of CPU a command with six
+// releases) to read objects none of them is for: cc compiles the objects
+// here. Where cc names no plugin file, none: the tools' default.
+var binutilsPlugin = sync.OnceValue(func() []string {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
+	p := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(p) {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	return []string{"--plugin", p}
+})
+
+// binutilsCommand is exec.Command for tool with args, and, if tool is GNU
+// ar or nm, [binutilsPlugin]'s arguments first.
+func binutilsCommand(tool string, args ...string) *exec.Cmd {
+	if b := filepath.Base(tool); b == "ar" || b == "nm" {
+		args = append(append([]string{}, binutilsPlugin()...), args...)
+	}
+	return exec.Command(tool, args...)
+}
+
 // run runs tool in dir with extra environment variables env and returns
 // its standard output.
 func run(t *testing.T, dir string, env []string, tool string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(tool, args...)
+	cmd := binutilsCommand(tool, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
@@ -68,26 +100,37 @@ func run(t *testing.T, dir string, env []string, tool string, args ...string) st
 	return stdout.String()
 }
 
-// writeSources writes srcs into dir, compiling the C ones, and returns the
-// bytes of each file by name.
+// compiledSources holds the objects cc compiled of sources, by name: each
+// is compiled once for the package's tests.
+var compiledSources sync.Map // name -> []byte
+
+// writeSources writes srcs into dir, compiling the C ones (the first time
+// the package's tests ask for each; then the object cc made), and returns
+// the bytes of each file by name.
 func writeSources(t *testing.T, dir string, srcs []source) map[string][]byte {
 	t.Helper()
-	cc := needTool(t, "cc")
 	files := map[string][]byte{}
 	for _, s := range srcs {
 		path := filepath.Join(dir, s.Name)
-		if s.C != "" {
+		if obj, ok := compiledSources.Load(s.Name); ok && s.C != "" {
+			if err := os.WriteFile(path, obj.([]byte), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if s.C != "" {
 			c := strings.TrimSuffix(path, ".o") + ".c"
 			if err := os.WriteFile(c, []byte(s.C), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			run(t, dir, nil, cc, "-c", "-o", path, c)
+			run(t, dir, nil, needTool(t, "cc"), "-c", "-o", path, c)
 		} else if err := os.WriteFile(path, []byte(s.Data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if s.C != "" {
+			compiledSources.LoadOrStore(s.Name, bytes.Clone(b))
 		}
 		files[s.Name] = b
 	}
@@ -356,7 +399,7 @@ func checkSymbols(t *testing.T, a *Archive, dir, archive string, at archiveTool,
 			nm := needTool(t, "nm")
 			// nm exits 1 for the members that are not objects.
 			// It names thin members by their paths from the current folder.
-			cmd := exec.Command(nm, "-s", archive)
+			cmd := binutilsCommand(nm, "-s", archive)
 			cmd.Dir = dir
 			out, _ := cmd.Output()
 			if diff := cmp.Diff(parseArmap(t, string(out)), got); diff != "" {

@@ -69,7 +69,7 @@ func TestWriteGNU(t *testing.T) {
 	if err := os.WriteFile(lib, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	list, err := exec.Command(arTool, "t", lib).CombinedOutput()
+	list, err := binutilsCommand(arTool, "t", lib).CombinedOutput()
 	if err != nil || string(list) != "one.o\na_long_member_name_for_table.o\nodd.txt\n" {
 		t.Errorf("ar t: %v\n%s", err, list)
 	}

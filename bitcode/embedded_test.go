@@ -147,20 +147,34 @@ func cString(s string) []byte {
 	return b
 }
 
-// disassembled returns the initializers of the globals of type [N x i8]
-// that llvm-dis prints of bc, by name: what LLVM's own reader decodes.
-func disassembled(t *testing.T, llvmDis, bc string) map[string][]byte {
+// disassembled returns, for each of bcs, the initializers of the globals of
+// type [N x i8] that llvm-dis prints of it, by name: what LLVM's own reader
+// decodes. One llvm-dis reads them all, each written to its .ll beside it.
+func disassembled(t *testing.T, llvmDis string, bcs ...string) []map[string][]byte {
 	t.Helper()
-	out, err := exec.Command(llvmDis, "-o", "-", bc).CombinedOutput()
+	if len(bcs) == 0 {
+		return nil
+	}
+	release := tooltest.Slot()
+	out, err := exec.Command(llvmDis, bcs...).CombinedOutput()
+	release()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	re := regexp.MustCompile(`(?m)^@([\w.]+) = .*\[\d+ x i8\] c"([^"]*)"`)
-	got := map[string][]byte{}
-	for _, m := range re.FindAllStringSubmatch(string(out), -1) {
-		got[m[1]] = cString(m[2])
+	var all []map[string][]byte
+	for _, bc := range bcs {
+		out, err := os.ReadFile(strings.TrimSuffix(bc, ".bc") + ".ll")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]byte{}
+		for _, m := range re.FindAllStringSubmatch(string(out), -1) {
+			got[m[1]] = cString(m[2])
+		}
+		all = append(all, got)
 	}
-	return got
+	return all
 }
 
 // TestEmbeddedObjectsOfFixturesMatchLLVM assembles the .ll fixtures again
@@ -173,6 +187,8 @@ func TestEmbeddedObjectsOfFixturesMatchLLVM(t *testing.T) {
 		t.Fatalf("fixtures %v", lls)
 	}
 	dir := t.TempDir()
+	var bcs []string
+	var read [][]Embedded
 	for _, ll := range lls {
 		bc := filepath.Join(dir, strings.TrimSuffix(filepath.Base(ll), ".ll")+".bc")
 		if out, err := exec.Command(llvmAs, ll, "-o", bc).CombinedOutput(); err != nil {
@@ -183,10 +199,12 @@ func TestEmbeddedObjectsOfFixturesMatchLLVM(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" || (err == nil) != (wantErr == nil) {
 			t.Errorf("%s: the fixture (-) and llvm-as-19's (+) read differently (%v, %v):\n%s", ll, wantErr, err, diff)
 		}
-		dis := disassembled(t, llvmDis, bc)
-		for _, e := range got {
+		bcs, read = append(bcs, bc), append(read, got)
+	}
+	for i, dis := range disassembled(t, llvmDis, bcs...) {
+		for _, e := range read[i] {
 			if d, ok := dis[e.Global]; ok && !bytes.Equal(d, e.Data) {
-				t.Errorf("%s: @%s: llvm-dis prints %q, goffload reads %q", ll, e.Global, d, e.Data)
+				t.Errorf("%s: @%s: llvm-dis prints %q, goffload reads %q", lls[i], e.Global, d, e.Data)
 			}
 		}
 	}
@@ -196,10 +214,18 @@ func TestEmbeddedObjectsOfFixturesMatchLLVM(t *testing.T) {
 // clang-19 and clang-22 -flto, -flto=thin (also with -g) and
 // -ffat-lto-objects: the one object of each bitcode file is the
 // .llvm.offloading section of the fat object (the same device code), and
-// what llvm-dis prints of @llvm.embedded.object.
+// what llvm-dis prints of @llvm.embedded.object. The modes × the releases
+// are a matrix of which the default run compiles a sample
+// ([tooltest.Sampled]: each mode and each release once); every cell when
+// exhaustive.
 func TestEmbeddedObjectsOfClang(t *testing.T) {
-	for _, major := range []int{19, 22} {
+	majors := []int{19, 22}
+	// In the order whose default sample shares a fat object: -flto and
+	// -flto=thin of one release.
+	modes := [][]string{{"-flto"}, {"-flto", "-g"}, {"-flto=thin"}}
+	for j, major := range majors {
 		t.Run("llvm"+strconv.Itoa(major), func(t *testing.T) {
+			t.Parallel()
 			clang, llvmDis := tooltest.Tool(t, "clang", major), tooltest.Tool(t, "llvm-dis", major)
 			dir := t.TempDir()
 			src, _ := filepath.Abs(filepath.Join("testdata", "omp.c"))
@@ -207,15 +233,24 @@ func TestEmbeddedObjectsOfClang(t *testing.T) {
 				t.Helper()
 				p := filepath.Join(dir, out)
 				args := append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", p, src}, flags...)
-				if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-					t.Fatalf("%v\n%s", err, out)
+				release := tooltest.Slot()
+				msg, err := exec.Command(clang, args...).CombinedOutput()
+				release()
+				if err != nil {
+					t.Fatalf("%v\n%s", err, msg)
 				}
 				return p
 			}
-			// The device code of a fat object, compiled with the same flags.
+			// The device code of a fat object, compiled with the same flags
+			// (once for the modes of the same flags but -flto's).
+			fat := map[string][]byte{}
 			section := func(flags ...string) []byte {
 				t.Helper()
-				f, err := elf.Open(compile("fat"+strings.Join(flags, "")+".o", append([]string{"-flto", "-ffat-lto-objects"}, flags...)...))
+				name := "fat" + strings.Join(flags, "") + ".o"
+				if b, ok := fat[name]; ok {
+					return b
+				}
+				f, err := elf.Open(compile(name, append([]string{"-flto", "-ffat-lto-objects"}, flags...)...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -228,11 +263,19 @@ func TestEmbeddedObjectsOfClang(t *testing.T) {
 				if err != nil || len(b) == 0 {
 					t.Fatal(err)
 				}
+				fat[name] = b
 				return b
 			}
-			for _, mode := range [][]string{{"-flto"}, {"-flto=thin"}, {"-flto", "-g"}} {
+			var bcs []string
+			var read [][]byte
+			var ran, unsampled [][]string
+			for i, mode := range modes {
+				if !tooltest.Sampled(i, j, len(modes), len(majors)) {
+					unsampled = append(unsampled, mode)
+					continue
+				}
 				want := section(mode[1:]...)
-				bc := compile(strings.Join(mode, "")+".o", mode...)
+				bc := compile(strings.Join(mode, "")+".bc", mode...)
 				got, err := embeddedOf(t, bc)
 				if err != nil || len(got) != 1 {
 					t.Fatalf("%v: %v, %v", mode, got, err)
@@ -240,9 +283,15 @@ func TestEmbeddedObjectsOfClang(t *testing.T) {
 				if e := got[0]; e.Global != "llvm.embedded.object" || e.Section != OffloadingSection || !bytes.Equal(e.Data, want) {
 					t.Errorf("%v: @%s %s %d bytes, want the %d of the fat object's .llvm.offloading", mode, e.Global, e.Section, len(e.Data), len(want))
 				}
-				if d := disassembled(t, llvmDis, bc)["llvm.embedded.object"]; !bytes.Equal(d, got[0].Data) {
-					t.Errorf("%v: llvm-dis prints %d bytes, goffload reads %d", mode, len(d), len(got[0].Data))
+				bcs, read, ran = append(bcs, bc), append(read, got[0].Data), append(ran, mode)
+			}
+			for i, dis := range disassembled(t, llvmDis, bcs...) {
+				if d := dis["llvm.embedded.object"]; !bytes.Equal(d, read[i]) {
+					t.Errorf("%v: llvm-dis prints %d bytes, goffload reads %d", ran[i], len(d), len(read[i]))
 				}
+			}
+			if len(unsampled) > 0 {
+				t.Logf("modes %v not in the default sample (%s=1 compiles them)", unsampled, tooltest.ExhaustiveEnv)
 			}
 		})
 	}

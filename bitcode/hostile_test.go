@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
@@ -20,18 +19,16 @@ const (
 )
 
 // checkCost reads data and fails the test if that allocates more than the
-// budget, takes more than a second, or gives objects and an error.
+// budget, or gives objects and an error. Its time is not asserted (a busy
+// machine makes any bound flaky): the table of hostile inputs
+// (cmd/goffload) bounds each run's CPU time, and go test's timeout a hang.
 func checkCost(t testing.TB, data []byte) ([]Embedded, error) {
 	t.Helper()
 	var objs []Embedded
 	var err error
-	start := time.Now()
 	got := tooltest.Allocated(func() { objs, err = EmbeddedObjects(bytes.NewReader(data), int64(len(data))) })
 	if bound := bytesPerByte*uint64(len(data)) + fixedBytes; got > bound {
 		t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("%d bytes of input took %v", len(data), d)
 	}
 	if err != nil && objs != nil {
 		t.Errorf("objects and an error: %v", err)

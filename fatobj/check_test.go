@@ -3,7 +3,6 @@ package fatobj
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,8 +18,8 @@ func clangOpenMP(t *testing.T, args ...string) {
 	t.Helper()
 	clang := tooltest.Tool(t, "clang", 19)
 	argv := append([]string{"-O0", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-fopenmp-version=52", "-DUSE_ENTER"}, args...)
-	if msg, err := exec.Command(clang, argv...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %q: %v\n%s", clang, argv, err, msg)
+	if err := runTool("", clang, argv...); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -36,10 +35,14 @@ func check(t *testing.T, path string) *Report {
 
 // TestCheckFindsMissingDeviceSymbol renames a kernel in the device image of
 // clang-19's fat object: Check names its entry, in the object and in the
-// program linked from it, which LLVM would only find when the program runs;
-// the object and programs linked from it as they are (PIE, not, shared)
-// have every symbol.
+// programs linked from it (PIE, not, shared), which LLVM would only find
+// when the program runs; the object and programs linked from it as they
+// are have every symbol. The programs are a matrix of the three links ×
+// the two objects, of which the default run links a sample
+// ([tooltest.Sample]: each link once, each object at least once; each of
+// the six when exhaustive).
 func TestCheckFindsMissingDeviceSymbol(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join("..", "entries", "testdata", "omp_plain.c")
 	main := filepath.Join("..", "entries", "testdata", "main.c")
@@ -48,15 +51,6 @@ func TestCheckFindsMissingDeviceSymbol(t *testing.T) {
 	rep := check(t, obj)
 	if len(rep.Missing) != 0 || len(rep.Findings) != 0 || len(rep.Images) != 1 || rep.Images[0].Symbols == nil {
 		t.Fatalf("the compiler's object: missing %v, findings %v, images %+v", rep.Missing, rep.Findings, rep.Images)
-	}
-	if !testing.Short() {
-		for name, args := range map[string][]string{"pie": {"-pie", obj, main}, "nopie": {"-no-pie", obj, main}, "shared": {"-shared", obj}} {
-			out := filepath.Join(dir, name)
-			clangOpenMP(t, append(args, "-o", out)...)
-			if rep := check(t, out); len(rep.Missing) != 0 || len(rep.Images) == 0 || rep.Images[0].Symbols == nil {
-				t.Errorf("%s: %d images (%+v), missing %v", name, len(rep.Images), rep.Images, rep.Missing)
-			}
-		}
 	}
 	var kernel string
 	for _, e := range rep.Object.Entries {
@@ -74,10 +68,41 @@ func TestCheckFindsMissingDeviceSymbol(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	prog := filepath.Join(dir, "bad")
-	clangOpenMP(t, bad, main, "-o", prog)
-	if rep = check(t, prog); len(rep.Missing) != 1 || rep.Missing[0].Entry.Name != kernel {
-		t.Fatalf("linked program: missing %v, want only %s", rep.Missing, kernel)
+	// main.c, which has no OpenMP, compiled once for the programs.
+	mainObj := filepath.Join(dir, "main.o")
+	if err := runTool("", tooltest.Tool(t, "clang", 19), "-O0", "-fPIC", "-c", main, "-o", mainObj); err != nil {
+		t.Fatal(err)
+	}
+	links := []struct {
+		name string
+		args []string // before the objects
+		main bool     // a program: main.o is linked too
+	}{{"nopie", []string{"-no-pie"}, true}, {"pie", []string{"-pie"}, true}, {"shared", []string{"-shared"}, false}}
+	objects := []struct {
+		name, path string
+		missing    string // the entry whose symbol is missing, or ""
+	}{{"as-is", obj, ""}, {"renamed", bad, kernel}}
+	for i, l := range links {
+		for j, o := range objects {
+			t.Run(l.name+"/"+o.name, func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(links), len(objects))
+				t.Parallel()
+				out := filepath.Join(t.TempDir(), l.name)
+				args := append(append([]string{}, l.args...), o.path)
+				if l.main {
+					args = append(args, mainObj)
+				}
+				clangOpenMP(t, append(args, "-o", out)...)
+				rep := check(t, out)
+				if o.missing == "" {
+					if len(rep.Missing) != 0 || len(rep.Images) == 0 || rep.Images[0].Symbols == nil {
+						t.Errorf("%d images (%+v), missing %v", len(rep.Images), rep.Images, rep.Missing)
+					}
+				} else if len(rep.Missing) != 1 || rep.Missing[0].Entry.Name != o.missing {
+					t.Errorf("missing %v, want only %s", rep.Missing, o.missing)
+				}
+			})
+		}
 	}
 }
 

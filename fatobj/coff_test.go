@@ -25,8 +25,11 @@ var coffEmbedBinary = filepath.Join("..", "offload", "testdata", "llvm", "packag
 // -fembed-offload-object, for MSVC and MinGW hosts, x86-64 and AArch64,
 // with DWARF debug information and without. (Not with CodeView: its
 // LF_BUILDINFO record holds the compiler's command line, which names the
-// flag.)
+// flag.) The triples × the two kinds of debug information are a matrix
+// whose default sample ([tooltest.Sample]) compiles each triple once and
+// each kind at least once; every cell when exhaustive.
 func TestEmbedCOFFAsClang(t *testing.T) {
+	t.Parallel()
 	clang := tooltest.Tool(t, "clang", 22)
 	src, err := filepath.Abs(filepath.Join("testdata", "coff", "host.c"))
 	if err != nil {
@@ -36,9 +39,12 @@ func TestEmbedCOFFAsClang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"} {
-		for _, g := range []string{"-g0", "-gdwarf"} {
+	triples, debug := []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"}, []string{"-g0", "-gdwarf"}
+	for i, triple := range triples {
+		for j, g := range debug {
 			t.Run(triple+g, func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(triples), len(debug))
+				t.Parallel()
 				dir := t.TempDir()
 				compile := func(sub string, extra ...string) []byte {
 					d := filepath.Join(dir, sub)
@@ -47,10 +53,8 @@ func TestEmbedCOFFAsClang(t *testing.T) {
 					}
 					// The same name in each folder: CodeView records it.
 					args := append([]string{"--target=" + triple, g, "-O1", "-mno-incremental-linker-compatible", "-fdebug-compilation-dir=.", "-c", src, "-o", "h.o"}, extra...)
-					cmd := exec.Command(clang, args...)
-					cmd.Dir = d
-					if out, err := cmd.CombinedOutput(); err != nil {
-						t.Fatalf("clang %v: %v\n%s", args, err, out)
+					if err := runTool(d, clang, args...); err != nil {
+						t.Fatal(err)
 					}
 					b, err := os.ReadFile(filepath.Join(d, "h.o"))
 					if err != nil {
@@ -116,8 +120,9 @@ func sectionOf(t *testing.T, path string) *io.SectionReader {
 }
 
 // TestEmbedCOFFNewHost: binaries embedded into a new host object for each
-// Windows triple are listed by llvm-objdump-22 --offloading as in the
-// binary itself, and a second embedding appends to the section.
+// Windows triple are listed by llvm-objdump-22 --offloading (one command
+// for the three objects) as in the binary itself, and a second embedding
+// appends to the section.
 func TestEmbedCOFFNewHost(t *testing.T) {
 	objdump := tooltest.Tool(t, "llvm-objdump", 22)
 	bin, err := Open(coffEmbedBinary, nil)
@@ -126,7 +131,10 @@ func TestEmbedCOFFNewHost(t *testing.T) {
 	}
 	images := len(bin.Images())
 	bin.Close()
-	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"} {
+	dir := t.TempDir()
+	triples := []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu", "aarch64-pc-windows-msvc"}
+	var paths []string
+	for i, triple := range triples {
 		o, err := NewCOFFHostObject(triple)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +145,7 @@ func TestEmbedCOFFNewHost(t *testing.T) {
 		if err := EmbedCOFF(o, sectionOf(t, coffEmbedBinary)); err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(t.TempDir(), "fat.o")
+		path := filepath.Join(dir, fmt.Sprintf("fat%d.o", i))
 		var b bytes.Buffer
 		if _, err := coffobj.Write(&b, o); err != nil {
 			t.Fatal(err)
@@ -145,13 +153,7 @@ func TestEmbedCOFFNewHost(t *testing.T) {
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, err := exec.Command(objdump, "--offloading", path).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", triple, err, got)
-		}
-		if n := strings.Count(string(got), "OFFLOADING IMAGE"); n != 2*images {
-			t.Errorf("%s: llvm-objdump lists %d images, want %d:\n%s", triple, n, 2*images, got)
-		}
+		paths = append(paths, path)
 		f, err := NewFile("fat.o", bytes.NewReader(b.Bytes()), int64(b.Len()), nil)
 		if err != nil {
 			t.Fatalf("%s: %v", triple, err)
@@ -160,9 +162,38 @@ func TestEmbedCOFFNewHost(t *testing.T) {
 			t.Errorf("%s: read back as %v with %d images, want coff with %d", triple, f.Format, len(f.Images()), 2*images)
 		}
 	}
+	got, err := exec.Command(objdump, append([]string{"--offloading"}, paths...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	listings := objdumpListings(string(got), paths)
+	for i, triple := range triples {
+		if n := strings.Count(listings[i], "OFFLOADING IMAGE"); n != 2*images {
+			t.Errorf("%s: llvm-objdump lists %d images, want %d:\n%s", triple, n, 2*images, got)
+		}
+	}
 	if _, err := NewCOFFHostObject("x86_64-unknown-linux-gnu"); !errors.Is(err, goffload.ErrUnsupported) {
 		t.Errorf("NewCOFFHostObject of a Linux triple: %v, want ErrUnsupported", err)
 	}
+}
+
+// objdumpListings splits what one llvm-objdump prints of the objects at
+// paths into each one's, after its line "PATH:\tfile format ..."; a path
+// without one has "".
+func objdumpListings(out string, paths []string) []string {
+	listings := make([]string, len(paths))
+	cur := -1
+	next := 0
+	for _, line := range strings.SplitAfter(out, "\n") {
+		if next < len(paths) && strings.HasPrefix(line, paths[next]+":\tfile format ") {
+			cur, next = next, next+1
+			continue
+		}
+		if cur >= 0 {
+			listings[cur] += line
+		}
+	}
+	return listings
 }
 
 // Make a fat object for a Windows host, as clang -fembed-offload-object

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,26 +15,8 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
-	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 )
-
-// compiled compiles testdata/convert/src with clang major (OpenMP for the
-// host, or HIP with the new driver) into the test's folder.
-func compiled(t *testing.T, major int, src string) string {
-	t.Helper()
-	clang := tooltest.Tool(t, "clang", major)
-	out := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%d.o", strings.TrimSuffix(src, filepath.Ext(src)), major))
-	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
-	if filepath.Ext(src) == ".hip" {
-		args = []string{"-x", "hip", "--offload-new-driver", "-fgpu-rdc", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc"}
-	}
-	args = append(args, "-c", filepath.Join("testdata", "convert", src), "-o", out)
-	if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", clang, args, err, msg)
-	}
-	return out
-}
 
 func release(t *testing.T, major int) *offload.Release {
 	t.Helper()
@@ -140,11 +121,13 @@ func readEntries(t *testing.T, data []byte, r *offload.Release) []offload.Entry 
 // TestConvertToOwnRelease: an object converted to the release that made it
 // is not changed.
 func TestConvertToOwnRelease(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		major int
 		src   string
 	}{{14, "omp.c"}, {15, "omp.c"}, {16, "omp.c"}, {19, "omp.c"}, {22, "omp.c"}, {19, "k.hip"}, {22, "k.hip"}} {
 		t.Run(fmt.Sprint(c.src, c.major), func(t *testing.T) {
+			t.Parallel()
 			path := compiled(t, c.major, c.src)
 			f, err := os.Open(path)
 			if err != nil {
@@ -174,12 +157,14 @@ func TestConvertToOwnRelease(t *testing.T) {
 // object clang-M made, bytes, alignment and relocations, and N's entries
 // have the meaning of those clang-N makes of the same source.
 func TestConvertRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		src      string
 		from, to int
 	}{{"omp.c", 19, 22}, {"omp.c", 22, 19}, {"k.hip", 19, 22}, {"k.hip", 22, 19},
 		{"plain.c", 15, 19}, {"plain.c", 16, 22}, {"plain.c", 19, 22}} {
 		t.Run(fmt.Sprintf("%s/%d-%d", c.src, c.from, c.to), func(t *testing.T) {
+			t.Parallel()
 			orig, err := os.ReadFile(compiled(t, c.from, c.src))
 			if err != nil {
 				t.Fatal(err)
@@ -214,8 +199,10 @@ func TestConvertRoundTrip(t *testing.T) {
 // 22's (the requires entry from the constructor), and the binary made of a
 // 14 bundle has the metadata clang-N's packager writes.
 func TestConvertOldObjectsAsNewOnes(t *testing.T) {
+	t.Parallel()
 	for _, c := range [][2]int{{14, 19}, {14, 22}, {15, 19}, {16, 22}} {
 		t.Run(fmt.Sprintf("%d-%d", c[0], c[1]), func(t *testing.T) {
+			t.Parallel()
 			orig, err := os.ReadFile(compiled(t, c[0], "omp.c"))
 			if err != nil {
 				t.Fatal(err)
@@ -253,6 +240,7 @@ func TestConvertOldObjectsAsNewOnes(t *testing.T) {
 // TestConvertRefuses: what a target release has no place for is refused,
 // naming the entry.
 func TestConvertRefuses(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(compiled(t, 19, "omp.c"))
 	if err != nil {
 		t.Fatal(err)

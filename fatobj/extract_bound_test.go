@@ -215,12 +215,32 @@ func ccob(t *testing.T, code []byte, targets ...string) []byte {
 		b = append(b, id...)
 	}
 	b = append(b, make([]byte, at-uint64(len(b)))...)
-	b = append(b, code...)
+	// The header, then the code object, read from where they are.
+	src := io.NewSectionReader(concatReaderAt{b, code}, 0, int64(len(b)+len(code)))
 	var out bytes.Buffer
-	if _, err := bundle.WriteCompressed(&out, bytes.NewReader(b), int64(len(b)), bundle.CompressOptions{Version: 3, Method: bundle.MethodZstd}); err != nil {
+	if _, err := bundle.WriteCompressed(&out, src, src.Size(), bundle.CompressOptions{Version: 3, Method: bundle.MethodZstd}); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
+}
+
+// concatReaderAt reads as its two slices end to end.
+type concatReaderAt [2][]byte
+
+func (c concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for _, s := range c {
+		if off >= int64(len(s)) {
+			off -= int64(len(s))
+			continue
+		}
+		m := copy(p[n:], s[off:])
+		n, off = n+m, 0
+		if n == len(p) {
+			return n, nil
+		}
+	}
+	return n, io.EOF
 }
 
 // The code object of a compressed bundle counts as the inflated bytes of

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -149,7 +150,11 @@ func stepsOf(out string) []string {
 // link commands equal LLVM's but for the temporary files' names. The device
 // LTO that LLVM 19's wrapper runs in its own process for HIP is two
 // commands of ours before the device link, which then takes their one
-// object as LLVM's does.
+// object as LLVM's does. For 19 and 22 the releases × the kinds of link
+// (OpenMP, HIP, HIP with xnack+) are a matrix of which the default run
+// links a sample (each release and each kind once; every link when
+// exhaustive); the links that compile the same sources alike share the
+// objects.
 func TestDryRunStepOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with every release")
@@ -174,61 +179,98 @@ func TestDryRunStepOrder(t *testing.T) {
 	type link struct {
 		name    string
 		major   int
-		compile [][]string // clang arguments, each a compile
-		lib     []string   // objects put into libx.a
+		compile []string  // clang's arguments for the compile of both sources
+		sources [2]string // compiled to a.o and b.o; b.o is put into libx.a
+		cell    *[4]int   // row, column, rows, columns: a cell of a matrix sampled by default, or nil
 		link    []string
 	}
 	omp := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
 	hipArgs := []string{"-x", "hip", "--offload-new-driver", "-nogpulib", "-nogpuinc", "-fgpu-rdc"}
-	var links []link
-	for _, n := range []int{15, 16, 19, 22} {
-		links = append(links, link{name: "openmp", major: n,
-			compile: [][]string{append(omp, "-c", src, "-o", "a.o"), append(omp, "-c", lib, "-o", "b.o")}, lib: []string{"b.o"},
-			link: append(omp, "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")})
+	openmpLink := func(n int) link {
+		return link{name: "openmp", major: n, compile: omp, sources: [2]string{src, lib},
+			link: append(omp, "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")}
 	}
-	for _, n := range []int{19, 22} {
-		for _, arch := range []string{"gfx90a", "gfx90a:xnack+"} {
-			name := "hip"
-			if arch != "gfx90a" {
-				name = "hip-xnack"
-			}
-			args := slices.Concat(hipArgs, []string{"--offload-arch=" + arch})
-			links = append(links, link{name: name, major: n,
-				compile: [][]string{slices.Concat(args, []string{"-c", hip, "-o", "a.o"}), slices.Concat(args, []string{"-c", hipLib, "-o", "b.o"})}, lib: []string{"b.o"},
-				link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-fgpu-rdc", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}})
+	hipLink := func(n int, arch string) link {
+		name := "hip"
+		if arch != "gfx90a" {
+			name = "hip-xnack"
 		}
-		if n < 22 {
-			continue // clang-19 does not pass --offload-compress on
-		}
-		// --offload-compress: the wrapper passes -compress (and the level)
-		// to the bundler.
-		args := slices.Concat(hipArgs, []string{"--offload-arch=gfx90a"})
-		links = append(links, link{name: "hip-compress", major: n,
-			compile: [][]string{slices.Concat(args, []string{"-c", hip, "-o", "a.o"}), slices.Concat(args, []string{"-c", hipLib, "-o", "b.o"})}, lib: []string{"b.o"},
-			link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc", "--offload-compress", "--offload-compression-level=9", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}})
+		return link{name: name, major: n, compile: slices.Concat(hipArgs, []string{"--offload-arch=" + arch}), sources: [2]string{hip, hipLib},
+			link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-fgpu-rdc", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}}
 	}
+	// OpenMP only for 15 and 16; for 19 and 22, the releases × OpenMP, HIP
+	// and HIP with xnack+ are a matrix, sampled by default
+	// (tooltest.Sample: each release and each kind of link once).
+	links := []link{openmpLink(15), openmpLink(16)}
+	matrixReleases := []int{19, 22}
+	for i, n := range matrixReleases {
+		for j, l := range []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+")} {
+			l.cell = &[4]int{i, j, len(matrixReleases), 3}
+			links = append(links, l)
+		}
+	}
+	// --offload-compress: the wrapper passes -compress (and the level)
+	// to the bundler (clang-19 does not pass it on).
+	compress := hipLink(22, "gfx90a")
+	compress.name = "hip-compress"
+	compress.link = slices.Insert(compress.link, 5, "--offload-compress", "--offload-compression-level=9")
+	links = append(links, compress)
+	// The objects and libx.a of each compile, made once for the links that
+	// share it (hip-22 and hip-compress-22), by compile.
+	inputs := map[string]string{}
 	for _, l := range links {
 		t.Run(l.name+"-"+strconv.Itoa(l.major), func(t *testing.T) {
+			if c := l.cell; c != nil {
+				tooltest.Sample(t, c[0], c[1], c[2], c[3])
+			}
 			clang := tooltest.Tool(t, "clang", l.major)
 			wrapper := tooltest.Tool(t, "clang-linker-wrapper", l.major)
 			if strings.HasPrefix(l.name, "hip") {
 				tooltest.Tool(t, "ld.lld", l.major)
 			}
 			work := t.TempDir()
-			run := func(prog string, args ...string) string {
+			runIn := func(dir, prog string, args ...string) string {
 				t.Helper()
 				cmd := exec.Command(prog, args...)
-				cmd.Dir = work
+				cmd.Dir = dir
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Fatalf("%s %q: %v\n%s", prog, args, err, out)
 				}
 				return string(out)
 			}
-			for _, c := range l.compile {
-				run(clang, c...)
+			run := func(prog string, args ...string) string {
+				t.Helper()
+				return runIn(work, prog, args...)
 			}
-			run("ar", append([]string{"rcs", "libx.a"}, l.lib...)...)
+			key := fmt.Sprint(l.major, l.compile, l.sources)
+			in, ok := inputs[key]
+			if !ok {
+				in = filepath.Join(dir, "inputs"+strconv.Itoa(len(inputs)))
+				if err := os.Mkdir(in, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				// One clang for both sources, each compiled to its base name.
+				runIn(in, clang, slices.Concat(l.compile, []string{"-c"}, l.sources[:])...)
+				for i, to := range []string{"a.o", "b.o"} {
+					from := strings.TrimSuffix(filepath.Base(l.sources[i]), filepath.Ext(l.sources[i])) + ".o"
+					if err := os.Rename(filepath.Join(in, from), filepath.Join(in, to)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				ar, arArgs := binutilsAr(t)
+				runIn(in, ar, append(arArgs, "rcs", "libx.a", "b.o")...)
+				inputs[key] = in
+			}
+			for _, f := range []string{"a.o", "b.o", "libx.a"} {
+				data, err := os.ReadFile(filepath.Join(in, f))
+				if err == nil {
+					err = os.WriteFile(filepath.Join(work, f), data, 0o644)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			argv := wrapperArgv(t, run(clang, append(l.link, "-###")...))
 			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
 			if l.name == "hip-compress" && !strings.Contains(theirs, " -compress -compression-level=9 ") {
@@ -275,6 +317,33 @@ func TestDryRunStepOrder(t *testing.T) {
 		})
 	}
 }
+
+// binutilsAr returns GNU ar and the arguments it takes before its own here:
+// --plugin with the LTO plugin of cc (gcc's, which its links give ld), for
+// without it ar loads every plugin of bfd-plugins, where each LLVM release
+// installed puts its LLVMgold, each loading its libLLVM (0.4 s of CPU a
+// command with six releases), and no plugin reads the objects archived here
+// (ELF objects). Where cc names no plugin file, none: ar's default.
+func binutilsAr(t *testing.T) (string, []string) {
+	t.Helper()
+	return tooltest.Program(t, "ar"), binutilsPlugin()
+}
+
+var binutilsPlugin = sync.OnceValue(func() []string {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
+	p := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(p) {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	return []string{"--plugin", p}
+})
 
 // compressedFatbin runs the link of argv (with --compress) up to the HIP
 // fatbin, compressed and not, and has the release's clang-offload-bundler

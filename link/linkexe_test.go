@@ -38,8 +38,7 @@ func TestLinkExeDryRunAsWrapper(t *testing.T) {
 	os.WriteFile(filepath.Join(work, "k.hip"), []byte(defs+"__device__ int d(int x);\n__device__ int v;\n__device__ int use(){return d(v);}\n"), 0o644)
 	os.WriteFile(filepath.Join(work, "d.hip"), []byte(defs+"__device__ int d(int x){return x+1;}\n"), 0o644)
 	hip := []string{"--target=x86_64-pc-windows-msvc", "-x", "hip", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc"}
-	run(clang, append(hip, "-c", "k.hip", "-o", "k.o")...)
-	run(clang, append(hip, "-c", "d.hip", "-o", "d.o")...)
+	run(clang, append(hip, "-c", "k.hip", "d.hip")...) // k.o, d.o
 	run(lib, "/out:dev.lib", "d.o")
 	os.WriteFile(filepath.Join(work, "amdhip64.lib"), []byte("!<arch>\n"), 0o644)
 	for _, extra := range [][]string{nil, {"-Wl,-opt:ref"}} {

@@ -781,12 +781,16 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 	}
 	for _, major := range freshObjectReleases {
 		t.Run("llvm"+strconv.Itoa(major), func(t *testing.T) {
+			t.Parallel()
 			r := releaseRow(t, major)
 			clang := tooltest.Tool(t, "clang", major)
 			obj := filepath.Join(dir, "r"+strconv.Itoa(major)+".o")
 			cmd := exec.Command(clang, "-O0", "-fopenmp", "-fopenmp-version=51",
 				"-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", src, "-o", obj)
-			if out, err := cmd.CombinedOutput(); err != nil {
+			release := tooltest.Slot()
+			out, err := cmd.CombinedOutput()
+			release()
+			if err != nil {
 				t.Fatalf("%s: %v\n%s", clang, err, out)
 			}
 			f, err := elf.Open(obj)

@@ -81,20 +81,94 @@ func genPackagerCase(rng *rand.Rand, r *Release, n int) packagerCase {
 }
 
 // TestPackageMatchesClangOffloadPackager runs the real packager of each release
-// on the same random command lines and compares the bytes.
+// on the same random command lines and compares the bytes. The cases that
+// Package takes run in one packager command of all their --image
+// arguments, whose binaries (one per image, end to end: version 1) must be
+// those of each case in turn; each case that Package refuses runs alone, and
+// the packager must refuse it too.
 func TestPackageMatchesClangOffloadPackager(t *testing.T) {
 	const cases = 60
 	for _, major := range []int{15, 16, 19, 22} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			t.Parallel()
 			tool := tooltest.Tool(t, "clang-offload-packager", major)
 			r := mustRelease(t, major)
 			rng := rand.New(rand.NewSource(int64(major)))
 			dir := t.TempDir()
-			for n := 0; n < cases; n++ {
-				c := genPackagerCase(rng, r, n)
-				checkAgainstPackager(t, tool, r, dir, n, c)
+			var batch []int
+			all := make([]packagerCase, cases)
+			for n := range all {
+				all[n] = genPackagerCase(rng, r, n)
+				if _, err := packageCase(r, all[n]); err == nil && r.BinaryVersion == 1 {
+					batch = append(batch, n)
+					continue
+				}
+				checkAgainstPackager(t, tool, r, dir, n, all[n])
 			}
+			t.Logf("LLVM %d: %d command lines in one packager run, %d refused, each run alone", major, len(batch), cases-len(batch))
+			checkPackagerBatch(t, tool, r, dir, all, batch)
 		})
+	}
+}
+
+// packageCase returns what Package writes for c.
+func packageCase(r *Release, c packagerCase) ([]byte, error) {
+	var out bytes.Buffer
+	_, err := r.Package(&out, c.args, func(name string) (io.Reader, int64, error) {
+		data, ok := c.files[name]
+		if !ok {
+			return nil, 0, os.ErrNotExist
+		}
+		return bytes.NewReader(data), int64(len(data)), nil
+	})
+	return out.Bytes(), err
+}
+
+// checkPackagerBatch runs the packager once on the --image arguments of
+// the cases batch of all, and compares its output with what Package writes
+// for each case, end to end. If the packager fails, or its output differs,
+// each case runs alone, to name the one at fault.
+func checkPackagerBatch(t *testing.T, tool string, r *Release, dir string, all []packagerCase, batch []int) {
+	t.Helper()
+	if len(batch) == 0 {
+		return
+	}
+	argv := []string{"-o", "batch.bin"}
+	var ours []byte
+	for _, n := range batch {
+		for name, data := range all[n].files {
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, a := range all[n].args {
+			argv = append(argv, "--image="+a)
+		}
+		b, err := packageCase(r, all[n])
+		if err != nil {
+			t.Fatalf("case %d %q: %v", n, all[n].args, err)
+		}
+		ours = append(ours, b...)
+	}
+	cmd := exec.Command(tool, argv...)
+	cmd.Dir = dir
+	release := tooltest.Slot()
+	msg, err := cmd.CombinedOutput()
+	release()
+	var want []byte
+	if err == nil {
+		want, err = os.ReadFile(filepath.Join(dir, "batch.bin"))
+	}
+	if err == nil && bytes.Equal(ours, want) {
+		return
+	}
+	t.Logf("the packager on the %d cases at once: %v %s; each runs alone", len(batch), err, msg)
+	failed := t.Failed()
+	for _, n := range batch {
+		checkAgainstPackager(t, tool, r, dir, n, all[n])
+	}
+	if !t.Failed() && !failed {
+		t.Errorf("the packager's output of the %d cases at once (%v) differs from ours, though each alone is the same", len(batch), err)
 	}
 }
 
@@ -112,15 +186,10 @@ func checkAgainstPackager(t *testing.T, tool string, r *Release, dir string, n i
 	}
 	cmd := exec.Command(tool, argv...)
 	cmd.Dir = dir
+	release := tooltest.Slot()
 	msg, toolErr := cmd.CombinedOutput()
-	var got bytes.Buffer
-	_, ourErr := r.Package(&got, c.args, func(name string) (io.Reader, int64, error) {
-		data, ok := c.files[name]
-		if !ok {
-			return nil, 0, os.ErrNotExist
-		}
-		return bytes.NewReader(data), int64(len(data)), nil
-	})
+	release()
+	got, ourErr := packageCase(r, c)
 	if (toolErr != nil) != (ourErr != nil) {
 		t.Fatalf("case %d %q: packager error %v (%s), ours %v", n, c.args, toolErr, msg, ourErr)
 	}
@@ -131,7 +200,7 @@ func checkAgainstPackager(t *testing.T, tool string, r *Release, dir string, n i
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("case %d %q:\n got %x\nwant %x", n, c.args, got.Bytes(), want)
+	if !bytes.Equal(got, want) {
+		t.Errorf("case %d %q:\n got %x\nwant %x", n, c.args, got, want)
 	}
 }

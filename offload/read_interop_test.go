@@ -46,7 +46,9 @@ func objdumpVerdict(t *testing.T, objdump, file string) (listing string, class e
 	cmd := exec.Command(objdump, "--offloading", file)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	release := tooltest.Slot()
 	err := cmd.Run()
+	release()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -85,51 +87,145 @@ func listing(bins []*Binary) string {
 // TestReaderMatchesObjdump corrupts valid binaries at the boundaries that
 // LLVM's reader checks and compares what the reader accepts and rejects, and
 // what it lists, with llvm-objdump --offloading of LLVM 19 and 22.
+//
+// llvm-objdump stops at the first file it cannot read, so the cases the
+// reader accepts run in one objdump command, each followed by a binary
+// that names it, and must list as the reader does; a case the reader
+// rejects runs alone, those of the default sample of the cases × releases
+// matrix ([tooltest.Sampled]: every case with one release, every release
+// with half the cases; every one when exhaustive). A case the reader
+// refuses as one LLVM reads out of bounds (ErrUnchecked) is not compared.
 func TestReaderMatchesObjdump(t *testing.T) {
 	const cases = 120
 	single := readTestdata(t, "packager", "single-llvm22.bin")
 	multi := readTestdata(t, "packager", "multi-llvm22.bin")
 	base := append(append([]byte{}, single...), multi...)
 	starts := []int{0, len(single), len(single) + 0xf0}
-	for _, major := range []int{19, 22} {
+	majors := []int{19, 22}
+	for col, major := range majors {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			t.Parallel()
 			objdump := tooltest.Tool(t, "llvm-objdump", major)
 			opt := &ReadOptions{Release: mustRelease(t, major)}
 			rng := rand.New(rand.NewSource(int64(major)))
 			dir := t.TempDir()
-			var accepted, rejected, unchecked int
+			var accepted, rejected, unchecked, unsampled int
+			var batch []objdumpCase
 			for n := 0; n < cases; n++ {
 				data := mutateBinaries(rng, base, starts)
 				file := filepath.Join(dir, fmt.Sprintf("m%d.bin", n))
-				if err := os.WriteFile(file, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				want, wantErr, crashed := objdumpVerdict(t, objdump, file)
 				bins, err := ReadAllBytes(data, opt)
 				switch {
 				case errors.Is(err, ErrUnchecked):
 					unchecked++ // LLVM reads out of bounds here; we refuse.
-				case crashed:
-					// LLVM read out of bounds before its next check; any error will do.
-					if err == nil {
-						t.Errorf("case %d: objdump crashed, we accept", n)
-					}
-					unchecked++
-				case wantErr != nil:
-					rejected++
-					if !errors.Is(err, wantErr) {
-						t.Errorf("case %d: objdump says %v, we say %v", n, wantErr, err)
-					}
-				case err != nil:
-					t.Errorf("case %d: objdump accepts, we say %v", n, err)
-				default:
+					continue
+				case err == nil:
 					accepted++
-					if got := listing(bins); got != want {
-						t.Errorf("case %d: listing\n%q\nobjdump\n%q", n, got, want)
-					}
+				case !tooltest.Sampled(n, col, cases, len(majors)):
+					unsampled++
+					continue
+				}
+				if err := os.WriteFile(file, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				c := objdumpCase{n: n, file: file, bins: bins, err: err}
+				if err == nil {
+					batch = append(batch, c)
+					continue
+				}
+				if !compareWithObjdump(t, objdump, c) {
+					rejected++
+				} else {
+					unchecked++
 				}
 			}
-			t.Logf("LLVM %d: %d accepted, %d rejected alike, %d refused as out-of-bounds", major, accepted, rejected, unchecked)
+			if !batchMatchesObjdump(t, objdump, opt.Release, dir, batch) {
+				failed := t.Failed()
+				for _, c := range batch {
+					compareWithObjdump(t, objdump, c)
+				}
+				if !failed && !t.Failed() {
+					t.Errorf("llvm-objdump lists the %d accepted cases at once otherwise than the reader, though each alone as it", len(batch))
+				}
+			}
+			t.Logf("LLVM %d: %d accepted (listed by one objdump), %d rejected alike, %d refused as out-of-bounds, %d rejected not in the sample",
+				major, accepted, rejected, unchecked, unsampled)
 		})
 	}
+}
+
+// objdumpCase is a mutated binary in file, and what the reader made of it.
+type objdumpCase struct {
+	n    int
+	file string
+	bins []*Binary
+	err  error
+}
+
+// compareWithObjdump runs llvm-objdump --offloading on the file of c alone
+// and compares its verdict and listing with the reader's. It reports
+// whether objdump crashed where the reader gives an error.
+func compareWithObjdump(t *testing.T, objdump string, c objdumpCase) (crashedAlike bool) {
+	t.Helper()
+	want, wantErr, crashed := objdumpVerdict(t, objdump, c.file)
+	switch err := c.err; {
+	case crashed:
+		// LLVM read out of bounds before its next check; any error will do.
+		if err == nil {
+			t.Errorf("case %d: objdump crashed, we accept", c.n)
+		}
+		return true
+	case wantErr != nil:
+		if !errors.Is(err, wantErr) {
+			t.Errorf("case %d: objdump says %v, we say %v", c.n, wantErr, err)
+		}
+	case err != nil:
+		t.Errorf("case %d: objdump accepts, we say %v", c.n, err)
+	default:
+		if got := listing(c.bins); got != want {
+			t.Errorf("case %d: listing\n%q\nobjdump\n%q", c.n, got, want)
+		}
+	}
+	return false
+}
+
+// batchMatchesObjdump runs one llvm-objdump --offloading on the files of
+// the cases, each followed by a binary of release r whose arch names the
+// case, and reports whether it succeeds and lists what the reader lists of
+// each, case by case.
+func batchMatchesObjdump(t *testing.T, objdump string, r *Release, dir string, cases []objdumpCase) bool {
+	t.Helper()
+	if len(cases) == 0 {
+		return true
+	}
+	var args []string
+	var want strings.Builder
+	for _, c := range cases {
+		im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", fmt.Sprintf("end-of-case-%d", c.n))
+		end, err := MarshalBinary(r, &im, []byte("the end of a case"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		endBins, err := ReadAllBytes(end, &ReadOptions{Release: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		endFile := filepath.Join(dir, fmt.Sprintf("end%d.bin", c.n))
+		if err := os.WriteFile(endFile, end, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, c.file, endFile)
+		want.WriteString(listing(c.bins) + listing(endBins))
+	}
+	cmd := exec.Command(objdump, append([]string{"--offloading"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	release := tooltest.Slot()
+	out, err := cmd.Output()
+	release()
+	if err == nil && string(out) == want.String() {
+		return true
+	}
+	t.Logf("llvm-objdump on the %d accepted cases at once: %v %s; each runs alone", len(cases), err, stderr.Bytes())
+	return false
 }

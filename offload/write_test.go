@@ -16,12 +16,25 @@ import (
 // pattern is an endless reader of the bytes 0, 1, ..., 255, 0, ...
 type pattern struct{ i byte }
 
-func (p *pattern) Read(b []byte) (int, error) {
+// patternBytes is two periods of pattern's bytes: each Read copies from it
+// at the reader's phase rather than counting byte by byte, so that the
+// tests' images of gigabytes cost their copies alone.
+var patternBytes = func() []byte {
+	b := make([]byte, 512)
 	for j := range b {
-		b[j] = p.i
-		p.i++
+		b[j] = byte(j)
 	}
-	return len(b), nil
+	return b
+}()
+
+func (p *pattern) Read(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		c := copy(b, patternBytes[p.i:int(p.i)+256])
+		b = b[c:]
+		p.i += byte(c)
+	}
+	return n, nil
 }
 
 // TestWriteBinaryStreamsLargeImage writes a binary with a 2 GiB image: the
@@ -124,5 +137,24 @@ func TestBinariesReaderMatchesWriteBinaries(t *testing.T) {
 	im[0].Data = io.MultiReader(im[0].Data)
 	if _, err := BinariesReader(Default(), im); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("a Data that is not an io.ReaderAt: %v", err)
+	}
+}
+
+// TestPattern: pattern reads the bytes 0, 1, ..., 255, 0, ... whatever the
+// sizes of the reads.
+func TestPattern(t *testing.T) {
+	p := &pattern{}
+	var i byte
+	for _, n := range []int{0, 1, 255, 256, 257, 3, 1000, 4096 + 7} {
+		b := make([]byte, n)
+		if got, err := p.Read(b); got != n || err != nil {
+			t.Fatalf("Read of %d bytes: %d, %v", n, got, err)
+		}
+		for j, c := range b {
+			if c != i {
+				t.Fatalf("byte %d of a read of %d is %d, want %d", j, n, c, i)
+			}
+			i++
+		}
 	}
 }

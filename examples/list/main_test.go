@@ -65,7 +65,10 @@ var built struct {
 	err  error
 }
 
-// goffload returns the path of the goffload command, built once.
+// goffload returns the path of the goffload command, built once: the
+// executable that go run caches (go run -exec echo prints its path; from
+// Go 1.24 it stays in the build cache), which a run whose cache holds it
+// only looks up, or else one that go build links into the tests' folder.
 func goffload(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -74,6 +77,15 @@ func goffload(t *testing.T) string {
 		if err != nil {
 			built.err = err
 			return
+		}
+		echo, err := exec.LookPath("echo")
+		if err == nil && runtime.GOOS != "windows" {
+			out, err := exec.Command(goTool, "run", "-exec", echo, "../../cmd/goffload").Output()
+			path := strings.TrimSpace(string(out))
+			if st, statErr := os.Stat(path); err == nil && statErr == nil && st.Mode().IsRegular() && filepath.IsAbs(path) {
+				built.path = path
+				return
+			}
 		}
 		path := filepath.Join(tmpRoot, "goffload")
 		if runtime.GOOS == "windows" {
@@ -151,22 +163,86 @@ func goffloadList(t *testing.T, path string) (ims []image, ents []entry) {
 	if err != nil {
 		t.Fatalf("goffload list --json %s: %v\n%s", path, err, stderr.Bytes())
 	}
+	objs, err := decodeList(out)
+	if err != nil {
+		t.Fatalf("goffload list --json %s: %v", path, err)
+	}
+	l := listingOf(objs)
+	return l.ims, l.ents
+}
+
+// decodeList reads the JSON objects goffload list --json prints.
+func decodeList(out []byte) ([]jsonObject, error) {
+	var objs []jsonObject
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var o jsonObject
 		if err := dec.Decode(&o); errors.Is(err, io.EOF) {
-			break
+			return objs, nil
 		} else if err != nil {
-			t.Fatalf("goffload list --json %s: %v", path, err)
+			return nil, err
 		}
+		objs = append(objs, o)
+	}
+}
+
+// listing is what goffload list --json prints of a file, as list would
+// print it.
+type listing struct {
+	ims  []image
+	ents []entry
+}
+
+func listingOf(objs []jsonObject) (l listing) {
+	for _, o := range objs {
 		for _, im := range o.Images {
-			ims = append(ims, image{o.File, im.Source, im.OffloadKind, im.ImageKind, im.Triple, im.Arch, im.DataOffset, im.ImageSize})
+			l.ims = append(l.ims, image{o.File, im.Source, im.OffloadKind, im.ImageKind, im.Triple, im.Arch, im.DataOffset, im.ImageSize})
 		}
 		for _, e := range o.Entries {
-			ents = append(ents, entry{o.File, e.Section, e.Kind, e.Name})
+			l.ents = append(l.ents, entry{o.File, e.Section, e.Kind, e.Name})
 		}
 	}
-	return ims, ents
+	return l
+}
+
+// goffloadLists runs one goffload list --json for the files at paths and
+// returns what it prints of each, by path: the objects it prints in turn,
+// named by the path or, for an archive's members, by the path and
+// "(MEMBER)". If the command fails, or its objects do not follow the
+// paths, it returns nil, and each file is listed by a command of its own
+// ([goffloadList]), which names the one at fault.
+func goffloadLists(t *testing.T, paths []string) map[string]listing {
+	t.Helper()
+	cmd := exec.Command(goffload(t), append([]string{"list", "--json"}, paths...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Logf("goffload list --json of %d files: %v\n%s", len(paths), err, stderr.Bytes())
+		return nil
+	}
+	objs, err := decodeList(out)
+	if err != nil {
+		t.Logf("goffload list --json of %d files: %v", len(paths), err)
+		return nil
+	}
+	byPath := map[string][]jsonObject{}
+	k := 0
+	for _, o := range objs {
+		for k < len(paths) && o.File != paths[k] && !strings.HasPrefix(o.File, paths[k]+"(") {
+			k++
+		}
+		if k == len(paths) {
+			t.Logf("goffload list --json of %d files printed %q out of their order", len(paths), o.File)
+			return nil
+		}
+		byPath[paths[k]] = append(byPath[paths[k]], o)
+	}
+	lists := map[string]listing{}
+	for _, p := range paths {
+		lists[p] = listingOf(byPath[p])
+	}
+	return lists
 }
 
 // TestSameAsGoffloadList lists every kind of input file the project has
@@ -199,8 +275,9 @@ func TestSameAsGoffloadList(t *testing.T) {
 	paths = append(paths, madeFiles(t, t.TempDir())...)
 	seen := map[string]bool{}
 	compressed := false
+	lists := goffloadLists(t, paths)
 	for _, path := range paths {
-		for _, im := range compare(t, path) {
+		for _, im := range compare(t, path, lists) {
 			seen[im.Source] = true
 			compressed = compressed || im.Offset == -1
 		}
@@ -247,7 +324,7 @@ func TestArchivesSameAsGoffloadList(t *testing.T) {
 	}
 	runAr := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command(ar, args...)
+		cmd := exec.Command(ar, append(binutilsPlugin(), args...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("ar %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -256,17 +333,42 @@ func TestArchivesSameAsGoffloadList(t *testing.T) {
 	runAr("rcs", "lib.a", "host.o", "wrapper.o", "bundled.o", "fat.o", "multi.bin", "hip22-zstd.hipfb", "notes.txt")
 	runAr("rcsT", "thin.a", "host.o", "fat.o", "main-nested.bin")
 	runAr("rcs", "nested.a", "lib.a", "bundled.o")
-	for _, a := range []string{"lib.a", "thin.a", "nested.a"} {
-		if ims := compare(t, filepath.Join(dir, a)); len(ims) == 0 {
+	archives := []string{filepath.Join(dir, "lib.a"), filepath.Join(dir, "thin.a"), filepath.Join(dir, "nested.a")}
+	lists := goffloadLists(t, archives)
+	for _, a := range archives {
+		if ims := compare(t, a, lists); len(ims) == 0 {
 			t.Errorf("no image listed in %s", a)
 		}
 	}
 }
 
-// compare lists the file at path with list and with goffload list --json, in
-// a subtest, compares the images and entries they print, and returns the
-// images.
-func compare(t *testing.T, path string) (ims []image) {
+// binutilsPlugin returns the arguments that name, for GNU ar, the LTO
+// plugin of cc (gcc's, which its own links give ld): without them ar loads
+// every plugin of bfd-plugins, where each LLVM release installed puts its
+// LLVMgold, each loading its libLLVM (0.4 s of CPU a command with six
+// releases), though no plugin reads the files archived here (no LTO
+// objects). Where cc names no plugin file, none: ar's default.
+var binutilsPlugin = sync.OnceValue(func() []string {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		return nil
+	}
+	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
+	p := strings.TrimSpace(string(out))
+	if err != nil || !filepath.IsAbs(p) {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return nil
+	}
+	return []string{"--plugin", p}
+})
+
+// compare lists the file at path with list and with goffload list --json
+// (what lists has of path, from one command for many files, or else a
+// command of its own), in a subtest, compares the images and entries they
+// print, and returns the images.
+func compare(t *testing.T, path string, lists map[string]listing) (ims []image) {
 	t.Helper()
 	name, ok := strings.CutPrefix(filepath.ToSlash(path), "../../")
 	if !ok {
@@ -280,7 +382,11 @@ func compare(t *testing.T, path string) (ims []image) {
 		t.Logf("list %s:\n%s", path, out.String())
 		var ents []entry
 		ims, ents = parseList(t, out.String())
-		wantIms, wantEnts := goffloadList(t, path)
+		want, ok := lists[path]
+		if !ok {
+			want.ims, want.ents = goffloadList(t, path)
+		}
+		wantIms, wantEnts := want.ims, want.ents
 		if !slices.Equal(ims, wantIms) {
 			t.Errorf("list %s printed the images\n%s\ngoffload list --json has\n%s", path, lines(ims), lines(wantIms))
 		}
@@ -432,8 +538,10 @@ func TestOldDriverSameAsGoffloadList(t *testing.T) {
 	prog := filepath.Join(dir, "prog")
 	run(append(omp, "-o", prog, bundled, "-L"+tooltest.OpenMPRuntime(t, 14))...)
 	want := map[string]string{bundled: "bundled-object", newDriver: "image-section", prog: "registered"}
-	for _, path := range []string{bundled, newDriver, prog} {
-		ims := compare(t, path)
+	paths := []string{bundled, newDriver, prog}
+	lists := goffloadLists(t, paths)
+	for _, path := range paths {
+		ims := compare(t, path, lists)
 		found := false
 		for _, im := range ims {
 			found = found || im.Source == want[path]

@@ -1,0 +1,92 @@
+package fatobj
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+)
+
+// sharedDir holds what the tests of the package share: the objects that
+// clang compiles once for all of them ([compiled]).
+var sharedDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "goffload-fatobj-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	sharedDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// compiledOnce is a command's output made once for the whole package.
+type compiledOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	compiledMu   sync.Mutex
+	compiledObjs = map[string]*compiledOnce{}
+)
+
+// once returns the file named name in the package's shared folder, made
+// by build(path) the first time it is asked for (build runs at most once
+// a name, the other callers waiting for it); the caller must not change
+// the file. A failure of build ends every test that asks for the file.
+func once(t testing.TB, name string, build func(path string) error) string {
+	t.Helper()
+	compiledMu.Lock()
+	c := compiledObjs[name]
+	if c == nil {
+		c = &compiledOnce{}
+		compiledObjs[name] = c
+	}
+	compiledMu.Unlock()
+	c.once.Do(func() {
+		c.path = filepath.Join(sharedDir, name)
+		c.err = build(c.path)
+	})
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	return c.path
+}
+
+// runTool runs the program prog with args in the folder dir (the current
+// one if ""), holding a [tooltest.Slot] the while.
+func runTool(dir, prog string, args ...string) error {
+	defer tooltest.Slot()()
+	cmd := exec.Command(prog, args...)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %q: %v\n%s", prog, args, err, msg)
+	}
+	return nil
+}
+
+// compiled compiles testdata/convert/src with clang major (OpenMP for the
+// host, or HIP with the new driver), once for the package: the tests share
+// the object and must not change it.
+func compiled(t *testing.T, major int, src string) string {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	name := fmt.Sprintf("%s-%d.o", strings.TrimSuffix(src, filepath.Ext(src)), major)
+	return once(t, name, func(out string) error {
+		args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+		if filepath.Ext(src) == ".hip" {
+			args = []string{"-x", "hip", "--offload-new-driver", "-fgpu-rdc", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc"}
+		}
+		return runTool("", clang, append(args, "-c", filepath.Join("testdata", "convert", src), "-o", out)...)
+	})
+}
