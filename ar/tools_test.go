@@ -54,33 +54,11 @@ func needTool(t *testing.T, name string) string {
 	return p
 }
 
-// binutilsPlugin returns the arguments that name, for GNU ar and nm, the LTO
-// plugin of cc (gcc's, which its own links give ld): without them the tools
-// load every plugin of bfd-plugins, where each LLVM release installed puts
-// its LLVMgold, each loading its libLLVM (0.4 s of CPU a command with six
-// releases) to read objects none of them is for: cc compiles the objects
-// here. Where cc names no plugin file, none: the tools' default.
-var binutilsPlugin = sync.OnceValue(func() []string {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		return nil
-	}
-	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
-	p := strings.TrimSpace(string(out))
-	if err != nil || !filepath.IsAbs(p) {
-		return nil
-	}
-	if _, err := os.Stat(p); err != nil {
-		return nil
-	}
-	return []string{"--plugin", p}
-})
-
 // binutilsCommand is exec.Command for tool with args, and, if tool is GNU
-// ar or nm, [binutilsPlugin]'s arguments first.
+// ar or nm, [tooltest.BinutilsPlugin]'s arguments first.
 func binutilsCommand(tool string, args ...string) *exec.Cmd {
 	if b := filepath.Base(tool); b == "ar" || b == "nm" {
-		args = append(append([]string{}, binutilsPlugin()...), args...)
+		args = append(append([]string{}, tooltest.BinutilsPlugin()...), args...)
 	}
 	return exec.Command(tool, args...)
 }

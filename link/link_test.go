@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -326,24 +325,8 @@ func TestDryRunStepOrder(t *testing.T) {
 // (ELF objects). Where cc names no plugin file, none: ar's default.
 func binutilsAr(t *testing.T) (string, []string) {
 	t.Helper()
-	return tooltest.Program(t, "ar"), binutilsPlugin()
+	return tooltest.Program(t, "ar"), tooltest.BinutilsPlugin()
 }
-
-var binutilsPlugin = sync.OnceValue(func() []string {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		return nil
-	}
-	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
-	p := strings.TrimSpace(string(out))
-	if err != nil || !filepath.IsAbs(p) {
-		return nil
-	}
-	if _, err := os.Stat(p); err != nil {
-		return nil
-	}
-	return []string{"--plugin", p}
-})
 
 // compressedFatbin runs the link of argv (with --compress) up to the HIP
 // fatbin, compressed and not, and has the release's clang-offload-bundler

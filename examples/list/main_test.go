@@ -324,7 +324,7 @@ func TestArchivesSameAsGoffloadList(t *testing.T) {
 	}
 	runAr := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command(ar, append(binutilsPlugin(), args...)...)
+		cmd := exec.Command(ar, append(tooltest.BinutilsPlugin(), args...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("ar %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -341,28 +341,6 @@ func TestArchivesSameAsGoffloadList(t *testing.T) {
 		}
 	}
 }
-
-// binutilsPlugin returns the arguments that name, for GNU ar, the LTO
-// plugin of cc (gcc's, which its own links give ld): without them ar loads
-// every plugin of bfd-plugins, where each LLVM release installed puts its
-// LLVMgold, each loading its libLLVM (0.4 s of CPU a command with six
-// releases), though no plugin reads the files archived here (no LTO
-// objects). Where cc names no plugin file, none: ar's default.
-var binutilsPlugin = sync.OnceValue(func() []string {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		return nil
-	}
-	out, err := exec.Command(cc, "-print-file-name=liblto_plugin.so").Output()
-	p := strings.TrimSpace(string(out))
-	if err != nil || !filepath.IsAbs(p) {
-		return nil
-	}
-	if _, err := os.Stat(p); err != nil {
-		return nil
-	}
-	return []string{"--plugin", p}
-})
 
 // compare lists the file at path with list and with goffload list --json
 // (what lists has of path, from one command for many files, or else a
