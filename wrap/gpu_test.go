@@ -64,26 +64,84 @@ func realFatbinary(t *testing.T, obj []byte) []byte {
 	return bytes.Replace(obj, fake, tooltest.CUDAFatbinary(), 1)
 }
 
+// freshGPUWrapper compiles testdata/gpu/k.cu (kind "cuda") or k.hip (kind
+// "hip") with clang of release major as tooltest.BuildGPUProgram does
+// (-fgpu-rdc --offload-new-driver, sm_70 or gfx90a; CUDA against
+// tooltest.CUDAStandIns, HIP against the real ld.lld and
+// clang-offload-bundler) and links the object with clang, and returns the
+// registration object that its clang-linker-wrapper made (--save-temps)
+// and the fatbin it embedded, built once per test binary. The host linker
+// is linkShared, and the program is the kernels' object alone (not
+// main.c and runtime.c): only the registration object is compared.
+func freshGPUWrapper(t testing.TB, major int, kind string) (wrapper, fatbin string) {
+	t.Helper()
+	clang := tooltest.Tool(t, "clang", major)
+	if kind == "hip" {
+		tooltest.Tool(t, "ld.lld", major)
+		tooltest.Tool(t, "clang-offload-bundler", major)
+	}
+	linker := linkShared(t)
+	p := shared(t, fmt.Sprintf("%s wrapper of testdata/gpu by clang-%d", kind, major), func(t testing.TB, dir string) [2]string {
+		src, err := filepath.Abs(filepath.Join("testdata", "gpu"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var compile, link []string
+		fb := "prog.fatbin"
+		switch kind {
+		case "cuda":
+			cuda := tooltest.CUDAStandIns(t, filepath.Join(dir, "cuda"))
+			compile = []string{"-x", "cuda", "--cuda-path=" + cuda, "--offload-arch=sm_70", "-nocudainc", "-nocudalib", filepath.Join(src, "k.cu")}
+			link = []string{"--cuda-path=" + cuda, "-nocudalib"}
+		case "hip":
+			compile = []string{"-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", filepath.Join(src, "k.hip")}
+			link = []string{"-fgpu-rdc", "--offload-arch=gfx90a", "-nogpulib"}
+			fb = "prog.hipfb"
+		default:
+			t.Fatalf("freshGPUWrapper: kind %q: want cuda or hip", kind)
+		}
+		env := append(os.Environ(), "PATH="+filepath.Join(dir, "cuda", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+		for _, args := range [][]string{
+			append(compile, "-fgpu-rdc", "--offload-new-driver", "-c", "-o", "k.o"),
+			append(link, "--offload-new-driver", "k.o", "-Wl,--save-temps", "--ld-path="+linker, "-o", "prog"),
+		} {
+			cmd := exec.Command(clang, args...)
+			cmd.Dir, cmd.Env = dir, env
+			runCmd(t, cmd)
+		}
+		return [2]string{filepath.Join(dir, "prog."+kind+".image.wrapper.o"), filepath.Join(dir, fb)}
+	})
+	return p[0], p[1]
+}
+
 // TestGPUMatchesFreshLinkerWrapper makes CUDA and HIP programs with clang 19
 // and 22 (kernels, variables, a managed variable, a texture and a surface;
 // HIP device code linked by the real lld and bundled by the real
-// clang-offload-bundler, CUDA by stand-ins of NVIDIA's tools) and compares
-// the registration object their clang-linker-wrapper made with ours of the
-// same fatbin.
+// clang-offload-bundler, CUDA by stand-ins of NVIDIA's tools: see
+// freshGPUWrapper) and compares the registration object their
+// clang-linker-wrapper made with ours of the same fatbin. The default run
+// builds CUDA with clang 19 and HIP with clang 22 (tooltest.Sample of the
+// releases × kinds), so that each release and each kind is built once;
+// TestGPUMatchesLinkerWrapper compares all four with clang-linker-wrapper's
+// objects in the fixtures.
 func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles and links programs")
 	}
+	t.Parallel()
 	kinds := map[string]offload.OffloadKind{"cuda": offload.OffloadCUDA, "hip": offload.OffloadHIP}
-	for _, major := range []int{19, 22} {
-		for _, name := range []string{"cuda", "hip"} {
+	majors, names := []int{19, 22}, []string{"cuda", "hip"}
+	for i, major := range majors {
+		for j, name := range names {
 			t.Run(fmt.Sprintf("%s/llvm%d", name, major), func(t *testing.T) {
-				p := tooltest.BuildGPUProgram(t, major, name, filepath.Join("testdata", "gpu"), t.TempDir())
-				theirs, err := os.ReadFile(p.Wrapper)
+				tooltest.Sample(t, i, j, len(majors), len(names))
+				t.Parallel()
+				wrapper, fatbin := freshGPUWrapper(t, major, name)
+				theirs, err := os.ReadFile(wrapper)
 				if err != nil {
 					t.Fatal(err)
 				}
-				fb, err := os.ReadFile(p.Fatbin)
+				fb, err := os.ReadFile(fatbin)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,36 +155,45 @@ func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
 	}
 }
 
+// gpuLLCCases are the host machines and kinds of TestGPUMatchesLLC, in the
+// order of its sample: each release's two cells hold both machines and
+// both kinds.
+var gpuLLCCases = []struct {
+	triple string
+	kind   offload.OffloadKind
+	stub   stubs.GPUKind
+	image  string
+}{
+	{"aarch64-unknown-linux-gnu", offload.OffloadCUDA, stubs.CUDA, string(tooltest.CUDAFatbinary())},
+	{"aarch64-unknown-linux-gnu", offload.OffloadHIP, stubs.HIP, string(tooltest.HIPFatbin())},
+	{"x86_64-unknown-linux-gnu", offload.OffloadHIP, stubs.HIP, string(tooltest.HIPFatbin())},
+	{"x86_64-unknown-linux-gnu", offload.OffloadCUDA, stubs.CUDA, string(tooltest.CUDAFatbinary())},
+}
+
 // TestGPUMatchesLLC compares the CUDA and HIP wrappers of LLVM 19 and 22 on
 // AArch64 (and x86-64) with what llc of the same release makes of the
-// wrapper module.
+// wrapper module. The default run compares 4 of the 8 (tooltest.Sample of
+// releases × gpuLLCCases): each release on both machines and with both
+// kinds, each machine and kind with both releases.
 func TestGPUMatchesLLC(t *testing.T) {
-	for _, major := range []int{19, 22} {
+	t.Parallel()
+	majors := []int{19, 22}
+	for i, major := range majors {
 		llc := tooltest.Tool(t, "llc", major)
-		for _, triple := range []string{"aarch64-unknown-linux-gnu", "x86_64-unknown-linux-gnu"} {
-			for _, c := range []struct {
-				kind  offload.OffloadKind
-				stub  stubs.GPUKind
-				image string
-			}{{offload.OffloadCUDA, stubs.CUDA, string(tooltest.CUDAFatbinary())}, {offload.OffloadHIP, stubs.HIP, string(tooltest.HIPFatbin())}} {
-				t.Run(fmt.Sprintf("%s/%v/llvm%d", triple, c.kind, major), func(t *testing.T) {
-					dir := t.TempDir()
-					ll := filepath.Join(dir, "w.ll")
-					if err := os.WriteFile(ll, []byte(stubs.GPUModuleIR(major, c.stub, c.image)), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					obj := filepath.Join(dir, "w.o")
-					if msg, err := exec.Command(llc, "-mtriple="+triple, "-relocation-model=pic", "-filetype=obj", ll, "-o", obj).CombinedOutput(); err != nil {
-						t.Fatalf("%v\n%s", err, msg)
-					}
-					data, _ := os.ReadFile(obj)
-					o, err := GPU(Options{Release: release(t, major), Triple: triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
-					if err != nil {
-						t.Fatal(err)
-					}
-					compareViews(t, view(t, readObject(t, data)), view(t, readObject(t, writeObject(t, o))), nil)
-				})
-			}
+		for j, c := range gpuLLCCases {
+			t.Run(fmt.Sprintf("%s/%v/llvm%d", c.triple, c.kind, major), func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(majors), len(gpuLLCCases))
+				obj := compileLLC(t, llc, stubs.GPUModuleIR(major, c.stub, c.image), "-mtriple="+c.triple, "-relocation-model=pic", "-filetype=obj")
+				data, err := os.ReadFile(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := GPU(Options{Release: release(t, major), Triple: c.triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				compareViews(t, view(t, readObject(t, data)), view(t, readObject(t, writeObject(t, o))), nil)
+			})
 		}
 	}
 }

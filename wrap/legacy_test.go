@@ -44,11 +44,18 @@ func rawImages(n int) [][]byte {
 	return out
 }
 
-func runTool(t *testing.T, argv []string) {
+func runTool(t testing.TB, argv []string) {
 	t.Helper()
-	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%q: %v\n%s", argv, err, out)
-	}
+	runCmd(t, exec.Command(argv[0], argv[1:]...))
+}
+
+// oldDriver returns the commands of clang-N's OpenMP link for triple
+// (tooltest.OldDriverCommands: clang -###), once per test binary.
+func oldDriver(t testing.TB, major int, triple string) *tooltest.OldDriverLink {
+	t.Helper()
+	return shared(t, fmt.Sprintf("old driver of clang-%d for %s", major, triple), func(t testing.TB, _ string) *tooltest.OldDriverLink {
+		return tooltest.OldDriverCommands(t, major, triple)
+	})
 }
 
 // offloadWrapperObject makes the registration object of images as the old
@@ -87,22 +94,38 @@ func wrapRaw(t *testing.T, r *offload.Release, triple string, images [][]byte) [
 	return writeObject(t, o)
 }
 
-// TestOpenMPMatchesOffloadWrapper wraps one and two raw device images for
-// LLVM 13 and 14 and compares the object with what clang-offload-wrapper-N
-// and `clang-N -cc1 -emit-obj`, run with the flags of clang-N's driver,
-// make of them: every section's bytes, every symbol and relocation.
+// TestOpenMPMatchesOffloadWrapper wraps one, two and three raw device
+// images for LLVM 13 and 14 and each of their hosts, and compares the
+// object with what clang-offload-wrapper-N and `clang-N -cc1 -emit-obj`,
+// run with the flags of clang-N's driver, make of them: every section's
+// bytes, every symbol and relocation. The default run compares a
+// tooltest.Sample of the (release, host) × image count matrix: every
+// release and host, every count.
 func TestOpenMPMatchesOffloadWrapper(t *testing.T) {
+	t.Parallel()
+	type row struct {
+		major  int
+		triple string
+	}
+	var rows []row
 	for _, major := range []int{13, 14} {
 		for _, triple := range oldDriverHosts[major] {
-			link := tooltest.OldDriverCommands(t, major, triple)
-			for _, n := range []int{1, 2, 3} {
-				t.Run(fmt.Sprintf("llvm%d/%s/images=%d", major, triple, n), func(t *testing.T) {
-					images := rawImages(n)
-					theirs := readObject(t, offloadWrapperObject(t, link, images))
-					ours := readObject(t, wrapRaw(t, release(t, major), triple, images))
-					compareViews(t, view(t, theirs), view(t, ours), nil)
-				})
-			}
+			rows = append(rows, row{major, triple})
+		}
+	}
+	counts := []int{1, 2, 3}
+	for i, r := range rows {
+		major, triple := r.major, r.triple
+		for j, n := range counts {
+			t.Run(fmt.Sprintf("llvm%d/%s/images=%d", major, triple, n), func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(rows), len(counts))
+				t.Parallel()
+				link := oldDriver(t, major, triple)
+				images := rawImages(n)
+				theirs := readObject(t, offloadWrapperObject(t, link, images))
+				ours := readObject(t, wrapRaw(t, release(t, major), triple, images))
+				compareViews(t, view(t, theirs), view(t, ours), nil)
+			})
 		}
 	}
 }
@@ -111,7 +134,8 @@ func TestOpenMPMatchesOffloadWrapper(t *testing.T) {
 // image that LLVM's code generator puts in a mergeable section (here 16
 // bytes: .rodata.cst16) is in .rodata in ours, where it works the same.
 func TestOpenMPMergeableImages(t *testing.T) {
-	link := tooltest.OldDriverCommands(t, 14, "x86_64-pc-linux-gnu")
+	t.Parallel()
+	link := oldDriver(t, 14, "x86_64-pc-linux-gnu")
 	images := [][]byte{[]byte("\x7fELF-sixteen!\x00bc")} // 16 bytes
 	theirs := readObject(t, offloadWrapperObject(t, link, images))
 	ours := readObject(t, wrapRaw(t, release(t, 14), "x86_64-pc-linux-gnu", images))
@@ -164,14 +188,109 @@ func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 	}
 }
 
+// oldDriverCompile compiles src as `clang-N -fopenmp -fopenmp-targets=T -c`
+// does, running in dir the commands its driver prints with -###: the host's
+// bitcode, the device object from it, the host object. It returns the host
+// and the device object, which -c would then bundle into one file (and the
+// driver's link unbundle again) with clang-offload-bundler: this saves the
+// two.
+func oldDriverCompile(t *testing.T, clang, triple, src, dir string) (host, dev string) {
+	t.Helper()
+	out := runCmd(t, exec.Command(clang, "-fopenmp", "-fopenmp-targets="+triple, "-c", src, "-o", filepath.Join(dir, "bundle.o"), "-###"))
+	var cmds [][]string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, " \"") {
+			cmds = append(cmds, splitDriverLine(t, line))
+		}
+	}
+	if len(cmds) != 4 || !strings.HasPrefix(filepath.Base(cmds[3][0]), "clang-offload-bundler") {
+		t.Fatalf("%s -### printed no compile of the old driver (3 cc1 and a bundler):\n%s", clang, out)
+	}
+	// The driver's temporary files, as the bundler takes them, in the order
+	// of its targets.
+	var targets, inputs []string
+	for _, a := range cmds[3] {
+		if v, ok := strings.CutPrefix(a, "-targets="); ok {
+			targets = strings.Split(v, ",")
+		}
+		if v, ok := strings.CutPrefix(a, "-inputs="); ok {
+			inputs = strings.Split(v, ",")
+		}
+	}
+	if len(targets) != 2 || len(inputs) != 2 {
+		t.Fatalf("%s -###: bundler %q", clang, cmds[3])
+	}
+	// Every temporary file (its name starts as the inputs' do) is in dir.
+	prefix := strings.TrimSuffix(inputs[0], filepath.Ext(inputs[0]))
+	prefix = prefix[:strings.LastIndex(prefix, "-")+1]
+	local := func(a string) string {
+		if strings.HasPrefix(a, prefix) {
+			return filepath.Join(dir, filepath.Base(a))
+		}
+		return a
+	}
+	for _, argv := range cmds[:3] {
+		for i, a := range argv {
+			argv[i] = local(a)
+		}
+		runTool(t, argv)
+	}
+	for i, target := range targets {
+		if strings.HasPrefix(target, "host-") {
+			host = local(inputs[i])
+		} else {
+			dev = local(inputs[i])
+		}
+	}
+	if host == "" || dev == "" {
+		t.Fatalf("%s -###: bundler targets %q", clang, targets)
+	}
+	return host, dev
+}
+
+// splitDriverLine splits a command that clang -### prints: arguments in
+// double quotes, with backslash escapes, separated by spaces.
+func splitDriverLine(t *testing.T, line string) []string {
+	t.Helper()
+	var out []string
+	for rest := strings.TrimSpace(line); rest != ""; rest = strings.TrimSpace(rest) {
+		if rest[0] != '"' {
+			t.Fatalf("clang -###: unquoted argument at %q", rest)
+		}
+		var arg strings.Builder
+		i := 1
+		for ; i < len(rest) && rest[i] != '"'; i++ {
+			if rest[i] == '\\' && i+1 < len(rest) {
+				i++
+			}
+			arg.WriteByte(rest[i])
+		}
+		if i >= len(rest) {
+			t.Fatalf("clang -###: unterminated argument in %q", line)
+		}
+		out = append(out, arg.String())
+		rest = rest[i+1:]
+	}
+	return out
+}
+
 // TestOldDriverProgramRuns builds an OpenMP program as clang-13 and clang-14
-// do, but for the registration object, which this package writes: clang-N
-// -c, clang-offload-bundler-N -unbundle, the driver's device link,
+// do, but for the registration object, which this package writes: the
+// compile of clang-N -c (oldDriverCompile), the driver's device link,
 // wrap.OpenMP of the device image, and cc for the host link (PIE or not, as
 // the driver links) against libomptarget 14 (Debian has no libomptarget 13;
-// 14's runs 13's programs). The program prints what the one clang-N links
-// prints, and its kernel runs on the device (LIBOMPTARGET_INFO).
+// 14's runs 13's programs). Its kernel runs on the device
+// (LIBOMPTARGET_INFO) and it prints the sum.
+//
+// With OFFLOAD_TEST_EXHAUSTIVE=1 it also compares our object with the one
+// that the driver's own steps make of the same image
+// (clang-offload-wrapper-N and clang-N -cc1, as clang -### prints them:
+// TestOpenMPMatchesOffloadWrapper compares those of made-up images for
+// both releases in the default run), and runs LLVM's programs, which must
+// print what ours prints: the one linked alike from LLVM's registration
+// object and the one that clang-N links (every step of its driver).
 func TestOldDriverProgramRuns(t *testing.T) {
+	t.Parallel()
 	const triple = "x86_64-pc-linux-gnu"
 	rt := tooltest.OpenMPRuntime(t, 14)
 	cc, err := exec.LookPath("cc")
@@ -184,12 +303,12 @@ func TestOldDriverProgramRuns(t *testing.T) {
 	}
 	for _, major := range []int{13, 14} {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			t.Parallel()
 			clang := tooltest.Tool(t, "clang", major)
-			link := tooltest.OldDriverCommands(t, major, triple)
+			link := oldDriver(t, major, triple)
 			dir := t.TempDir()
-			obj, host, dev, image := filepath.Join(dir, "vadd.o"), filepath.Join(dir, "host.o"), filepath.Join(dir, "dev.o"), filepath.Join(dir, "dev.out")
-			runTool(t, []string{clang, "-fopenmp", "-fopenmp-targets=" + triple, "-c", src, "-o", obj})
-			runTool(t, link.UnbundleArgs(obj, host, dev))
+			host, dev := oldDriverCompile(t, clang, triple, src, dir)
+			image := filepath.Join(dir, "dev.out")
 			runTool(t, link.DeviceLinkArgs(dev, image, "-L"+rt))
 
 			data, err := os.ReadFile(image)
@@ -207,39 +326,57 @@ func TestOldDriverProgramRuns(t *testing.T) {
 			}
 			ours := writeObject(t, o)
 			wrapper := filepath.Join(dir, "wrapper.o")
-			if err := os.WriteFile(wrapper, ours, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			// The same object as clang-offload-wrapper and clang make of
-			// the real image.
-			compareViews(t, view(t, readObject(t, offloadWrapperObject(t, link, [][]byte{data}))), view(t, readObject(t, ours)), nil)
+			writeFile(t, wrapper, ours)
 
-			prog, want := filepath.Join(dir, "vadd"), filepath.Join(dir, "vadd-clang")
-			hostLink := []string{cc, host, wrapper, "-o", prog, "-L" + rt, "-lomp", "-lomptarget", "-Wl,-rpath," + rt}
-			if !slices.Contains(link.HostLink, "-pie") {
-				hostLink = append(hostLink, "-no-pie") // clang-13 links without PIE
+			hostLink := func(wrapper, prog string) []string {
+				argv := []string{cc, host, wrapper, "-o", prog, "-L" + rt, "-lomp", "-lomptarget", "-Wl,-rpath," + rt}
+				if !slices.Contains(link.HostLink, "-pie") {
+					argv = append(argv, "-no-pie") // clang-13 links without PIE
+				}
+				return argv
 			}
-			runTool(t, hostLink)
-			runTool(t, []string{clang, "-fopenmp", "-fopenmp-targets=" + triple, obj, "-o", want, "-L" + rt, "-Wl,-rpath," + rt})
+			prog := filepath.Join(dir, "vadd")
+			runTool(t, hostLink(wrapper, prog))
+			programs := map[string]string{}
+			if tooltest.Exhaustive() {
+				// The same object as clang-offload-wrapper and clang make of
+				// the real image, and LLVM's programs.
+				llvm := offloadWrapperObject(t, link, [][]byte{data})
+				compareViews(t, view(t, readObject(t, llvm)), view(t, readObject(t, ours)), nil)
+				theirs, want, clangs := filepath.Join(dir, "llvm-wrapper.o"), filepath.Join(dir, "vadd-llvm"), filepath.Join(dir, "vadd-clang")
+				writeFile(t, theirs, llvm)
+				runTool(t, hostLink(theirs, want))
+				runTool(t, []string{clang, "-fopenmp", "-fopenmp-targets=" + triple, src, "-o", clangs, "-L" + rt, "-Wl,-rpath," + rt})
+				programs[want] = "LLVM's registration object"
+				programs[clangs] = fmt.Sprintf("clang-%d", major)
+			}
 			run := func(path string) (string, string) {
 				t.Helper()
 				cmd := exec.Command(path)
 				cmd.Env = append(os.Environ(), "LIBOMPTARGET_INFO=1", "LD_LIBRARY_PATH="+rt)
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				if err := cmd.Run(); err != nil {
+				done := tooltest.Slot()
+				err := cmd.Run()
+				done()
+				if err != nil {
 					t.Fatalf("%s: %v\n%s%s", path, err, stdout.String(), stderr.String())
 				}
 				return stdout.String(), stderr.String()
 			}
-			gotOut, gotErr := run(prog)
-			wantOut, wantErr := run(want)
-			if gotOut != wantOut || !strings.Contains(gotOut, "sum = 1571328") {
-				t.Errorf("our program printed %q, clang-%d's %q", gotOut, major, wantOut)
-			}
 			const ran = "Libomptarget device 0 info: Entering OpenMP kernel"
-			if !strings.Contains(gotErr, ran) || !strings.Contains(wantErr, ran) {
-				t.Errorf("the kernel did not run on the device:\nours:\n%s\nclang-%d's:\n%s", gotErr, major, wantErr)
+			gotOut, gotErr := run(prog)
+			if !strings.Contains(gotOut, "sum = 1571328") || !strings.Contains(gotErr, ran) {
+				t.Errorf("our program printed %q; the kernel did not run on the device, or printed a wrong sum:\n%s", gotOut, gotErr)
+			}
+			for path, what := range programs {
+				wantOut, wantErr := run(path)
+				if gotOut != wantOut {
+					t.Errorf("our program printed %q, the one of %s %q", gotOut, what, wantOut)
+				}
+				if !strings.Contains(wantErr, ran) {
+					t.Errorf("the kernel of the program of %s did not run on the device:\n%s", what, wantErr)
+				}
 			}
 		})
 	}

@@ -219,16 +219,7 @@ func wrapperModule(t *testing.T, major int, triple string, bins []crossBinary) s
 // passes.
 func runLLC(t *testing.T, llc, triple, module string) []byte {
 	t.Helper()
-	dir := t.TempDir()
-	ir, obj := filepath.Join(dir, "wrapper.ll"), filepath.Join(dir, "wrapper.o")
-	if err := os.WriteFile(ir, []byte(module), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(llc, "-mtriple="+triple, "-relocation-model=pic", "-filetype=obj", ir, "-o", obj)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, msg)
-	}
-	data, err := os.ReadFile(obj)
+	data, err := os.ReadFile(compileLLC(t, llc, module, "-mtriple="+triple, "-relocation-model=pic", "-filetype=obj"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,6 +351,13 @@ func riscvWithoutRelaxation(t *testing.T, f *elfobj.File) objectView {
 	return v
 }
 
+// llcPairs are the columns of TestOpenMPMatchesLLC: a module's release and
+// the llc that compiles it, in the order that puts in its default sample
+// (pair i on machine i of crossMachines, with i%2+1 images) llc-15's
+// relaxation pairs on riscv64 and llc-19's code for the LLVM 15 module on
+// aarch64 (its allowances).
+var llcPairs = []struct{ module, llc int }{{19, 19}, {15, 19}, {16, 16}, {15, 15}}
+
 // TestOpenMPMatchesLLC compiles wrapper modules for one and two images with
 // llc for each host machine and compares the object with the one that
 // wrap.OpenMP writes (sections with their bytes, symbols, relocations: see
@@ -377,14 +375,23 @@ func riscvWithoutRelaxation(t *testing.T, f *elfobj.File) objectView {
 //
 // Every accepted difference is an allowance with its reason; e_flags are not
 // in the view (riscv64: LLVM writes 0, wrap.OpenMP 5 so that it links).
+//
+// The default run compiles 4 of the 32 modules: a tooltest.Sample of
+// crossMachines × llcPairs (each machine one pair, each pair on one
+// machine), with one image on x86-64 and ppc64le and two on aarch64 and
+// riscv64 (see llcPairs).
 func TestOpenMPMatchesLLC(t *testing.T) {
+	t.Parallel()
 	llc19 := tooltest.Tool(t, "llc", 19)
-	for _, m := range crossMachines {
-		for _, c := range []struct {
-			module, llc int // the module's release and llc's
-		}{{19, 19}, {15, 15}, {16, 16}, {15, 19}} {
+	for i, m := range crossMachines {
+		for j, c := range llcPairs {
 			for _, n := range []int{1, 2} {
 				t.Run(fmt.Sprintf("%s/module%d/llc%d/images=%d", m.name, c.module, c.llc, n), func(t *testing.T) {
+					tooltest.Sample(t, i, j, len(crossMachines), len(llcPairs))
+					if !tooltest.Exhaustive() && n != i%2+1 {
+						t.Skipf("not in the default sample: %s takes %d images there (%s=1 runs every cell)", m.name, i%2+1, tooltest.ExhaustiveEnv)
+					}
+					t.Parallel()
 					llc := llc19
 					if c.llc != 19 {
 						// As internal/stubs' tests: CI does not install llc-15 and llc-16.
@@ -541,11 +548,21 @@ func runIn(t *testing.T, dir string, argv ...string) (stdout, stderr string) {
 	var o, e bytes.Buffer
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &o, &e
-	if err := cmd.Run(); err != nil {
+	done := tooltest.Slot()
+	err := cmd.Run()
+	done()
+	if err != nil {
 		t.Fatalf("%s: %v\n%s%s", strings.Join(argv, " "), err, o.String(), e.String())
 	}
 	return o.String(), e.String()
 }
+
+// qemuCases are the releases and numbers of images of
+// TestOpenMPRunsUnderQEMU, in the order that gives its default sample
+// (tooltest.Sample: case i on machine i) both releases on two machines
+// each: LLVM 19's unregistration through atexit on x86-64 and ppc64le,
+// LLVM 15's through .fini_array on aarch64 and riscv64.
+var qemuCases = []struct{ major, n int }{{19, 1}, {15, 1}, {19, 2}, {15, 2}}
 
 // TestOpenMPRunsUnderQEMU links programs for each host machine with its GNU
 // toolchain from the wrapper object of wrap.OpenMP (release 19 with one and
@@ -555,6 +572,8 @@ func runIn(t *testing.T, dir string, argv ...string) (stdout, stderr string) {
 // descriptor it is given. It runs them (under qemu-user but for x86-64) and
 // compares what they print with what the test embedded: the image bytes
 // between ImageStart and ImageEnd, the entries, unregistration at exit.
+// The default run links and runs 4 of the 16 programs, one a machine (see
+// qemuCases).
 func TestOpenMPRunsUnderQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links and runs programs")
@@ -563,14 +582,15 @@ func TestOpenMPRunsUnderQEMU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range crossMachines {
+	for i, m := range crossMachines {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
 			cc, run := crossTools(t, m)
 			dir := t.TempDir()
 			runIn(t, dir, cc, "-c", "-O1", "-Wall", "-Werror", src, "-o", "runtime.o")
-			for _, c := range []struct{ major, n int }{{19, 1}, {19, 2}, {15, 1}, {15, 2}} {
+			for j, c := range qemuCases {
 				t.Run(fmt.Sprintf("llvm%d/images=%d", c.major, c.n), func(t *testing.T) {
+					tooltest.Sample(t, i, j, len(crossMachines), len(qemuCases))
 					r := release(t, c.major)
 					bins := crossBinaries(t, r, c.n)
 					ents := crossEntries(t, r)

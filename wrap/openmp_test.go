@@ -30,41 +30,38 @@ func release(t testing.TB, major int) *offload.Release {
 	return r
 }
 
-// llvmWrappers returns the wrapper objects that clang-linker-wrapper of each
-// release made: the fixtures, and fresh ones from --save-temps where clang is
-// installed.
-func llvmWrappers(t *testing.T) map[string]int {
+// wrapperReleases are the releases whose clang-linker-wrapper objects
+// TestOpenMPMatchesLinkerWrapper compares with ours: two of each form of
+// the wrapper module (15 and 16 register the whole binary from a
+// constructor and destructor of priority 1, 19 and 22 the image from a
+// constructor of priority 101 with atexit), the rows and columns of its
+// sample.
+var wrapperReleases = [2][2]int{{15, 16}, {19, 22}}
+
+// freshOpenMPWrapper returns the wrapper object that clang-linker-wrapper
+// of release major makes (--save-temps) when clang-N compiles and links
+// testdata/t.c for an x86-64 offload target, built once per test binary.
+// The host linker is linkShared: the registration object is made before the
+// host link, which the comparison does not need.
+func freshOpenMPWrapper(t testing.TB, major int) string {
 	t.Helper()
-	out := map[string]int{}
-	for _, major := range []int{15, 16, 19, 22} {
-		out[filepath.Join("..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("openmp-wrapper-llvm%d.o", major))] = major
-	}
-	dir := t.TempDir()
-	for _, major := range []int{15, 16, 19, 22} {
-		clang := tooltest.Tool(t, "clang", major)
-		d := filepath.Join(dir, fmt.Sprint(major))
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	clang := tooltest.Tool(t, "clang", major)
+	linker := linkShared(t)
+	return shared(t, fmt.Sprintf("openmp wrapper of t.c by clang-%d", major), func(t testing.TB, dir string) string {
+		src, err := filepath.Abs(filepath.Join("testdata", "t.c"))
+		if err != nil {
 			t.Fatal(err)
 		}
-		src, _ := filepath.Abs(filepath.Join("testdata", "t.c"))
-		main, _ := filepath.Abs(filepath.Join("testdata", "t_main.c"))
-		for _, args := range [][]string{
-			{"-O0", "-fopenmp", "-fopenmp-version=51", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", src, "-o", "t.o"},
-			{"-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "t.o", main, "-o", "a.out", "-L/usr/lib/llvm-19/lib", "-Wl,--save-temps"},
-		} {
-			cmd := exec.Command(clang, args...)
-			cmd.Dir = d
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("%s %q: %v\n%s", clang, args, err, msg)
-			}
-		}
-		found, _ := filepath.Glob(filepath.Join(d, "*wrapper.o"))
+		cmd := exec.Command(clang, "-O0", "-fopenmp", "-fopenmp-version=51", "-fopenmp-targets=x86_64-unknown-linux-gnu", src, "-o", "a.out",
+			"-L/usr/lib/llvm-19/lib", "-Wl,--save-temps", "--ld-path="+linker)
+		cmd.Dir = dir
+		runCmd(t, cmd)
+		found, _ := filepath.Glob(filepath.Join(dir, "*wrapper.o"))
 		if len(found) != 1 {
 			t.Fatalf("clang-%d --save-temps left %q", major, found)
 		}
-		out[found[0]] = major
-	}
-	return out
+		return found[0]
+	})
 }
 
 // embeddedBinary returns the OffloadBinary that a wrapper object embeds.
@@ -91,27 +88,46 @@ func writeObject(t *testing.T, o *elfobj.Object) []byte {
 }
 
 // TestOpenMPMatchesLinkerWrapper wraps the image of clang-linker-wrapper's own
-// wrapper object with the same release and compares the objects.
+// wrapper object with the same release and compares the objects: the
+// fixtures in offload/testdata/llvm/wrapper of every release, and fresh
+// ones of each release's clang (freshOpenMPWrapper). The default run makes
+// fresh ones of a tooltest.Sample of wrapperReleases, one release of each
+// form of the module (15 and 22).
 func TestOpenMPMatchesLinkerWrapper(t *testing.T) {
-	for path, major := range llvmWrappers(t) {
-		t.Run(fmt.Sprintf("llvm%d/%s", major, filepath.Base(path)), func(t *testing.T) {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+	t.Parallel()
+	for i, form := range wrapperReleases {
+		for j, major := range form {
+			for _, fresh := range []bool{false, true} {
+				name := fmt.Sprintf("llvm%d/fixture", major)
+				if fresh {
+					name = fmt.Sprintf("llvm%d/fresh", major)
+				}
+				t.Run(name, func(t *testing.T) {
+					path := filepath.Join("..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("openmp-wrapper-llvm%d.o", major))
+					if fresh {
+						tooltest.Sample(t, i, j, len(wrapperReleases), len(form))
+						t.Parallel()
+						path = freshOpenMPWrapper(t, major)
+					}
+					data, err := os.ReadFile(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					theirs := readObject(t, data)
+					bin := embeddedBinary(t, theirs)
+					b, err := FromBinary(bytes.NewReader(bin), int64(len(bin)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					o, err := OpenMP(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
+					if err != nil {
+						t.Fatal(err)
+					}
+					ours := readObject(t, writeObject(t, o))
+					compareViews(t, view(t, theirs), view(t, ours), nil)
+				})
 			}
-			theirs := readObject(t, data)
-			bin := embeddedBinary(t, theirs)
-			b, err := FromBinary(bytes.NewReader(bin), int64(len(bin)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			o, err := OpenMP(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ours := readObject(t, writeObject(t, o))
-			compareViews(t, view(t, theirs), view(t, ours), nil)
-		})
+		}
 	}
 }
 

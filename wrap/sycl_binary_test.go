@@ -7,8 +7,8 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,12 +152,18 @@ func wrapSYCLBinary(t *testing.T, host string, bin []byte) []byte {
 // oracle is llc-22 on the module main's wrapSYCLBinaries builds
 // (syclBinaryModule), for x86-64 and AArch64 hosts: our object must be
 // llc's, section by section (bytes included), symbol by symbol and
-// relocation by relocation.
+// relocation by relocation. The default run compiles a tooltest.Sample of
+// the hosts × syclBinaryCases: each case once, on alternate hosts, the
+// large one on AArch64.
 func TestSYCLBinaryMatchesLLC(t *testing.T) {
+	t.Parallel()
 	llc := tooltest.Tool(t, "llc", 22)
-	for _, c := range syclBinaryCases(t) {
-		for _, host := range syclHosts {
+	cases := syclBinaryCases(t)
+	for j, c := range cases {
+		for i, host := range syclHosts {
 			t.Run(c.name+"/"+host, func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(syclHosts), len(cases))
+				t.Parallel()
 				theirs := runLLC(t, llc, host, syclBinaryModule(host, c.bin))
 				ours := wrapSYCLBinary(t, host, c.bin)
 				compareViews(t, view(t, readObject(t, theirs)), view(t, readObject(t, ours)), nil)
@@ -261,12 +267,14 @@ func TestSYCLBinaryStreams(t *testing.T) {
 	writesStreamed(t, o, bin.Size())
 }
 
-// TestSYCLBinaryRunsUnderQEMU links programs for x86-64 and AArch64 hosts
-// with their GNU toolchains from the object of SYCLBinary and
-// testdata/sycl_runtime.c, a stand-in for libsycl that prints what it is
-// given; it runs them (under qemu-user but for x86-64) and checks that
-// registration runs before main with the binary's bytes and size, at an
-// 8-byte-aligned address, and unregistration at exit with the same.
+// TestSYCLBinaryRunsUnderQEMU links a program for x86-64 and one for
+// AArch64 hosts with their GNU toolchains from the objects of SYCLBinary
+// of every case (syclBinaryCases: several registration objects, each of
+// its own binary, in one program) and testdata/sycl_runtime.c, a stand-in
+// for libsycl that prints what it is given; it runs them (under qemu-user
+// but for x86-64) and checks that registration runs before main with each
+// binary's bytes and size, at an 8-byte-aligned address, and
+// unregistration at exit with the same.
 func TestSYCLBinaryRunsUnderQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links and runs programs")
@@ -276,25 +284,47 @@ func TestSYCLBinaryRunsUnderQEMU(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := syclBinaryCases(t)
+	t.Parallel()
 	for _, m := range crossMachines[:2] {
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
 			cc, run := crossTools(t, m)
 			dir := t.TempDir()
-			runIn(t, dir, cc, "-c", "-O1", "-Wall", "-Werror", src, "-o", "runtime.o")
+			args := []string{cc, "-O1", "-Wall", "-Werror", src}
+			var want []string
 			for _, c := range cases {
 				wrapper := c.name + "-wrapper.o"
-				if err := os.WriteFile(filepath.Join(dir, wrapper), wrapSYCLBinary(t, m.triple, c.bin), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				if o, e := runIn(t, dir, cc, "runtime.o", wrapper, "-o", c.name); o != "" || e != "" {
-					t.Errorf("%s printed:\n%s%s", cc, o, e)
-				}
-				got, stderr := runIn(t, dir, append(run, filepath.Join(dir, c.name))...)
+				writeFile(t, filepath.Join(dir, wrapper), wrapSYCLBinary(t, m.triple, c.bin))
+				args = append(args, wrapper)
 				h := fnv.New64a()
 				h.Write(c.bin)
-				want := fmt.Sprintf("register: %d bytes, fnv %016x, aligned 1\nmain\nunregister: same binary\n", len(c.bin), h.Sum64())
-				if got != want || stderr != "" {
-					t.Errorf("%s printed\n%s(stderr %q), want\n%s", c.name, got, stderr, want)
+				want = append(want, fmt.Sprintf("register: %d bytes, fnv %016x, aligned 1", len(c.bin), h.Sum64()))
+			}
+			if o, e := runIn(t, dir, append(args, "-o", "prog")...); o != "" || e != "" {
+				t.Errorf("%s printed:\n%s%s", cc, o, e)
+			}
+			got, stderr := runIn(t, dir, append(run, filepath.Join(dir, "prog"))...)
+			if stderr != "" {
+				t.Errorf("the program printed on stderr:\n%s", stderr)
+			}
+			// The constructors run in the order the linker puts them in,
+			// the destructors in the opposite one.
+			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+			n := len(cases)
+			if len(lines) != 2*n+1 || lines[n] != "main" {
+				t.Fatalf("the program printed\n%s\nwant %d registrations, main, %d unregistrations", got, n, n)
+			}
+			registered := slices.Sorted(slices.Values(lines[:n]))
+			slices.Sort(want)
+			for i := range want {
+				if registered[i] != want[i] {
+					t.Errorf("registered\n%s\nwant (in any order)\n%s", strings.Join(registered, "\n"), strings.Join(want, "\n"))
+					break
+				}
+			}
+			for _, l := range lines[n+1:] {
+				if l != "unregister: same binary" {
+					t.Errorf("the program printed %q at exit, want every binary unregistered once:\n%s", l, got)
 				}
 			}
 		})

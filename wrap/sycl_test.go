@@ -36,9 +36,7 @@ func linkerWrapperSYCL(t *testing.T, dir, host, path string, args ...string) []b
 	cmd := exec.Command(clw, append([]string{"--host-triple=" + host, "--save-temps", "--linker-path=" + linker, "-o", "a.out"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s %q: %v\n%s", clw, cmd.Args[1:], err, out)
-	}
+	runCmd(t, cmd)
 	obj, err := os.ReadFile(filepath.Join(dir, "a.out.sycl.image.wrapper.o"))
 	if err != nil {
 		t.Fatal(err)
@@ -71,20 +69,26 @@ func wrapSYCLBuffer(t *testing.T, host string, buf []byte) []byte {
 // wrapSYCLBinaries) and compares its registration object with ours of the
 // binary its device link made, section by section, symbol by symbol.
 func TestSYCLMatchesLinkerWrapper(t *testing.T) {
+	t.Parallel()
 	clang := tooltest.Tool(t, "clang", 22)
 	sycl := tooltest.Tool(t, "clang-sycl-linker", 22)
 	src, err := filepath.Abs(filepath.Join("testdata", "sycl_kernels.cl"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The kernels' bitcode, the same for every host. The builtins are
+	// declared as clang declares them with -fdeclare-opencl-builtins (the
+	// bitcode is the same as with opencl-c.h, which takes longer to parse).
+	bc := shared(t, "sycl kernels of clang-22", func(t testing.TB, dir string) string {
+		bc := filepath.Join(dir, "k.bc")
+		runCmd(t, exec.Command(clang, "-cc1", "-triple", "spirv64-unknown-unknown", "-emit-llvm-bc", "-cl-std=CL2.0",
+			"-finclude-default-header", "-fdeclare-opencl-builtins", src, "-o", bc))
+		return bc
+	})
 	for _, host := range syclHosts {
 		t.Run(host, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
-			bc := filepath.Join(dir, "k.bc")
-			if out, err := exec.Command(clang, "-cc1", "-triple", "spirv64-unknown-unknown", "-emit-llvm-bc", "-cl-std=CL2.0",
-				"-finclude-default-header", src, "-o", bc).CombinedOutput(); err != nil {
-				t.Fatalf("%s: %v\n%s", clang, err, out)
-			}
 			code, err := os.ReadFile(bc)
 			if err != nil {
 				t.Fatal(err)
@@ -164,10 +168,13 @@ var syclCases = []struct {
 // wrap the SYCL OffloadBinaries of each case (given with --override-image
 // as an object holding them: the wrapper hands that object to
 // wrapSYCLBinaries, which takes every binary in its .llvm.offloading) for
-// x86-64 and AArch64 hosts, and compares the objects with ours.
+// x86-64 and AArch64 hosts, and compares the objects with ours. The
+// default run takes a tooltest.Sample of the cases × hosts: each case on
+// one host, each host with one case.
 func TestSYCLMatchesLinkerWrapperImages(t *testing.T) {
+	t.Parallel()
 	r := release(t, 22)
-	for _, c := range syclCases {
+	for i, c := range syclCases {
 		var buf []byte
 		for _, im := range c.images {
 			strs := []offload.KeyValue{{Key: "triple", Value: im.triple}}
@@ -180,8 +187,10 @@ func TestSYCLMatchesLinkerWrapperImages(t *testing.T) {
 			}
 			buf = append(buf, b...)
 		}
-		for _, host := range syclHosts {
+		for j, host := range syclHosts {
 			t.Run(c.name+"/"+host, func(t *testing.T) {
+				tooltest.Sample(t, i, j, len(syclCases), len(syclHosts))
+				t.Parallel()
 				dir := t.TempDir()
 				writeFile(t, filepath.Join(dir, "images.o"), offloadingObject(t, buf))
 				theirs := linkerWrapperSYCL(t, dir, host, "", "--override-image=sycl=images.o")
