@@ -105,6 +105,9 @@ func TestListBitcodeModule(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 	stdout, stderr, code = cli(t, "list", "--all", in)
+	if code != 0 {
+		t.Fatalf("list --all: exit %d: %s", code, stderr)
+	}
 	for _, line := range []string{
 		"EMBEDDED OBJECTS (llvm.embedded.objects):",
 		"  [0] @bin.single section=.llvm.offloading binary version=1 size=160 images=1",
