@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -17,23 +19,14 @@ import (
 
 // compressCases are the bundles that the interop tests compress: HIP
 // fatbins whose device image has 0, 1 and 1 MiB of bytes, and writeCases.
-func compressCases() []struct {
-	name  string
-	align uint64
-	ids   []string
-	data  [][]byte
-} {
-	cases := writeCases()
+// They are made once and shared: no test changes them.
+var compressCases = sync.OnceValue(func() []bundleCase {
+	cases := slices.Clone(writeCases())
 	for _, n := range []int{0, 1, 1 << 20} {
-		cases = append(cases, struct {
-			name  string
-			align uint64
-			ids   []string
-			data  [][]byte
-		}{fmt.Sprintf("hip-image-%d", n), HIPAlign, []string{hostID, devID}, [][]byte{nil, semiCompressible(n, int64(n))}})
+		cases = append(cases, bundleCase{fmt.Sprintf("hip-image-%d", n), HIPAlign, []string{hostID, devID}, [][]byte{nil, semiCompressible(n, int64(n))}})
 	}
 	return cases
-}
+})
 
 // readsVersions returns the compressed bundle versions the bundler of
 // release major reads: 1 and 2 for 19 (which takes any other version for
@@ -63,19 +56,81 @@ func listWithTool(t testing.TB, tool string, data []byte) ([]string, string, boo
 // list and unbundle what WriteCompressed writes, in every version each reads
 // and with both methods, at several levels and windows: the bundler must
 // list the IDs written and extract every entry's data byte for byte.
+//
+// The cells are two matrices, each sampled (tooltest.Sampled) but with
+// OFFLOAD_TEST_EXHAUSTIVE: every case × every (release, version, method)
+// with the default options, each cell listed and unbundled; and every
+// (level or window, method, HIP fatbin) × every (release, version, -list
+// or -unbundle).
 func TestBundlerUnbundlesWriteCompressed(t *testing.T) {
 	opts := []CompressOptions{{}, {Level: 1}, {Level: 19}, {Window: DefaultMaxWindow}, {Level: -5}}
+	valid := func(m Method, o CompressOptions) bool {
+		return m != MethodZlib || o.Window == 0 && o.Level >= 0 && o.Level <= 9
+	}
+	cases := compressCases()
+	// The matrices' rows and columns.
+	type relVersion struct {
+		major int
+		v     uint16
+	}
+	type relVersionMethod struct {
+		relVersion
+		m Method
+	}
+	colV, colVM := map[relVersion]int{}, map[relVersionMethod]int{}
+	for _, major := range bundlerReleases {
+		for _, v := range readsVersions(major) {
+			colV[relVersion{major, v}] = len(colV)
+			for _, m := range compressMethods {
+				colVM[relVersionMethod{relVersion{major, v}, m}] = len(colVM)
+			}
+		}
+	}
+	type optMethod struct {
+		opt int
+		m   Method
+	}
+	pairs := map[optMethod]int{}
+	for i, o := range opts[1:] {
+		for _, m := range compressMethods {
+			if valid(m, o) {
+				pairs[optMethod{i + 1, m}] = len(pairs)
+			}
+		}
+	}
+	hip := map[string]int{}
+	for _, c := range cases {
+		if strings.HasPrefix(c.name, "hip-image") {
+			hip[c.name] = len(hip)
+		}
+	}
+	// sample skips t unless its cell is sampled, and returns whether the
+	// cell unbundles and lists.
+	sample := func(t *testing.T, major int, v uint16, m Method, ci, oi int) (unbundle, list bool) {
+		t.Helper()
+		if oi == 0 {
+			tooltest.Sample(t, ci, colVM[relVersionMethod{relVersion{major, v}, m}], len(cases), len(colVM))
+			return true, true
+		}
+		row, rows := pairs[optMethod{oi, m}]*len(hip)+hip[cases[ci].name], len(pairs)*len(hip)
+		col, cols := 2*colV[relVersion{major, v}], 2*len(colV)
+		unbundle, list = tooltest.Sampled(row, col, rows, cols), tooltest.Sampled(row, col+1, rows, cols)
+		if !unbundle && !list {
+			t.Skipf("not in the default sample of its %d × %d matrix (%s=1 runs every cell)", rows, cols, tooltest.ExhaustiveEnv)
+		}
+		return unbundle, list
+	}
 	for _, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			runs := 0
-			for _, c := range compressCases() {
+			unbundled, listed := 0, 0
+			for ci, c := range cases {
 				plain := mustWrite(t, c.align, inputsOf(c.ids, c.data))
 				wantIDs := slices.Sorted(slices.Values(c.ids))
 				for _, v := range readsVersions(major) {
 					for _, m := range compressMethods {
 						for i, o := range opts {
-							if m == MethodZlib && (o.Window != 0 || o.Level < 0 || o.Level > 9) {
+							if !valid(m, o) {
 								continue
 							}
 							if i > 0 && !strings.HasPrefix(c.name, "hip-image") {
@@ -83,28 +138,34 @@ func TestBundlerUnbundlesWriteCompressed(t *testing.T) {
 							}
 							o.Version, o.Method = v, m
 							t.Run(fmt.Sprintf("%s/v%d/%v/level%d/window%d", c.name, v, m, o.Level, o.Window), func(t *testing.T) {
+								unbundle, list := sample(t, major, v, m, ci, i)
 								ccob, h := compressTo(t, plain, o)
 								checkWritten(t, ccob, h, plain, o)
-								outs, msg, ok := unbundleWithTool(t, tool, ccob, c.ids)
-								if !ok {
-									t.Fatalf("-unbundle refused: %s", msg)
-								}
-								for k, id := range c.ids {
-									if !bytes.Equal(outs[k], c.data[k]) {
-										t.Errorf("-unbundle: %s: %d bytes, not the %d bundled", id, len(outs[k]), len(c.data[k]))
+								if unbundle {
+									outs, msg, ok := unbundleWithTool(t, tool, ccob, c.ids)
+									if !ok {
+										t.Fatalf("-unbundle refused: %s", msg)
 									}
+									for k, id := range c.ids {
+										if !bytes.Equal(outs[k], c.data[k]) {
+											t.Errorf("-unbundle: %s: %d bytes, not the %d bundled", id, len(outs[k]), len(c.data[k]))
+										}
+									}
+									unbundled++
 								}
-								ids, msg, ok := listWithTool(t, tool, ccob)
-								if !ok || !slices.Equal(ids, wantIDs) {
-									t.Errorf("-list: %q (%s), want %q", ids, firstLine(msg), wantIDs)
+								if list {
+									ids, msg, ok := listWithTool(t, tool, ccob)
+									if !ok || !slices.Equal(ids, wantIDs) {
+										t.Errorf("-list: %q (%s), want %q", ids, firstLine(msg), wantIDs)
+									}
+									listed++
 								}
-								runs++
 							})
 						}
 					}
 				}
 			}
-			t.Logf("%d compressed bundles unbundled and listed", runs)
+			t.Logf("%d compressed bundles unbundled, %d listed", unbundled, listed)
 		})
 	}
 }
@@ -121,7 +182,8 @@ var bundlerVerbose = regexp.MustCompile(`(?s)Compressed bundle format version: (
 // prints them) but for the file size, which is the compressed stream's; and
 // the HIP fatbin of WriteCompressedHIPFatbin with the release's defaults
 // must be, decompressed, the bundler's for the -targets and -compress
-// options that clang-linker-wrapper --compress passes.
+// options that clang-linker-wrapper --compress passes. The cases × (release,
+// variant) are sampled (tooltest.Sampled); the HIP fatbins always run.
 func TestCompressedHeaderMatchesBundler(t *testing.T) {
 	variants := []struct {
 		name  string
@@ -136,17 +198,18 @@ func TestCompressedHeaderMatchesBundler(t *testing.T) {
 		{"env", []string{"OFFLOAD_BUNDLER_COMPRESS=1"}, nil, 0},
 		{"v2", []string{"COMPRESSED_BUNDLE_FORMAT_VERSION=2"}, []string{"-compress"}, 0},
 	}
-	for _, major := range bundlerReleases {
+	cases := compressCases()
+	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
 			r, _ := LookupRelease(major)
-			for _, c := range compressCases() {
+			for ci, c := range cases {
 				plain := mustWrite(t, c.align, inputsOf(c.ids, c.data))
-				for _, v := range variants {
+				for vi, v := range variants {
 					t.Run(c.name+"/"+v.name, func(t *testing.T) {
-						env := append([]string{"OFFLOAD_BUNDLER_VERBOSE=1"}, v.env...)
+						tooltest.Sample(t, ci, ri*len(variants)+vi, len(cases), len(bundlerReleases)*len(variants))
 						var verbose string
-						theirs := bundleWithToolVerbose(t, tool, env, c.align, c.ids, c.data, &verbose, v.args...)
+						theirs := bundleWithToolVerbose(t, tool, v.env, c.align, c.ids, c.data, &verbose, v.args...)
 						tc, err := ReadCompressed(bytes.NewReader(theirs), int64(len(theirs)))
 						if err != nil {
 							t.Fatal(err)
@@ -254,36 +317,75 @@ func TestCompressedHeaderMatchesFrozen(t *testing.T) {
 	}
 }
 
+// bundlerRun is one run of the bundler that bundles inputs: the file it
+// wrote and what it printed, or why it failed.
+type bundlerRun struct {
+	once     sync.Once
+	out      []byte
+	msg, err string
+}
+
+// bundlerRuns holds bundleWithToolVerbose's runs by their command line,
+// environment and inputs: tests that have a bundler bundle the same inputs
+// with the same options (TestWriteMatchesClangOffloadBundler,
+// TestReadBundlerBundles, TestCompressedHeaderMatchesBundler) share one run.
+var bundlerRuns sync.Map // string → *bundlerRun
+
 // bundleWithToolVerbose is bundleWithTool that keeps the bundler's output
-// in *out.
+// in *out. The bundler runs with OFFLOAD_BUNDLER_VERBOSE=1 (which changes
+// what it prints, not what it writes), once for each command and inputs in
+// the test binary.
 func bundleWithToolVerbose(t testing.TB, tool string, env []string, align uint64, ids []string, data [][]byte, out *string, extra ...string) []byte {
 	t.Helper()
-	dir := t.TempDir()
+	env = append([]string{"OFFLOAD_BUNDLER_VERBOSE=1"}, env...)
 	targets := make([]string, len(ids))
 	for i, id := range ids {
 		targets[i] = target(id)
 	}
 	args := []string{"-type=o", fmt.Sprintf("-bundle-align=%d", align), "-targets=" + strings.Join(targets, ",")}
-	for i, d := range data {
-		name := "/dev/null"
-		if d != nil {
-			name = filepath.Join(dir, fmt.Sprintf("in%d", i))
-			if err := os.WriteFile(name, d, 0o644); err != nil {
-				t.Fatal(err)
+	key := fmt.Sprintf("%s %q %q %q", tool, env, args, extra)
+	for _, d := range data {
+		key += fmt.Sprintf(" %v:%x", d == nil, sha256.Sum256(d))
+	}
+	v, _ := bundlerRuns.LoadOrStore(key, new(bundlerRun))
+	run := v.(*bundlerRun)
+	run.once.Do(func() {
+		dir, err := os.MkdirTemp("", "bundle-test-")
+		if err != nil {
+			run.err = err.Error()
+			return
+		}
+		defer os.RemoveAll(dir)
+		args := slices.Clone(args)
+		for i, d := range data {
+			name := "/dev/null"
+			if d != nil {
+				name = filepath.Join(dir, fmt.Sprintf("in%d", i))
+				if err := os.WriteFile(name, d, 0o644); err != nil {
+					run.err = err.Error()
+					return
+				}
+			}
+			args = append(args, "-input="+name)
+		}
+		o := filepath.Join(dir, "out")
+		args = append(append(args, "-output="+o), extra...)
+		msg, ok, err := runBundler(tool, env, args...)
+		switch {
+		case err != nil:
+			run.err = err.Error()
+		case !ok:
+			run.err = fmt.Sprintf("clang-offload-bundler %v: %s", args, msg)
+		default:
+			run.msg = msg
+			if run.out, err = os.ReadFile(o); err != nil {
+				run.err = err.Error()
 			}
 		}
-		args = append(args, "-input="+name)
+	})
+	if run.err != "" {
+		t.Fatal(run.err)
 	}
-	o := filepath.Join(dir, "out")
-	args = append(append(args, "-output="+o), extra...)
-	msg, ok := bundler(t, tool, env, args...)
-	if !ok {
-		t.Fatalf("clang-offload-bundler %v: %s", args, msg)
-	}
-	*out = msg
-	b, err := os.ReadFile(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	*out = run.msg
+	return run.out
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -23,6 +24,15 @@ var bundlerReleases = []int{19, 22}
 // (a crash or a non-zero exit is a refusal).
 func bundler(t testing.TB, tool string, env []string, args ...string) (string, bool) {
 	t.Helper()
+	out, ok, err := runBundler(tool, env, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, ok
+}
+
+// runBundler is bundler, with an error for a bundler that could not be run.
+func runBundler(tool string, env []string, args ...string) (string, bool, error) {
 	cmd := exec.Command(tool, args...)
 	// The bundler's own variables come from env only.
 	for _, kv := range os.Environ() {
@@ -36,9 +46,9 @@ func bundler(t testing.TB, tool string, env []string, args ...string) (string, b
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("%s: %v", tool, err)
+		return "", false, fmt.Errorf("%s: %v", tool, err)
 	}
-	return string(out), err == nil
+	return string(out), err == nil, nil
 }
 
 // bundleWithTool has the bundler bundle data under ids (given as their
@@ -89,13 +99,17 @@ func unbundleWithTool(t testing.TB, tool string, data []byte, ids []string) (out
 // only as "host-x86_64-unknown-linux-gnu".
 func target(id string) string { return strings.TrimRight(id, "-") }
 
-// writeCases are inputs whose IDs every bundler 17–22 writes as given.
-func writeCases() []struct {
+// bundleCase is a bundle's inputs: its alignment, its entries' IDs and data.
+type bundleCase struct {
 	name  string
 	align uint64
 	ids   []string
 	data  [][]byte
-} {
+}
+
+// writeCases are inputs whose IDs every bundler 17–22 writes as given. They
+// are made once and shared: no test changes them.
+var writeCases = sync.OnceValue(func() []bundleCase {
 	rng := rand.New(rand.NewSource(7))
 	blob := func(n int) []byte {
 		b := make([]byte, n)
@@ -104,12 +118,7 @@ func writeCases() []struct {
 	}
 	const dev2 = "hip-amdgcn-amd-amdhsa--gfx1030"
 	const omp = "openmp-x86_64-unknown-linux-gnu-"
-	return []struct {
-		name  string
-		align uint64
-		ids   []string
-		data  [][]byte
-	}{
+	return []bundleCase{
 		{"hip-align-4096", 4096, []string{hostID, devID, dev2}, [][]byte{nil, blob(5000), blob(4096)}},
 		{"host-last", 4096, []string{devID, dev2, hostID}, [][]byte{blob(1), blob(4095), blob(10)}},
 		{"host-middle-align-1", 1, []string{devID, hostID, omp}, [][]byte{blob(100), blob(7), blob(0x2001)}},
@@ -117,17 +126,20 @@ func writeCases() []struct {
 		{"empty-entries", 64, []string{hostID, devID, "hip-amdgcn-amd-amdhsa--gfx908:xnack+"}, [][]byte{nil, nil, blob(1)}},
 		{"hip-only", 4096, []string{devID, dev2}, [][]byte{blob(300), blob(8192)}},
 	}
-}
+})
 
 // TestWriteMatchesClangOffloadBundler compares Write with the bundler's own
 // output for the same inputs, and WriteHIPFatbin with what the bundler writes
-// for the -targets clang-linker-wrapper passes.
+// for the -targets clang-linker-wrapper passes. The cases × releases are
+// sampled (tooltest.Sample); the HIP fatbins always run.
 func TestWriteMatchesClangOffloadBundler(t *testing.T) {
-	for _, major := range bundlerReleases {
+	cases := writeCases()
+	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			for _, c := range writeCases() {
+			for ci, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					tooltest.Sample(t, ci, ri, len(cases), len(bundlerReleases))
 					want := bundleWithTool(t, tool, nil, c.align, c.ids, c.data)
 					if got := mustWrite(t, c.align, inputsOf(c.ids, c.data)); !bytes.Equal(got, want) {
 						t.Fatalf("Write: %d bytes that differ from the bundler's %d", len(got), len(want))
@@ -162,13 +174,16 @@ func TestWriteMatchesClangOffloadBundler(t *testing.T) {
 }
 
 // TestBundlerUnbundlesWrite has the bundler extract every entry of bundles
-// that Write made.
+// that Write made. The cases × releases are sampled (tooltest.Sample), the
+// other way round from TestWriteMatchesClangOffloadBundler's.
 func TestBundlerUnbundlesWrite(t *testing.T) {
-	for _, major := range bundlerReleases {
+	cases := writeCases()
+	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			for _, c := range writeCases() {
+			for ci, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
+					tooltest.Sample(t, ci, len(bundlerReleases)-1-ri, len(cases), len(bundlerReleases))
 					outs, msg, ok := unbundleWithTool(t, tool, mustWrite(t, c.align, inputsOf(c.ids, c.data)), c.ids)
 					if !ok {
 						t.Fatalf("the bundler refused: %s", msg)
@@ -185,7 +200,8 @@ func TestBundlerUnbundlesWrite(t *testing.T) {
 }
 
 // TestReadBundlerBundles reads bundles the bundler wrote, uncompressed and
-// compressed with each version it writes, at several zstd levels.
+// compressed with each version it writes, at several zstd levels. The cases
+// × (release, variant) are sampled (tooltest.Sampled).
 func TestReadBundlerBundles(t *testing.T) {
 	variants := []struct {
 		name string
@@ -200,13 +216,15 @@ func TestReadBundlerBundles(t *testing.T) {
 		{"compress-v3", []string{"COMPRESSED_BUNDLE_FORMAT_VERSION=3"}, []string{"-compress"}},
 		{"env-compress", []string{"OFFLOAD_BUNDLER_COMPRESS=1", "OFFLOAD_BUNDLER_COMPRESSION_LEVEL=9"}, nil},
 	}
-	for _, major := range bundlerReleases {
+	cases := writeCases()
+	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
 			r, _ := LookupRelease(major)
-			for _, c := range writeCases() {
-				for _, v := range variants {
+			for ci, c := range cases {
+				for vi, v := range variants {
 					t.Run(c.name+"/"+v.name, func(t *testing.T) {
+						tooltest.Sample(t, ci, ri*len(variants)+vi, len(cases), len(bundlerReleases)*len(variants))
 						data := bundleWithTool(t, tool, v.env, c.align, c.ids, c.data, v.args...)
 						want := mustWrite(t, c.align, inputsOf(c.ids, c.data))
 						got := data
@@ -306,16 +324,42 @@ func verdict(data []byte, ids []string) ([][]byte, bool) {
 	return outs, true
 }
 
+// agreeCase is an input of TestReadAgreesWithBundler and its cell in the
+// matrix of its kind: row of rows; col[k] of cols is its column for
+// bundlerReleases[k], -1 where it is not run with that release.
+type agreeCase struct {
+	data       []byte
+	row, rows  int
+	col        []int
+	cols       int
+	kind, what string
+}
+
 // TestReadAgreesWithBundler mutates the fields of a bundle and of a
 // compressed bundle and checks that Read and Decompress accept exactly the
 // inputs from which the bundler extracts the entries, with the same data.
 // The bundler is asked for the original IDs; a mutation that changes IDs
 // is left out, since the bundler does not then look for them.
+//
+// The inputs are four matrices, each sampled (tooltest.Sampled) but with
+// OFFLOAD_TEST_EXHAUSTIVE: field × (release, value); length cut to ×
+// release; zlib kind of damage × (release, version); zstd kind of damage ×
+// (release, version) (LLVM 19 reads no version 3: it takes it for 1).
 func TestReadAgreesWithBundler(t *testing.T) {
 	c := writeCases()[2] // three entries, align 1
 	orig := mustWrite(t, c.align, inputsOf(c.ids, c.data))
 	rng := rand.New(rand.NewSource(3))
-	var cases [][]byte
+	nrel := len(bundlerReleases)
+	var cases []agreeCase
+	// columns returns the column of each release: release k's columns
+	// are k*per to (k+1)*per-1.
+	columns := func(per, i int) []int {
+		col := make([]int, nrel)
+		for k := range col {
+			col[k] = k*per + i
+		}
+		return col
+	}
 	// Entry fields: offset at +0, size at +8 of each entry header.
 	fields := []int{24}
 	pos := headerSize
@@ -324,24 +368,34 @@ func TestReadAgreesWithBundler(t *testing.T) {
 		pos += entryFixedSize + len(id)
 	}
 	size := uint64(len(orig))
-	for _, f := range fields {
+	for fi, f := range fields {
 		v := le.Uint64(orig[f:])
-		for _, nv := range []uint64{0, 1, 2, 3, v - 1, v + 1, size - v, size - v + 1, size, size + 1, 1 << 63, 1<<64 - 1, rng.Uint64()} {
+		values := []uint64{0, 1, 2, 3, v - 1, v + 1, size - v, size - v + 1, size, size + 1, 1 << 63, 1<<64 - 1, rng.Uint64()}
+		for vi, nv := range values {
 			m := append([]byte{}, orig...)
 			le.PutUint64(m[f:], nv)
-			cases = append(cases, m)
+			cases = append(cases, agreeCase{data: m, row: fi, rows: len(fields), col: columns(len(values), vi), cols: nrel * len(values),
+				kind: "field", what: fmt.Sprintf("the field at %d set to %#x", f, nv)})
 		}
 	}
-	for _, n := range []int{0, 10, 24, 31, 32, 50, pos - 1, pos, len(orig) - 1} {
-		cases = append(cases, orig[:n])
+	cuts := []int{0, 10, 24, 31, 32, 50, pos - 1, pos, len(orig) - 1}
+	for i, n := range cuts {
+		cases = append(cases, agreeCase{data: orig[:n], row: i, rows: len(cuts), col: columns(1, 0), cols: nrel,
+			kind: "cut", what: fmt.Sprintf("the first %d bytes", n)})
 	}
-	// Compressed: the header's sizes and the stream.
+	// Compressed: the header's sizes and the stream. Each kind of damage is
+	// a row; its columns are (release, version).
 	hash, _ := Hash(bytes.NewReader(orig))
 	z := zlibCompress(orig)
-	for _, v := range []uint16{1, 2} {
+	zlibVersions := []uint16{1, 2}
+	for vi, v := range zlibVersions {
 		good := ccob(v, MethodZlib, z, size, hash)
-		cases = append(cases, good, good[:len(good)-1], ccob(v, MethodZlib, z, size-1, hash), ccob(v, MethodZlib, z, size+1, hash),
-			ccob(v, 2, z, size, hash), append(append([]byte{}, good...), "tail"...))
+		kinds := [][]byte{good, good[:len(good)-1], ccob(v, MethodZlib, z, size-1, hash), ccob(v, MethodZlib, z, size+1, hash),
+			ccob(v, 2, z, size, hash), append(append([]byte{}, good...), "tail"...)}
+		for i, data := range kinds {
+			cases = append(cases, agreeCase{data: data, row: i, rows: len(kinds), col: columns(len(zlibVersions), vi), cols: nrel * len(zlibVersions),
+				kind: "zlib", what: fmt.Sprintf("version %d, damage %d", v, i)})
+		}
 	}
 	if zt, err := exec.LookPath("zstd"); err == nil {
 		zs := zstdCompress(t, zt, orig, "-3")
@@ -350,42 +404,71 @@ func TestReadAgreesWithBundler(t *testing.T) {
 		badSum[len(badSum)-1] ^= 0x10
 		skip := []byte{0x50, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 'h', 'i'}
 		two := append(zstdCompress(t, zt, orig[:1000], "-1"), zstdCompress(t, zt, orig[1000:], "-19")...)
+		// The columns: (release, version) of the versions each release
+		// reads.
+		zcols := map[[2]int]int{}
+		for k, major := range bundlerReleases {
+			for _, v := range []uint16{2, 3} {
+				if v == 3 && major < 22 {
+					continue
+				}
+				zcols[[2]int{k, int(v)}] = len(zcols)
+			}
+		}
 		for _, v := range []uint16{2, 3} {
-			cases = append(cases,
+			kinds := [][]byte{
 				ccob(v, MethodZstd, zs, size, hash), ccob(v, MethodZstd, checked, size, hash),
 				ccob(v, MethodZstd, badSum, size, hash), ccob(v, MethodZstd, zs, size-1, hash),
 				ccob(v, MethodZstd, zs, size+5, hash), ccob(v, MethodZstd, zs[:len(zs)-1], size, hash),
 				ccob(v, MethodZstd, append(append([]byte{}, zs...), 0), size, hash),
 				ccob(v, MethodZstd, append(append([]byte{}, skip...), zs...), size, hash),
-				ccob(v, MethodZstd, two, size, hash))
+				ccob(v, MethodZstd, two, size, hash)}
+			for i, data := range kinds {
+				col := make([]int, nrel)
+				for k := range col {
+					var ok bool
+					if col[k], ok = zcols[[2]int{k, int(v)}]; !ok {
+						col[k] = -1
+					}
+				}
+				cases = append(cases, agreeCase{data: data, row: i, rows: len(kinds), col: col, cols: len(zcols),
+					kind: "zstd", what: fmt.Sprintf("version %d, damage %d", v, i)})
+			}
 		}
 	}
-	for _, major := range bundlerReleases {
+	for k, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			wraps, v3 := 0, 0
-			for i, data := range cases {
-				if major < 22 && len(data) > 4 && string(data[:4]) == CompressedMagic && le.Uint16(data[4:]) == 3 {
+			wraps, v3, sampledOut, run := 0, 0, 0, 0
+			for i, ac := range cases {
+				data := ac.data
+				if ac.col[k] < 0 {
 					v3++ // LLVM 19 takes version 3 for version 1
+					continue
+				}
+				if !tooltest.Sampled(ac.row, ac.col[k], ac.rows, ac.cols) {
+					sampledOut++
 					continue
 				}
 				if wrapsAround(data) {
 					wraps++
 					continue
 				}
+				run++
 				want, ok := verdict(data, c.ids)
 				got, msg, toolOK := unbundleWithTool(t, tool, data, c.ids)
 				if ok != toolOK {
-					t.Errorf("case %d (%d bytes): this package accepts: %v, the bundler: %v (%s)", i, len(data), ok, toolOK, firstLine(msg))
+					t.Errorf("case %d (%s: %s; %d bytes): this package accepts: %v, the bundler: %v (%s)", i, ac.kind, ac.what, len(data), ok, toolOK, firstLine(msg))
 					continue
 				}
-				for k := range want {
-					if !bytes.Equal(want[k], got[k]) {
-						t.Errorf("case %d: entry %d: %d bytes, the bundler extracted %d", i, k, len(want[k]), len(got[k]))
+				for e := range want {
+					if !bytes.Equal(want[e], got[e]) {
+						t.Errorf("case %d (%s: %s): entry %d: %d bytes, the bundler extracted %d", i, ac.kind, ac.what, e, len(want[e]), len(got[e]))
 					}
 				}
 			}
-			t.Logf("%d cases; left out: %d whose offset + size wraps, %d of version 3", len(cases), wraps, v3)
+			t.Logf("%d cases, %d run; left out: %d whose offset + size wraps, %d of version 3, %d not in the default sample (%s=1 runs them)",
+				len(cases), run, wraps, v3, sampledOut, tooltest.ExhaustiveEnv)
 		})
 	}
 }

@@ -117,14 +117,33 @@ func wrapperArgs(t *testing.T, wrapper, dir string, args []string) (got []string
 	return got[:len(got)-2], errb.String()
 }
 
+// expandTools are the tools whose expansion of expandCases is compared with
+// Expand's, each of llvmReleases: the columns of the matrix expandCases ×
+// (tool, release), which TestExpandMatchesClang and
+// TestExpandMatchesLinkerWrapper share and sample (tooltest.Sample): each
+// case runs with one tool and release of the four (every one with
+// OFFLOAD_TEST_EXHAUSTIVE), each tool and release with a quarter of the
+// cases.
+var expandTools = []string{"clang", "clang-linker-wrapper"}
+
+// sampleExpandCase skips t unless case i of expandCases with tool and
+// llvmReleases[r] is in the sample of the matrix of expandTools.
+func sampleExpandCase(t *testing.T, i int, tool string, r int) {
+	t.Helper()
+	ti := slices.Index(expandTools, tool)
+	tooltest.Sample(t, i, ti*len(llvmReleases)+r, len(expandCases), len(expandTools)*len(llvmReleases))
+}
+
 // TestExpandMatchesClang: for each case, clang-19's and clang-22's drivers
-// expand the command line as Expand does, and refuse what Expand refuses.
+// expand the command line as Expand does, and refuse what Expand refuses
+// (the cases sampled with TestExpandMatchesLinkerWrapper: expandTools).
 func TestExpandMatchesClang(t *testing.T) {
-	for _, major := range llvmReleases {
+	for r, major := range llvmReleases {
 		t.Run(strconv.Itoa(major), func(t *testing.T) {
 			clang := tooltest.Tool(t, "clang", major)
-			for _, c := range expandCases {
+			for i, c := range expandCases {
 				t.Run(c.name, func(t *testing.T) {
+					sampleExpandCase(t, i, "clang", r)
 					dir := t.TempDir()
 					c.setUp(t, dir)
 					got, msg := clangArgs(t, clang, dir, c.argsIn(dir))
@@ -144,13 +163,15 @@ func TestExpandMatchesClang(t *testing.T) {
 
 // TestExpandMatchesLinkerWrapper: clang-linker-wrapper 19 and 22 (the
 // OptTable path) expand each case as clang's driver does, but for errors,
-// which they print and then go on with what was expanded so far.
+// which they print and then go on with what was expanded so far (the cases
+// sampled with TestExpandMatchesClang: expandTools).
 func TestExpandMatchesLinkerWrapper(t *testing.T) {
-	for _, major := range llvmReleases {
+	for r, major := range llvmReleases {
 		t.Run(strconv.Itoa(major), func(t *testing.T) {
 			wrapper := tooltest.Tool(t, "clang-linker-wrapper", major)
-			for _, c := range expandCases {
+			for i, c := range expandCases {
 				t.Run(c.name, func(t *testing.T) {
+					sampleExpandCase(t, i, "clang-linker-wrapper", r)
 					dir := t.TempDir()
 					c.setUp(t, dir)
 					got, stderr := wrapperArgs(t, wrapper, dir, c.argsIn(dir))

@@ -63,9 +63,24 @@ func writeFile(t *testing.T, dir string, args []string) string {
 	return p
 }
 
+// readers are the LLVM tools that read back what Write writes in
+// TestWriteReadsBack and TestWriteReadsBackByLinkers: the rows of the
+// matrix readers × llvmReleases that the two tests share and sample
+// (tooltest.Sample): by default clang-19, clang-linker-wrapper-22 and
+// ld.lld-19 read it (every cell with OFFLOAD_TEST_EXHAUSTIVE); ld.bfd,
+// of no release, always does.
+var readers = []string{"clang", "clang-linker-wrapper", "ld.lld"}
+
+// sampleReader skips t unless tool of llvmReleases[r] is in the sample of
+// the matrix of readers.
+func sampleReader(t *testing.T, tool string, r int) {
+	t.Helper()
+	tooltest.Sample(t, slices.Index(readers, tool), r, len(readers), len(llvmReleases))
+}
+
 // TestWriteReadsBack: Expand, clang's driver (19, 22) and
 // clang-linker-wrapper (19, 22) read what Write writes as the arguments
-// written.
+// written (the tools sampled: readers).
 func TestWriteReadsBack(t *testing.T) {
 	dir := t.TempDir()
 	rsp := writeFile(t, dir, roundTrip)
@@ -73,14 +88,16 @@ func TestWriteReadsBack(t *testing.T) {
 	if err != nil || !slices.Equal(got, roundTrip) {
 		t.Fatalf("Expand: %q, %v\nwant %q", got, err, roundTrip)
 	}
-	for _, major := range llvmReleases {
+	for r, major := range llvmReleases {
 		t.Run("clang-"+strconv.Itoa(major), func(t *testing.T) {
+			sampleReader(t, "clang", r)
 			clang := tooltest.Tool(t, "clang", major)
 			if got, msg := clangArgs(t, clang, dir, []string{"@" + rsp}); msg != "" || !slices.Equal(got, roundTrip) {
 				t.Errorf("read back %q (%s)\nwant %q", got, msg, roundTrip)
 			}
 		})
 		t.Run("clang-linker-wrapper-"+strconv.Itoa(major), func(t *testing.T) {
+			sampleReader(t, "clang-linker-wrapper", r)
 			wrapper := tooltest.Tool(t, "clang-linker-wrapper", major)
 			if got, stderr := wrapperArgs(t, wrapper, dir, []string{"@" + rsp}); !slices.Equal(got, roundTrip) {
 				t.Errorf("read back %q (%s)\nwant %q", got, stderr, roundTrip)
@@ -91,7 +108,8 @@ func TestWriteReadsBack(t *testing.T) {
 
 // TestWriteReadsBackByLinkers: GNU ld and ld.lld (19, 22) read what Write
 // writes as the arguments written: given as input files whose names are
-// the arguments, they link them (-r) and list them (--trace) in order.
+// the arguments, they link them (-r) and list them (--trace) in order (the
+// releases of ld.lld sampled: readers).
 func TestWriteReadsBackByLinkers(t *testing.T) {
 	machine := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[runtime.GOARCH]
 	if machine == elf.EM_NONE {
@@ -109,20 +127,28 @@ func TestWriteReadsBackByLinkers(t *testing.T) {
 	}
 	rsp := writeFile(t, t.TempDir(), roundTrip)
 	want := strings.Join(roundTrip, "\n") + "\n"
-	linkers := map[string]string{}
-	if ld, err := exec.LookPath("ld.bfd"); err == nil {
-		linkers["ld.bfd"] = ld
+	type linker struct {
+		name, path string
+		r          int // ld.lld's release: llvmReleases[r]; ld.bfd: -1
 	}
-	for _, major := range llvmReleases {
+	var linkers []linker
+	if ld, err := exec.LookPath("ld.bfd"); err == nil {
+		linkers = append(linkers, linker{"ld.bfd", ld, -1})
+	}
+	for r, major := range llvmReleases {
 		if p := tooltest.Find("ld.lld", major); p != "" {
-			linkers["ld.lld-"+strconv.Itoa(major)] = p
+			linkers = append(linkers, linker{"ld.lld-" + strconv.Itoa(major), p, r})
 		}
 	}
 	if len(linkers) == 0 {
 		tooltest.Missing(t, "neither ld.bfd nor ld.lld found")
 	}
-	for name, ld := range linkers {
+	for _, l := range linkers {
+		name, ld := l.name, l.path
 		t.Run(name, func(t *testing.T) {
+			if l.r >= 0 {
+				sampleReader(t, "ld.lld", l.r)
+			}
 			cmd := exec.Command(ld, "-r", "-o", filepath.Join(t.TempDir(), "out.o"), "--trace", "@"+rsp)
 			cmd.Dir = dir
 			var stderr bytes.Buffer
@@ -165,13 +191,15 @@ func unprintArgs(t *testing.T, line string) []string {
 // TestFitsAndWriteMatchClang: clang-19 and clang-22 write a response file
 // for the linker exactly when Fits says the command does not fit (one
 // byte either side of the bound), and write it as Write does (-v prints
-// it).
+// it). The releases × sides of the bound are sampled (tooltest.Sampled):
+// by default clang-19 links the command that fits, clang-22 the one that
+// does not.
 func TestFitsAndWriteMatchClang(t *testing.T) {
 	trueProg, err := exec.LookPath("true")
 	if err != nil {
 		tooltest.Missing(t, "no true program to link with")
 	}
-	for _, major := range llvmReleases {
+	for r, major := range llvmReleases {
 		t.Run(strconv.Itoa(major), func(t *testing.T) {
 			clang := tooltest.Tool(t, "clang", major)
 			dir := t.TempDir()
@@ -203,7 +231,12 @@ func TestFitsAndWriteMatchClang(t *testing.T) {
 				size += len(a) + 1
 			}
 			// With pad n, the command has size-1+n bytes: at most 64 KiB fits.
-			for _, pad := range []int{64<<10 - size + 1, 64<<10 - size + 2} {
+			pads := []int{64<<10 - size + 1, 64<<10 - size + 2}
+			for i, pad := range pads {
+				if !tooltest.Sampled(r, i, len(llvmReleases), len(pads)) {
+					t.Logf("%d bytes: not in the default sample (%s=1 runs it)", size-1+pad, tooltest.ExhaustiveEnv)
+					continue
+				}
 				args := slices.Clone(link[1:])
 				args[padAt-1] = strings.Repeat("p", pad)
 				fits := Fits(link[0], args)
