@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -16,53 +15,19 @@ import (
 // TestMain removes the files that the tests share (see shared).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	shared.mu.Lock()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	shared.mu.Unlock()
+	shared.Remove()
 	os.Exit(code)
 }
 
-// shared holds the files built once for all the tests of the package, in a
-// folder that TestMain removes.
-var shared struct {
-	mu    sync.Mutex
-	dir   string
-	err   error
-	files map[string]*sharedFile
-}
-
-type sharedFile struct {
-	once sync.Once
-	path string
-	err  error
-}
+// shared holds the files built once for all the tests of the package.
+var shared tooltest.Shared
 
 // sharedBuild returns the file name that the command prog args writes to
 // the path that replaces the argument "OUT", built once for the package for
 // each name, holding a tooltest.Slot while it runs.
 func sharedBuild(t testing.TB, name, prog string, args ...string) string {
 	t.Helper()
-	shared.mu.Lock()
-	if shared.dir == "" && shared.err == nil {
-		shared.dir, shared.err = os.MkdirTemp("", "goffload-elfobj-test-")
-	}
-	if shared.files == nil {
-		shared.files = map[string]*sharedFile{}
-	}
-	f := shared.files[name]
-	if f == nil {
-		f = &sharedFile{}
-		shared.files[name] = f
-	}
-	dir, err := shared.dir, shared.err
-	shared.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.once.Do(func() {
-		path := filepath.Join(dir, name)
+	path, err := shared.File(name, func(path string) error {
 		argv := append([]string{}, args...)
 		for i, a := range argv {
 			if a == "OUT" {
@@ -73,15 +38,14 @@ func sharedBuild(t testing.TB, name, prog string, args ...string) string {
 		msg, err := exec.Command(prog, argv...).CombinedOutput()
 		release()
 		if err != nil {
-			f.err = fmt.Errorf("%s %q: %v\n%s", prog, argv, err, msg)
-			return
+			return fmt.Errorf("%s %q: %v\n%s", prog, argv, err, msg)
 		}
-		f.path = path
+		return nil
 	})
-	if f.err != nil {
-		t.Fatal(f.err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return f.path
+	return path
 }
 
 // dynBuild returns testdata/dyn/dyn.c built by cc, once for the package, as

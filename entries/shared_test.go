@@ -17,11 +17,7 @@ import (
 // TestMain removes the objects that the tests share (see compileShared).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	shared.mu.Lock()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	shared.mu.Unlock()
+	shared.Remove()
 	os.Exit(code)
 }
 
@@ -101,54 +97,22 @@ func testCells() []objectCell {
 	return cells
 }
 
-// shared holds the objects compiled once for all the tests of the package,
-// in a folder that TestMain removes.
-var shared struct {
-	mu   sync.Mutex
-	dir  string
-	err  error
-	objs map[string]*sharedObject
-}
-
-type sharedObject struct {
-	once sync.Once
-	path string
-	err  error
-}
+// shared holds the objects compiled once for all the tests of the package.
+var shared tooltest.Shared
 
 // compileShared compiles the object of c with clang, once for all the tests
 // (the same name is the same cell), holding a tooltest.Slot while clang runs.
 func compileShared(clang string, c objectCell) (string, error) {
-	shared.mu.Lock()
-	if shared.dir == "" && shared.err == nil {
-		shared.dir, shared.err = os.MkdirTemp("", "goffload-entries-test-")
-	}
-	if shared.objs == nil {
-		shared.objs = map[string]*sharedObject{}
-	}
-	o := shared.objs[c.name]
-	if o == nil {
-		o = &sharedObject{}
-		shared.objs[c.name] = o
-	}
-	dir, err := shared.dir, shared.err
-	shared.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	o.once.Do(func() {
-		path := filepath.Join(dir, c.name)
+	return shared.File(c.name, func(path string) error {
 		args := append(append([]string{}, c.args...), "-c", filepath.Join("testdata", c.src), "-o", path)
 		release := tooltest.Slot()
 		msg, err := exec.Command(clang, args...).CombinedOutput()
 		release()
 		if err != nil {
-			o.err = fmt.Errorf("%s %q: %v\n%s", clang, args, err, msg)
-			return
+			return fmt.Errorf("%s %q: %v\n%s", clang, args, err, msg)
 		}
-		o.path = path
+		return nil
 	})
-	return o.path, o.err
 }
 
 // sharedCell returns the object of c, compiled once for the package.

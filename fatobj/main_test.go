@@ -6,61 +6,32 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
-// sharedDir holds what the tests of the package share: the objects that
-// clang compiles once for all of them ([compiled]).
-var sharedDir string
+// shared holds what the tests of the package share: the objects that clang
+// compiles once for all of them ([compiled]).
+var shared tooltest.Shared
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "goffload-fatobj-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	sharedDir = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	shared.Remove()
 	os.Exit(code)
 }
 
-// compiledOnce is a command's output made once for the whole package.
-type compiledOnce struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-var (
-	compiledMu   sync.Mutex
-	compiledObjs = map[string]*compiledOnce{}
-)
-
-// once returns the file named name in the package's shared folder, made
-// by build(path) the first time it is asked for (build runs at most once
-// a name, the other callers waiting for it); the caller must not change
-// the file. A failure of build ends every test that asks for the file.
+// once returns the file named name made by build(path) the first time it
+// is asked for (build runs at most once a name, the other callers waiting
+// for it); the caller must not change the file. A failure of build ends
+// every test that asks for the file.
 func once(t testing.TB, name string, build func(path string) error) string {
 	t.Helper()
-	compiledMu.Lock()
-	c := compiledObjs[name]
-	if c == nil {
-		c = &compiledOnce{}
-		compiledObjs[name] = c
+	path, err := shared.File(name, build)
+	if err != nil {
+		t.Fatal(err)
 	}
-	compiledMu.Unlock()
-	c.once.Do(func() {
-		c.path = filepath.Join(sharedDir, name)
-		c.err = build(c.path)
-	})
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	return c.path
+	return path
 }
 
 // runTool runs the program prog with args in the folder dir (the current

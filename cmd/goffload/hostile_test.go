@@ -208,16 +208,11 @@ func TestMain(m *testing.M) {
 	// not the user's, and no test's link is taken from another's. The cache's
 	// own tests (cache_test.go) give theirs.
 	os.Setenv("GOFFLOAD_CACHE", "off")
-	var err error
-	if sharedDir, err = os.MkdirTemp("", "goffload-test-shared"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
 	if exeDir != "" {
 		os.RemoveAll(exeDir)
 	}
-	os.RemoveAll(sharedDir)
+	shared.Remove()
 	os.Exit(code)
 }
 

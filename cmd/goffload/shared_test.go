@@ -1,31 +1,17 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
-// sharedDir holds what the tests of the package build once and share
-// (builtOnce); TestMain makes it and removes it.
-var sharedDir string
-
-// built is one file of sharedDir: built once, by the first test asking.
-type built struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-var (
-	builtMu sync.Mutex
-	builts  = map[string]*built{}
-)
+// shared holds what the tests of the package build once and share
+// (builtOnce); TestMain removes it.
+var shared tooltest.Shared
 
 // builtOnce returns the file that build writes at the path it is given,
 // built once per test binary for key (a compile's tool, flags and source,
@@ -34,28 +20,16 @@ var (
 // (copyTo) first.
 func builtOnce(t testing.TB, key string, build func(out string) error) string {
 	t.Helper()
-	builtMu.Lock()
-	b, ok := builts[key]
-	if !ok {
-		b = &built{}
-		builts[key] = b
-	}
-	builtMu.Unlock()
-	b.once.Do(func() {
-		sum := sha256.Sum256([]byte(key))
-		dir := filepath.Join(sharedDir, hex.EncodeToString(sum[:8]))
-		if b.err = os.MkdirAll(dir, 0o755); b.err != nil {
-			return
+	path, err := shared.File(key, func(path string) error {
+		if err := build(path); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
 		}
-		b.path = filepath.Join(dir, "out")
-		if err := build(b.path); err != nil {
-			b.err = fmt.Errorf("%s: %w", key, err)
-		}
+		return nil
 	})
-	if b.err != nil {
-		t.Fatal(b.err)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.path
+	return path
 }
 
 // copyTo copies the file src to dst (a test's own copy of a shared file).

@@ -2,13 +2,10 @@ package stubs
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/elf"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,59 +18,18 @@ import (
 // TestMain removes the files that the tests share (see cached).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	shared.mu.Lock()
-	if shared.dir != "" {
-		os.RemoveAll(shared.dir)
-	}
-	shared.mu.Unlock()
+	shared.Remove()
 	os.Exit(code)
 }
 
 // shared holds the files made once for all the tests of the package (llc's
-// objects, those of the Code's .eh_frame), in a folder that TestMain
-// removes, each under the hash of what makes it.
-var shared struct {
-	mu    sync.Mutex
-	dir   string
-	err   error
-	files map[string]*sharedFile
-}
-
-type sharedFile struct {
-	once sync.Once
-	path string
-	err  error
-}
+// objects, those of the Code's .eh_frame).
+var shared tooltest.Shared
 
 // cached returns the file that build writes to the path it is given, made
 // once for the package for each key.
 func cached(key string, build func(path string) error) (string, error) {
-	shared.mu.Lock()
-	if shared.dir == "" && shared.err == nil {
-		shared.dir, shared.err = os.MkdirTemp("", "goffload-stubs-test-")
-	}
-	if shared.files == nil {
-		shared.files = map[string]*sharedFile{}
-	}
-	sum := sha256.Sum256([]byte(key))
-	name := hex.EncodeToString(sum[:12])
-	f := shared.files[name]
-	if f == nil {
-		f = &sharedFile{}
-		shared.files[name] = f
-	}
-	dir, err := shared.dir, shared.err
-	shared.mu.Unlock()
-	if err != nil {
-		return "", err
-	}
-	f.once.Do(func() {
-		path := filepath.Join(dir, name)
-		if f.err = build(path); f.err == nil {
-			f.path = path
-		}
-	})
-	return f.path, f.err
+	return shared.File(key, build)
 }
 
 // runTool runs a tool holding a tooltest.Slot and returns its stdout, or an
