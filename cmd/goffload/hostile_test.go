@@ -102,6 +102,7 @@ func hostileCommands(good string) []hostileCommand {
 	return []hostileCommand{
 		{name: "list", args: []string{"list", "IN"}},
 		{name: "list-json", args: []string{"list", "IN", "--json"}},
+		{name: "list-all", args: []string{"list", "--all", "IN"}, like: "list"},
 		// LLVM main after 23: version 3 (compressed) and nested binaries.
 		{name: "list-24", args: []string{"list", "--llvm", "24", "IN"}},
 		{name: "check", args: []string{"check", "IN"}},
