@@ -185,6 +185,18 @@ type opener struct {
 	opt     *offload.ReadOptions
 	open    bool // thin members may be opened (Open, not NewFile)
 	members int
+	// A thin archive may name one file many times: each is opened once,
+	// and an archive read at the same place of the same file is parsed
+	// once, so that the cost of such a name is its member count, not its
+	// size (the hostile table's thin-amplify).
+	thin     map[string]*infile.File
+	archives map[span]*ar.Archive
+}
+
+// span is a range of bytes of a reader.
+type span struct {
+	r         io.ReaderAt
+	off, size int64
 }
 
 var (
@@ -288,7 +300,7 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 	if depth >= MaxArchiveDepth {
 		return fmt.Errorf("archives nested more than %d deep: %w", MaxArchiveDepth, goffload.ErrLimit)
 	}
-	a, err := ar.Open(r, r.Size())
+	a, err := o.openArchive(r)
 	if err != nil {
 		return ferr.Rebase(err, base)
 	}
@@ -298,7 +310,8 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 	// The archive's own bytes (its members' count as theirs) and the long
 	// names its headers refer to join the command's count of names.
 	own := r.Size()
-	for _, m := range a.Members() {
+	members := a.Members()
+	for _, m := range members {
 		if !m.Thin {
 			own -= m.Size
 		}
@@ -306,11 +319,10 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 	if err := o.opt.Budget.CountNames(uint64(max(own, 0)), a.Referenced()); err != nil {
 		return err
 	}
-	for _, m := range a.Members() {
+	for _, m := range members {
 		if o.members++; o.members > MaxMembers {
 			return fmt.Errorf("more than %d archive members: %w", MaxMembers, goffload.ErrLimit)
 		}
-		name := fmt.Sprintf("%s(%s)", path, m.Name)
 		mdir, mouter, mbase := dir, outer, base+m.DataOffset
 		var sr *io.SectionReader
 		if m.Thin {
@@ -319,11 +331,10 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 			}
 			mbase = 0
 			sr, err = a.OpenThin(m, func(_ string) (io.ReaderAt, int64, error) {
-				f, err := infile.Open(m.Path(dir))
+				f, err := o.openThin(m.Path(dir))
 				if err != nil {
 					return nil, 0, err
 				}
-				o.f.files = append(o.f.files, f)
 				for _, a := range outer {
 					if os.SameFile(a, f.Stat()) {
 						return nil, 0, fmt.Errorf("a thin archive that includes itself: %w", goffload.ErrInvalid)
@@ -343,11 +354,48 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 		if formatOf(head[:n]) == 0 {
 			continue // not an object: llvm-objdump lists nothing for it either
 		}
+		name := fmt.Sprintf("%s(%s)", path, m.Name)
 		if err := o.contents(name, mdir, sr, mbase, mouter, depth+1, false); err != nil {
 			return fmt.Errorf("member %q: %w", m.Name, err)
 		}
 	}
 	return nil
+}
+
+// openArchive reads the archive r, once for each range of a reader.
+func (o *opener) openArchive(r *io.SectionReader) (*ar.Archive, error) {
+	outer, off, size := r.Outer()
+	key := span{outer, off, size}
+	if a, ok := o.archives[key]; ok {
+		return a, nil
+	}
+	a, err := ar.Open(r, size)
+	if err != nil {
+		return nil, err
+	}
+	if o.archives == nil {
+		o.archives = map[span]*ar.Archive{}
+	}
+	o.archives[key] = a
+	return a, nil
+}
+
+// openThin opens the file a thin archive names, once for each path; the
+// File closes it.
+func (o *opener) openThin(path string) (*infile.File, error) {
+	if f, ok := o.thin[path]; ok {
+		return f, nil
+	}
+	f, err := infile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	o.f.files = append(o.f.files, f)
+	if o.thin == nil {
+		o.thin = map[string]*infile.File{}
+	}
+	o.thin[path] = f
+	return f, nil
 }
 
 // readCOFF reads a COFF file's headers, its error offsets rebased to base.
