@@ -2,11 +2,15 @@ package link
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestStepKey makes the keys of a linker's step (a program that is not
@@ -111,4 +115,42 @@ func TestParseDashHashes(t *testing.T) {
 	if _, err := parseDashHashes([]byte(" \"unterminated\n")); err == nil {
 		t.Fatal("an unterminated argument was read")
 	}
+}
+
+// TestDynStringsAsDebugELF: the DT_NEEDED, DT_RPATH and DT_RUNPATH strings
+// that the cache key's library search reads string by string are those
+// debug/elf reads from the whole string table, for the programs and
+// libraries of this machine's LLVM releases and its C library.
+func TestDynStringsAsDebugELF(t *testing.T) {
+	var paths []string
+	for _, pat := range []string{"/usr/lib/llvm-*/bin/clang", "/usr/lib/llvm-*/lib/libomptarget.so*", "/lib/x86_64-linux-gnu/libLLVM*.so*", "/bin/sh", "/usr/bin/ld"} {
+		m, _ := filepath.Glob(pat)
+		paths = append(paths, m...)
+	}
+	checked := 0
+	for _, p := range paths {
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		want := map[elf.DynTag][]string{}
+		for _, tag := range []elf.DynTag{elf.DT_NEEDED, elf.DT_RPATH, elf.DT_RUNPATH} {
+			if s, _ := f.DynString(tag); len(s) > 0 {
+				want[tag] = s
+			}
+		}
+		got := dynStrings(f)
+		f.Close()
+		if len(want) == 0 {
+			continue
+		}
+		checked++
+		if !cmp.Equal(got, want) {
+			t.Errorf("%s: dynStrings %q, debug/elf %q", p, got, want)
+		}
+	}
+	if checked == 0 {
+		tooltest.Missing(t, "no dynamically linked program or library found")
+	}
+	t.Logf("%d files", checked)
 }

@@ -2,6 +2,7 @@ package link
 
 import (
 	"bufio"
+	"bytes"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -116,7 +117,8 @@ func dynamicDeps(path string) ([]string, []string) {
 		return nil, nil
 	}
 	defer f.Close()
-	names, _ := f.DynString(elf.DT_NEEDED)
+	dyn := dynStrings(f)
+	names := dyn[elf.DT_NEEDED]
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -136,16 +138,78 @@ func dynamicDeps(path string) ([]string, []string) {
 		}
 		return out
 	}
-	runpath, _ := f.DynString(elf.DT_RUNPATH)
+	runpath := dyn[elf.DT_RUNPATH]
 	var dirs []string
 	if len(runpath) == 0 {
-		rpath, _ := f.DynString(elf.DT_RPATH)
-		dirs = append(dirs, expand(rpath)...)
+		dirs = append(dirs, expand(dyn[elf.DT_RPATH])...)
 	}
 	dirs = append(dirs, expand([]string{os.Getenv("LD_LIBRARY_PATH")})...)
 	dirs = append(dirs, expand(runpath)...)
 	dirs = append(dirs, systemLibDirs()...)
 	return names, dirs
+}
+
+// dynStrings returns the DT_NEEDED, DT_RPATH and DT_RUNPATH strings of f.
+// It reads the dynamic section and each string where it is, not the whole
+// string table as elf.File.DynString does: libLLVM's is megabytes, and a
+// cached link asks this of every tool it runs.
+func dynStrings(f *elf.File) map[elf.DynTag][]string {
+	ds := f.SectionByType(elf.SHT_DYNAMIC)
+	if ds == nil || int(ds.Link) >= len(f.Sections) || ds.Size > maxDynamic {
+		return nil
+	}
+	strtab := f.Sections[ds.Link]
+	data, err := ds.Data()
+	if err != nil {
+		return nil
+	}
+	size := 16
+	if f.Class == elf.ELFCLASS32 {
+		size = 8
+	}
+	out := map[elf.DynTag][]string{}
+	for len(data) >= size {
+		var tag elf.DynTag
+		var val uint64
+		if size == 16 {
+			tag, val = elf.DynTag(f.ByteOrder.Uint64(data)), f.ByteOrder.Uint64(data[8:])
+		} else {
+			tag, val = elf.DynTag(f.ByteOrder.Uint32(data)), uint64(f.ByteOrder.Uint32(data[4:]))
+		}
+		data = data[size:]
+		if tag == elf.DT_NULL {
+			break
+		}
+		if tag != elf.DT_NEEDED && tag != elf.DT_RPATH && tag != elf.DT_RUNPATH {
+			continue
+		}
+		if str, ok := stringAt(strtab, val); ok {
+			out[tag] = append(out[tag], str)
+		}
+	}
+	return out
+}
+
+// maxDynamic bounds the dynamic section read (a library's has a few
+// hundred entries); maxDynName, a string of it (a path).
+const (
+	maxDynamic = 1 << 20
+	maxDynName = 4096
+)
+
+// stringAt returns the NUL-terminated string at off in the string table s.
+func stringAt(s *elf.Section, off uint64) (string, bool) {
+	if off >= s.Size {
+		return "", false
+	}
+	b := make([]byte, min(s.Size-off, maxDynName))
+	n, _ := s.ReadAt(b, int64(off))
+	b = b[:n]
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return "", false
+	}
+	return string(b[:i]), true
 }
 
 // systemLibDirs are the folders of /etc/ld.so.conf (and the files it
