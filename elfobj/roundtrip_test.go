@@ -135,12 +135,8 @@ func runOpenMP(t *testing.T, obj, dir string) {
 	}
 	main := ompMain(t)
 	exe := obj + ".exe"
-	// --allow-shlib-undefined: ld.bfd does not check that the libraries
-	// that libomptarget needs (libLLVM, 100,000 symbols: half the link's
-	// time) define what it uses; it checks obj and main as before, and the
-	// run resolves everything.
 	cmd := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", obj, main, "-o", exe,
-		"-Wl,-rpath,"+libdir, "-Wl,--allow-shlib-undefined")
+		"-Wl,-rpath,"+libdir, tooltest.AllowShlibUndefined)
 	release := tooltest.Slot()
 	out, err := cmd.CombinedOutput()
 	release()

@@ -380,7 +380,7 @@ func TestCacheOpenMPRelink(t *testing.T) {
 	runCmd(t, d, l.clang, append(omp, "-c", "dev.c", "-o", "dev.o")...)
 	runCmd(t, d, l.clang, append(omp, "-c", "main.c", "-o", "main.o")...)
 	runCmd(t, d, l.clang, "-shared", "-fPIC", "foo.c", "-o", "libfoo.so")
-	args := append(append([]string{}, omp...), "../dev.o", "../main.o", "-L..", "-lfoo", "-L"+rt, "-Wl,-rpath,"+rt+":"+d, "-o", "prog")
+	args := append(append([]string{}, omp...), "../dev.o", "../main.o", "-L..", "-lfoo", "-L"+rt, "-Wl,-rpath,"+rt+":"+d, tooltest.AllowShlibUndefined, "-o", "prog")
 	out := l.link(t, "cold", args)
 	expectReport(t, out, "miss", 1, "the first link")
 

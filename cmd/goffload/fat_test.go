@@ -45,7 +45,7 @@ func TestEmbedIntoHostObject(t *testing.T) {
 	if _, stderr, code := cli(t, "embed", "--llvm", "19", "--into", filepath.Join(dir, "host.o"), "-o", fat, bin); code != 0 {
 		t.Fatalf("embed: %s", stderr)
 	}
-	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "fat.o", "-o", "prog", "-L"+lib, "-Wl,-rpath,"+lib)
+	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "fat.o", "-o", "prog", "-L"+lib, "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined)
 	out, kernels := runProgram(t, filepath.Join(dir, "prog"), lib)
 	if out != "a=6 b=5 c=21\n" || kernels != 3 {
 		t.Errorf("program printed %q, %d kernels on device 0", out, kernels)
@@ -109,7 +109,7 @@ func TestStripDropsTarget(t *testing.T) {
 		t.Fatalf("strip: %s", stderr)
 	}
 	checkKept(stripped)
-	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", stripped, "-o", "prog", "-L"+lib, "-Wl,-rpath,"+lib)
+	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", stripped, "-o", "prog", "-L"+lib, "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined)
 	if out, kernels := runProgram(t, filepath.Join(dir, "prog"), lib); out != "kernel_sum(5)=15\n" || kernels != 1 {
 		t.Errorf("stripped program printed %q, %d kernels", out, kernels)
 	}
@@ -122,7 +122,7 @@ func TestStripDropsTarget(t *testing.T) {
 		t.Fatalf("strip archive: %s", stderr)
 	}
 	checkKept(filepath.Join(dir, "libx86.a"))
-	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "main.c", "-L.", "-lx86", "-o", "app", "-L"+lib, "-Wl,-rpath,"+lib)
+	runCmd(t, dir, clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "main.c", "-L.", "-lx86", "-o", "app", "-L"+lib, "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined)
 	if out, kernels := runProgram(t, filepath.Join(dir, "app"), lib); out != "kernel_sum(5)=15\n" || kernels != 1 {
 		t.Errorf("program of the stripped archive printed %q, %d kernels", out, kernels)
 	}

@@ -34,7 +34,7 @@ func TestLinkLLVM14(t *testing.T) {
 		return obj
 	}
 	clangLink := func(exe string, args ...string) error {
-		args = append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-o", exe, "-L" + lib, "-Wl,-rpath," + lib}, args...)
+		args = append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-o", exe, "-L" + lib, "-Wl,-rpath," + lib, tooltest.AllowShlibUndefined}, args...)
 		out, err := exec.Command(clang, args...).CombinedOutput()
 		if err != nil {
 			t.Logf("clang-14: %s", out)
@@ -43,7 +43,7 @@ func TestLinkLLVM14(t *testing.T) {
 	}
 	ours := func(exe string, args ...string) {
 		t.Helper()
-		if _, stderr, code := cli(t, append([]string{"link", "--llvm", "14", "--libdir", lib, "-o", exe}, args...)...); code != 0 {
+		if _, stderr, code := cli(t, append([]string{"link", "--llvm", "14", "--libdir", lib, tooltest.AllowShlibUndefined, "-o", exe}, args...)...); code != 0 {
 			t.Fatalf("goffload link %v: %s", args, stderr)
 		}
 	}

@@ -63,7 +63,7 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 			dir := t.TempDir()
 			obj := compileOpenMP(t, major, filepath.Join("testdata", "prog.c"), filepath.Join(dir, "prog.o"))
 			ours := filepath.Join(dir, "ours")
-			if _, stderr, code := cli(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", ours, obj); code != 0 {
+			if _, stderr, code := cli(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, tooltest.AllowShlibUndefined, "-o", ours, obj); code != 0 {
 				t.Fatalf("goffload link: exit %d: %s", code, stderr)
 			}
 			if major == 16 {
@@ -74,7 +74,7 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 				}
 			}
 			theirs := filepath.Join(dir, "theirs")
-			cmd := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", obj, "-o", theirs, "-L"+lib, "-Wl,-rpath,"+lib)
+			cmd := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", obj, "-o", theirs, "-L"+lib, "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined)
 			if msg, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("clang link: %v\n%s", err, msg)
 			}
@@ -134,7 +134,7 @@ func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
 		t.Fatalf("ar: %v\n%s", err, msg)
 	}
 	app := filepath.Join(dir, "app")
-	cmd := exec.Command("cc", filepath.Join("testdata", "app.c"), "-L"+dir, "-lfoo", "-L"+lib, "-lomptarget", "-Wl,-rpath,"+lib, "-o", app)
+	cmd := exec.Command("cc", filepath.Join("testdata", "app.c"), "-L"+dir, "-lfoo", "-L"+lib, "-lomptarget", "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined, "-o", app)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, msg)
 	}

@@ -179,7 +179,7 @@ func (l *mixLab) clangLink(major, rt int, name string, inputs ...string) (string
 	clang := tooltest.Tool(l.t, "clang", major)
 	lib := l.runtime(rt)
 	exe := filepath.Join(l.dir, name)
-	args := append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-o", exe, "-L" + lib, "-Wl,-rpath," + lib}, inputs...)
+	args := append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-o", exe, "-L" + lib, "-Wl,-rpath," + lib, tooltest.AllowShlibUndefined}, inputs...)
 	if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
 		l.t.Fatalf("clang-%d %v: %v\n%s", major, args, err, msg)
 	}
@@ -193,7 +193,7 @@ func (l *mixLab) goffloadLink(major, rt int, name string, inputs ...string) (str
 	clang := tooltest.Tool(l.t, "clang", major)
 	lib := l.runtime(rt)
 	exe := filepath.Join(l.dir, name)
-	args := append([]string{"link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, "-o", exe}, inputs...)
+	args := append([]string{"link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, tooltest.AllowShlibUndefined, "-o", exe}, inputs...)
 	if _, stderr, code := cli(l.t, args...); code != 0 {
 		l.t.Fatalf("goffload %v: %s", args, stderr)
 	}

@@ -373,7 +373,7 @@ func (l *wrapperLab) clangLinkArgs(p *wrapperProgram, s wrapperStep, mode linkMo
 	args = append(args, s.args...)
 	args = append(args, "-o", s.out)
 	if !slices.Contains(s.args, "-r") {
-		args = append(args, "-L"+l.rt, "-Wl,-rpath,"+l.rt)
+		args = append(args, "-L"+l.rt, "-Wl,-rpath,"+l.rt, tooltest.AllowShlibUndefined)
 	}
 	return clang, args
 }
@@ -399,6 +399,7 @@ func (l *wrapperLab) goffloadLinkArgs(s wrapperStep, variant int) []string {
 	var libdir []string
 	if !slices.Contains(s.args, "-r") {
 		libdir = []string{"--libdir", l.rt}
+		flags = append(flags, tooltest.AllowShlibUndefined)
 	}
 	args := []string{"link"}
 	if variant%2 == 0 {

@@ -514,7 +514,7 @@ func TestOldDriverSameAsGoffloadList(t *testing.T) {
 	newDriver := filepath.Join(dir, "newdriver.o")
 	run(append(omp, "-fopenmp-new-driver", "-c", "-o", newDriver, src)...)
 	prog := filepath.Join(dir, "prog")
-	run(append(omp, "-o", prog, bundled, "-L"+tooltest.OpenMPRuntime(t, 14))...)
+	run(append(omp, "-o", prog, bundled, "-L"+tooltest.OpenMPRuntime(t, 14), tooltest.AllowShlibUndefined)...)
 	want := map[string]string{bundled: "bundled-object", newDriver: "image-section", prog: "registered"}
 	paths := []string{bundled, newDriver, prog}
 	lists := goffloadLists(t, paths)
