@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,14 +106,7 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 			}
 			logs := map[string]string{}
 			for _, w := range runs {
-				cmd := exec.Command(wine, p.name+"-"+w+".exe")
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "WINEPREFIX="+winePrefix(t), "WINEDEBUG=-all")
-				out, err := cmd.Output()
-				if err != nil {
-					t.Fatalf("wine %s-%s.exe: %v\n%s", p.name, w, err, out)
-				}
-				logs[w] = winePointer.ReplaceAllString(strings.ReplaceAll(string(out), "\r\n", "\n"), "PTR")
+				logs[w] = runWine(t, wine, dir, p.name+"-"+w+".exe")
 			}
 			t.Logf("the program linked by clang-linker-wrapper-22 logs:\n%s", logs["theirs"])
 			for _, want := range p.want {
