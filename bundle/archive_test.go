@@ -53,7 +53,7 @@ func rdcLibrary(t *testing.T, major int, dir string, archSets ...[]string) strin
 		t.Fatalf("%v\n%s", err, out)
 	}
 	lib := filepath.Join(dir, "lib.a")
-	if out, err := exec.Command("ar", append([]string{"rcs", lib, host}, objs...)...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ar", tooltest.ArArgs(append([]string{"rcs", lib, host}, objs...)...)...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return lib

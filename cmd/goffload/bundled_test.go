@@ -131,7 +131,7 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 				checkAgainstBundler(t, tool, major, obj)
 			}
 			lib := filepath.Join(dir, "libk.a")
-			if out, err := exec.Command("ar", "rcs", lib, one, two).CombinedOutput(); err != nil {
+			if out, err := exec.Command("ar", tooltest.ArArgs("rcs", lib, one, two)...).CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
 			for _, target := range []string{"hip-amdgcn-amd-amdhsa-unknown-gfx90a", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+", "hip-amdgcn-amd-amdhsa--gfx908:sramecc-:xnack-"} {

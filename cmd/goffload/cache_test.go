@@ -165,7 +165,7 @@ func TestCacheHIPRelink(t *testing.T) {
 	write("main.c", "void launch_all(float *);\nint main(void) { float p[64] = {0}; launch_all(p); return 0; }\n")
 	compile("k.o", "k.hip")
 	compile("b.o", "b.hip")
-	runCmd(t, d, "ar", "rcs", "libk.a", "b.o")
+	runAr(t, d, "rcs", "libk.a", "b.o")
 	runCmd(t, d, l.clang, "-c", "main.c", "-o", "main.o")
 	runCmd(t, d, l.clang, "-shared", "-fPIC", "-o", "libamdhip64.so", stub, "-ldl")
 	linkArgs := func(lib ...string) []string {
@@ -206,12 +206,12 @@ func TestCacheHIPRelink(t *testing.T) {
 		write("b2.hip", "#include \"hip.h\"\n__device__ float scale(float x) { return x * 4.0f; }\n")
 		compile("b.o", "b2.hip")
 		os.Remove(filepath.Join(d, "libk.a"))
-		runCmd(t, d, "ar", "rcs", "libk.a", "b.o")
+		runAr(t, d, "rcs", "libk.a", "b.o")
 		missThenHit(t, "a member of the -l archive changed", linkArgs(), 2)
 		write("b3.hip", "#include \"hip.h\"\n__device__ float scale(float x) { return x * 5.0f; }\n")
 		compile("b.o", "b3.hip")
 		os.Remove(filepath.Join(d, "libk.a"))
-		runCmd(t, d, "ar", "rcs", "libk.a", "b.o")
+		runAr(t, d, "rcs", "libk.a", "b.o")
 		missThenHit(t, "a member of the archive named by path changed", linkArgs("../libk.a"), 2)
 	})
 	t.Run("offload-arch", func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestCacheHIPRelink(t *testing.T) {
 		compile("k.o", "k2.hip")
 		compile("b.o", "b3.hip")
 		os.Remove(filepath.Join(d, "libk.a"))
-		runCmd(t, d, "ar", "rcs", "libk.a", "b.o")
+		runAr(t, d, "rcs", "libk.a", "b.o")
 		out := l.link(t, "inputs", linkArgs())
 		if r := cacheReport(out); r["device-link amdgcn-amd-amdhsa:gfx90a:xnack+"] != "miss" || len(r) != 2 {
 			t.Fatalf("the target gfx90a:xnack+: want a miss; got %v\n%s", r, out)
@@ -233,7 +233,7 @@ func TestCacheHIPRelink(t *testing.T) {
 	compile("k.o", "k.hip")
 	compile("b.o", "b.hip")
 	os.Remove(filepath.Join(d, "libk.a"))
-	runCmd(t, d, "ar", "rcs", "libk.a", "b.o")
+	runAr(t, d, "rcs", "libk.a", "b.o")
 	t.Run("optimisation", func(t *testing.T) {
 		args := linkArgs()
 		for i, a := range args {

@@ -95,7 +95,7 @@ func (l *convLab) build(major int, p convProgram) convBuild {
 	if err := os.MkdirAll(b.libdir, 0o755); err != nil {
 		l.t.Fatal(err)
 	}
-	if msg, err := exec.Command("ar", "rcs", b.library(p), l.object(major, filepath.Join(src, p.lib))).CombinedOutput(); err != nil {
+	if msg, err := exec.Command("ar", tooltest.ArArgs("rcs", b.library(p), l.object(major, filepath.Join(src, p.lib)))...).CombinedOutput(); err != nil {
 		l.t.Fatalf("ar: %v\n%s", err, msg)
 	}
 	l.builds[key] = b

@@ -23,6 +23,13 @@ func runCmd(t *testing.T, dir, name string, args ...string) string {
 	return string(out)
 }
 
+// runAr runs GNU ar with args in dir, as runCmd does, without the LLVM
+// plugins (tooltest.Ar): for archives of objects that are not bitcode.
+func runAr(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	return runCmd(t, dir, "ar", tooltest.ArArgs(args...)...)
+}
+
 // TestEmbedIntoHostObject joins a host-only object and a device-only object
 // of clang-19 with goffload package and embed --into; the real clang-19
 // links the result, and the program runs offloaded. A gcc object with a
@@ -117,7 +124,7 @@ func TestStripDropsTarget(t *testing.T) {
 	// An archive of such objects.
 	libObj := twoTargets(t, dir, "lib.o", "-DNO_MAIN")
 	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nint kernel_sum(int);\nint main(void) { printf(\"kernel_sum(5)=%d\\n\", kernel_sum(5)); return 0; }\n"), 0o644)
-	runCmd(t, dir, "ar", "rcs", "libtwo.a", libObj)
+	runAr(t, dir, "rcs", "libtwo.a", libObj)
 	if _, stderr, code := cli(t, "strip", "--llvm", "19", "--keep", "x86_64-pc-linux-gnu", "-o", filepath.Join(dir, "libx86.a"), filepath.Join(dir, "libtwo.a")); code != 0 {
 		t.Fatalf("strip archive: %s", stderr)
 	}
@@ -135,8 +142,8 @@ func TestExtractMatchesPackager(t *testing.T) {
 	packager := tooltest.Tool(t, "clang-offload-packager", 19)
 	dir := t.TempDir()
 	two := twoTargets(t, dir, "two.o")
-	runCmd(t, dir, "ar", "rcs", "libtwo.a", "two.o")
-	runCmd(t, dir, "ar", "rcsT", "libthin.a", "two.o")
+	runAr(t, dir, "rcs", "libtwo.a", "two.o")
+	runAr(t, dir, "rcsT", "libthin.a", "two.o")
 	for _, in := range []string{two, filepath.Join(dir, "libtwo.a"), filepath.Join(dir, "libthin.a")} {
 		for _, sel := range []struct{ packager, ours []string }{
 			{[]string{"--image=triple=x86_64-pc-linux-gnu"}, []string{"--triple", "x86_64-pc-linux-gnu"}},

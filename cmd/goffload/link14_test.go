@@ -62,7 +62,7 @@ func TestLinkLLVM14(t *testing.T) {
 
 	main, f, unused := compile(filepath.Join("testdata", "slib_main.c")), compile(filepath.Join("testdata", "slib_f.c")), compile(filepath.Join("testdata", "slib_unused.c"))
 	libf := filepath.Join(dir, "libf.a")
-	if out, err := exec.Command("ar", "rcs", libf, unused, f).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ar", tooltest.ArArgs("rcs", libf, unused, f)...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	// clang-14 drops the library's device code: the program fails.

@@ -269,7 +269,7 @@ func TestCheckFindsMixedReleases(t *testing.T) {
 		l.t = t
 		lib := filepath.Join(l.dir, "libmixed.a")
 		f19, foo22 := l.object(19, filepath.Join("testdata", "slib_f.c")), l.object(22, filepath.Join("testdata", "foo.c"))
-		if msg, err := exec.Command("ar", "rcs", lib, f19, foo22).CombinedOutput(); err != nil {
+		if msg, err := exec.Command("ar", tooltest.ArArgs("rcs", lib, f19, foo22)...).CombinedOutput(); err != nil {
 			t.Fatalf("ar: %v\n%s", err, msg)
 		}
 		r := assertCheckFinds(t, []string{"mixed-entry-layouts"}, lib)

@@ -70,7 +70,7 @@ func TestPlanStepsRunAlone(t *testing.T) {
 				runCmd(t, "", clang, args...)
 			}
 			if len(c.ar) > 0 {
-				runCmd(t, dir, "ar", append([]string{"rcs"}, c.ar...)...)
+				runCmd(t, dir, "ar", tooltest.ArArgs(append([]string{"rcs"}, c.ar...)...)...)
 			}
 			args := append([]string{"--llvm", fmt.Sprint(c.major), "--libdir", rt, tooltest.AllowShlibUndefined, "--temp-dir", "tmp"}, c.link...)
 			planSteps(t, exe, dir, "link", args, c.out)

@@ -285,7 +285,8 @@ func (l *wrapperLab) stage(t *testing.T, p *wrapperProgram) (string, wrapperStep
 	linkObjects(t, l.objects(t, p), dir)
 	for _, s := range p.steps {
 		if s.op == "ar" || s.op == "llvm-ar" {
-			runIn(t, dir, l.archiver(t, s.op), append([]string{"rcs", s.out}, s.args...)...)
+			ar, args := l.archiver(t, s.op, append([]string{"rcs", s.out}, s.args...))
+			runIn(t, dir, ar, args...)
 		}
 	}
 	return dir, p.steps[len(p.steps)-1]
@@ -332,7 +333,7 @@ func (l *wrapperLab) build(t *testing.T, p *wrapperProgram, dir string, mode lin
 		var args []string
 		switch {
 		case s.op == "ar" || s.op == "llvm-ar":
-			name, args = l.archiver(t, s.op), append([]string{"rcs", s.out}, s.args...)
+			name, args = l.archiver(t, s.op, append([]string{"rcs", s.out}, s.args...))
 		case s.op != "link":
 			continue
 		case mode == byGoffload:
@@ -411,14 +412,15 @@ func (l *wrapperLab) goffloadLinkArgs(s wrapperStep, variant int) []string {
 	return append(args, inputs[1:]...)
 }
 
-// archiver is the program of an ar or llvm-ar step: GNU ar, or the
-// release's llvm-ar, whose index lists the symbols of bitcode members
-// (clang -flto), as the host link's LTO plugin needs.
-func (l *wrapperLab) archiver(t *testing.T, op string) string {
+// archiver is the command of an ar or llvm-ar step with args: GNU ar
+// without the LLVM plugins (tooltest.Ar), or the release's llvm-ar, whose
+// index lists the symbols of bitcode members (clang -flto), as the host
+// link's LTO plugin needs.
+func (l *wrapperLab) archiver(t *testing.T, op string, args []string) (string, []string) {
 	if op == "llvm-ar" {
-		return tooltest.Tool(t, "llvm-ar", l.major)
+		return tooltest.Tool(t, "llvm-ar", l.major), args
 	}
-	return "ar"
+	return "ar", tooltest.ArArgs(args...)
 }
 
 // runIn runs a command in dir; a failure ends the test.

@@ -46,7 +46,7 @@ func TestResolveAsLd(t *testing.T) {
 		}
 	}
 	mkar := func(name string, members ...string) {
-		cmd := exec.Command("ar", append([]string{"rcs", name}, members...)...)
+		cmd := exec.Command("ar", tooltest.ArArgs(append([]string{"rcs", name}, members...)...)...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v\n%s", err, out)

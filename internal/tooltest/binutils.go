@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -30,3 +31,9 @@ var BinutilsPlugin = sync.OnceValue(func() []string {
 	}
 	return []string{"--plugin", p}
 })
+
+// ArArgs returns the arguments of GNU ar ("ar") for args, [BinutilsPlugin]
+// first: for archives of objects that are not LLVM bitcode.
+func ArArgs(args ...string) []string {
+	return append(slices.Clone(BinutilsPlugin()), args...)
+}
