@@ -61,14 +61,14 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 	// One ID of 1 GiB: 33 KB of zstd.
 	const gib = 1 << 30
 	head := header(1, entry(gib))
-	idBomb := compress(&prefixed{head: head, fill: []byte{'a'}, size: int64(len(head)) + gib}, int64(len(head))+gib)
+	idBomb := compress(&prefixed{head: head, fill: bytes.Repeat([]byte{'a'}, 1<<16), size: int64(len(head)) + gib}, int64(len(head))+gib)
 	ins = append(ins, hostileInput{name: "ccob-id-1gib", path: write("ccob-id-1gib.hipfb", idBomb), any: true, says: fileLimit})
 	// 4 million empty entries: 96 MiB of entry headers, made as they are
 	// compressed (the commands the table runs count the test's own peak
 	// memory in theirs, as they start from it).
 	head = header(4 << 20)
 	manySize := int64(len(head)) + 4<<20*int64(len(entry(0)))
-	ins = append(ins, hostileInput{name: "ccob-4m-entries", path: write("ccob-4m-entries.hipfb", compress(&prefixed{head: head, fill: entry(0), size: manySize}, manySize)), any: true, says: fileLimit})
+	ins = append(ins, hostileInput{name: "ccob-4m-entries", path: write("ccob-4m-entries.hipfb", compress(&prefixed{head: head, fill: bytes.Repeat(entry(0), 1<<16/len(entry(0))), size: manySize}, manySize)), any: true, says: fileLimit})
 	// The same in a .hip_fatbin section.
 	ins = append(ins, hostileInput{name: "hip-fatbin-ccob-id-1gib", path: write("hip-fatbin-ccob-id-1gib.o", objectWith(t, ".hip_fatbin", elf.SHT_PROGBITS, idBomb)), any: true, says: limit})
 
@@ -166,7 +166,8 @@ func hostileContainerInputs(t *testing.T, dir string) []hostileInput {
 }
 
 // prefixed is an io.ReaderAt of head followed by fill repeated up to size
-// bytes.
+// bytes. A fill of many bytes (its pattern repeated) makes each ReadAt a
+// few copies: a fill of one byte took 8 s to read 1 GiB.
 type prefixed struct {
 	head, fill []byte
 	size       int64
