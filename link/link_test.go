@@ -153,7 +153,12 @@ func stepsOf(out string) []string {
 // (OpenMP, HIP, HIP with xnack+) are a matrix of which the default run
 // links a sample (each release and each kind once; every link when
 // exhaustive); the links that compile the same sources alike share the
-// objects.
+// objects. NVIDIA's links join them, against a stand-in CUDA folder (no
+// CUDA here: a ptxas that writes a cubin NVIDIA's ptxas made, a fatbinary
+// that is never run): OpenMP for sm_90 with -g, -save-temps and
+// -Xoffload-linker (16, 19, 22; both objects named: which archive members
+// LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
+// is the same), and CUDA -fgpu-rdc (19, 22).
 func TestDryRunStepOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with every release")
@@ -172,7 +177,7 @@ func TestDryRunStepOrder(t *testing.T) {
 	// for it.
 	rtDir := filepath.Join(dir, "rt")
 	os.Mkdir(rtDir, 0o755)
-	for _, f := range []string{"libomp.so", "libomptarget.so", "libamdhip64.so", "libomptarget.devicertl.a"} {
+	for _, f := range []string{"libomp.so", "libomptarget.so", "libamdhip64.so", "libomptarget.devicertl.a", "libcudart.so"} {
 		os.WriteFile(filepath.Join(rtDir, f), []byte("!<arch>\n"), 0o644)
 	}
 	type link struct {
@@ -197,14 +202,33 @@ func TestDryRunStepOrder(t *testing.T) {
 		return link{name: name, major: n, compile: slices.Concat(hipArgs, []string{"--offload-arch=" + arch}), sources: [2]string{hip, hipLib},
 			link: []string{"--hip-link", "--offload-new-driver", "--offload-arch=" + arch, "-nogpulib", "-fgpu-rdc", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}}
 	}
-	// OpenMP only for 15 and 16; for 19 and 22, the releases × OpenMP, HIP
-	// and HIP with xnack+ are a matrix, sampled by default
-	// (tooltest.Sample: each release and each kind of link once).
-	links := []link{openmpLink(15), openmpLink(16)}
+	cuda := standInCUDA(t, dir)
+	nvptx := []string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=" + cuda, "-nocudalib"}
+	nvptxLink := func(n int) link {
+		return link{name: "openmp-nvptx", major: n, compile: nvptx, sources: [2]string{src, lib},
+			link: append(slices.Clone(nvptx), "a.o", "b.o", "-L"+rtDir, "-o", "prog", "-g", "-save-temps", "-Xoffload-linker", "-v")}
+	}
+	cu := filepath.Join(dir, "k.cu")
+	os.WriteFile(cu, []byte(defs+"struct dim3 { unsigned x, y, z; };\ntypedef struct CUstream_st *cudaStream_t;\n"+
+		"extern \"C\" int cudaLaunchKernel(const void *, dim3, dim3, void **, unsigned long, cudaStream_t);\n"+
+		"__device__ int d(int x);\n__device__ int v;\n__global__ void kern(int *p) { *p = d(v); }\n"), 0o644)
+	cuLib := filepath.Join(dir, "d.cu")
+	os.WriteFile(cuLib, []byte(defs+"__device__ int d(int x){return x+1;}\n"), 0o644)
+	cudaArgs := []string{"-x", "cuda", "--offload-new-driver", "-fgpu-rdc", "--cuda-path=" + cuda, "-nocudalib", "-nocudainc", "--offload-arch=sm_90"}
+	cudaLink := func(n int) link {
+		return link{name: "cuda", major: n, compile: cudaArgs, sources: [2]string{cu, cuLib},
+			link: []string{"--offload-link", "--offload-new-driver", "-fgpu-rdc", "--cuda-path=" + cuda, "--offload-arch=sm_90", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}}
+	}
+	// OpenMP only for 15 and 16 (and NVPTX for 16); for 19 and 22, the
+	// releases × OpenMP, HIP, HIP with xnack+, OpenMP for NVPTX and CUDA
+	// are a matrix, sampled by default (tooltest.Sample: each release and
+	// each kind of link once).
+	links := []link{openmpLink(15), openmpLink(16), nvptxLink(16)}
 	matrixReleases := []int{19, 22}
 	for i, n := range matrixReleases {
-		for j, l := range []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+")} {
-			l.cell = &[4]int{i, j, len(matrixReleases), 3}
+		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n)}
+		for j, l := range kinds {
+			l.cell = &[4]int{i, j, len(matrixReleases), len(kinds)}
 			links = append(links, l)
 		}
 	}
@@ -317,6 +341,39 @@ func TestDryRunStepOrder(t *testing.T) {
 	}
 }
 
+// standInCUDA makes a CUDA folder in dir for clang's NVPTX compiles and
+// the wrappers' dry runs: the files clang looks for, a CUDA 12.8 cuda.h, a
+// ptxas that writes a cubin NVIDIA's ptxas made (offload/testdata/nvidia)
+// wherever it is asked to, and a fatbinary that fails (a dry run names it,
+// never runs it). It returns the folder.
+func standInCUDA(t *testing.T, dir string) string {
+	t.Helper()
+	cubin, err := filepath.Abs(filepath.Join("..", "offload", "testdata", "nvidia", "openmp-llvm19", "teams.sm_90.cubin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuda := filepath.Join(dir, "cuda")
+	files := map[string]string{
+		"include/cuda.h":                 "#define CUDA_VERSION 12080\n",
+		"nvvm/libdevice/libdevice.10.bc": "",
+		"lib64/.keep":                    "",
+		"bin/ptxas": "#!/bin/sh\n# A stand-in: the cubin NVIDIA's ptxas made, to the file after -o or --output-file.\n" +
+			"while [ $# -gt 0 ]; do case \"$1\" in -o|--output-file) out=\"$2\"; shift;; esac; shift; done\n" +
+			"exec cp '" + cubin + "' \"$out\"\n",
+		"bin/fatbinary": "#!/bin/sh\necho 'a stand-in: not run by a dry run' >&2\nexit 1\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(cuda, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cuda
+}
+
 // binutilsAr returns GNU ar and the arguments it takes before its own here:
 // --plugin with the LTO plugin of cc (gcc's, which its links give ld), for
 // without it ar loads every plugin of bfd-plugins, where each LLVM release
@@ -409,6 +466,9 @@ func masked(out string) string {
 		for _, f := range strings.Fields(line) {
 			if strings.HasPrefix(f, os.TempDir()+"/") {
 				f = "TMP" + filepath.Ext(f)
+			} else if i := strings.Index(f, "file="+os.TempDir()+"/"); i >= 0 {
+				// fatbinary's --image=...,file=PATH
+				f = f[:i] + "file=TMP" + filepath.Ext(f)
 			}
 			fs = append(fs, f)
 		}

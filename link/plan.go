@@ -121,8 +121,7 @@ type target struct {
 	triple, arch string
 	images       []*extracted
 	linked       string
-	bitcode      bool // an image is LLVM bitcode
-	nbitcode     int  // how many
+	nbitcode     int  // how many images are LLVM bitcode
 	features     bool // an image has a "feature" that is not of the target ID
 }
 
@@ -157,6 +156,23 @@ func (t *target) name() string {
 func (t *target) cpu() bool {
 	a, _, _ := strings.Cut(t.triple, "-")
 	return !strings.HasPrefix(a, "amdgcn") && !strings.HasPrefix(a, "nvptx") && !strings.HasPrefix(a, "spirv")
+}
+
+// nvptx, amdgpu and spirv report whether the target is an NVIDIA, AMD or
+// SPIR-V GPU.
+func (t *target) nvptx() bool  { return strings.HasPrefix(t.triple, "nvptx") }
+func (t *target) amdgpu() bool { return strings.HasPrefix(t.triple, "amdgcn") }
+func (t *target) spirv() bool  { return strings.HasPrefix(t.triple, "spirv") }
+
+// cudaPathArg is what LLVM 16-21's wrapper gives the device link of an
+// NVPTX target from its own --cuda-path (22's driver gives the device link
+// its --cuda-path through --device-compiler, and the wrapper uses its own
+// for fatbinary only).
+func (p *planner) cudaPathArg(t *target) []string {
+	if !t.nvptx() || p.opt.CUDAPath == "" {
+		return nil
+	}
+	return []string{"--cuda-path=" + p.opt.CUDAPath}
 }
 
 // planner holds what Plan gathers.
@@ -727,16 +743,16 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	}
 	stem = filepath.Base(stem)
 	stem = strings.TrimSuffix(stem, filepath.Ext(stem))
-	// LLVM's wrapper names every extracted image .o, bitcode too.
+	// LLVM's wrapper names every extracted image .o, bitcode too; 16's,
+	// and the old driver's, by the image's kind (.cubin).
 	ext := "o"
-	if p.legacy {
+	if p.legacy || p.deviceLinkStyle() == facts.DeviceLinkClang16 {
 		if ext = d.im.Kind.Extension(); ext == "" {
 			ext = "o"
 		}
 	}
 	var head [4]byte
 	if n, _ := d.r.ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {
-		t.bitcode = true
 		t.nbitcode++
 	}
 	if f, _ := d.im.Lookup("feature"); !idFeatures(t.arch, f) {
@@ -1117,6 +1133,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 			args = append(args, p.libArgs(d)...)
 		}
 		args = append(args, flags...)
+		args = append(args, p.cudaPathArg(t)...)
 		for _, a := range devLinker {
 			args = append(args, "-Wl,"+a)
 		}
@@ -1124,25 +1141,36 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	case facts.DeviceLinkClang17:
 		args := []string{"--no-default-config", "-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
-		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
+		args = append(args, "-"+p.opt.OptLevel)
+		if !t.nvptx() {
+			args = append(args, "-Wl,--no-undefined")
+		}
 		args = append(args, files...)
 		if t.cpu() {
 			args = append(args, "-Wl,-Bsymbolic", "-shared")
 			args = append(args, p.libArgs(d)...)
 		}
 		args = append(args, flags...)
+		args = append(args, p.cudaPathArg(t)...)
 		return p.findClang(), append(args, devLinker...), nil
 	}
 	args := []string{"--no-default-config", "-o", out, "-dumpdir", filepath.Base(out) + ".", "--target=" + t.triple}
 	args = append(args, archFlag()...)
-	if t.bitcode {
-		args = append(args, "-flto")
+	if t.amdgpu() {
+		args = append(args, "-flto") // whatever the inputs
 	}
-	args = append(args, "-Wl,--no-undefined")
+	if !t.nvptx() && !t.spirv() {
+		args = append(args, "-Wl,--no-undefined")
+	}
 	args = append(args, files...)
 	if t.cpu() {
 		args = append(args, "-Wl,-Bsymbolic", "-shared")
 		args = append(args, p.libArgs(d)...)
+	}
+	if p.opt.SaveTemps && (t.nvptx() || t.amdgpu() || t.cpu() && strings.HasSuffix(p.opt.Linker, "lld")) {
+		// The device linker keeps its LTO's files too, where it is one
+		// that does LTO (clang-nvlink-wrapper, ld.lld).
+		args = append(args, "-Wl,--save-temps")
 	}
 	for _, a := range devLinker {
 		args = append(args, "-Xlinker", a)

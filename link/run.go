@@ -245,14 +245,22 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		if opt.EmitFatbinOnly {
 			fb = p.host.output
 		}
+		// As the wrapper: fatbinary of the CUDA folder where it is there,
+		// else the one PATH gives.
 		tool := "fatbinary"
 		if opt.CUDAPath != "" {
-			tool = filepath.Join(opt.CUDAPath, "bin", "fatbinary")
+			if f := filepath.Join(opt.CUDAPath, "bin", "fatbinary"); regularFile(f) {
+				tool = f
+			}
 		}
+		image3 := facts.Of(p.rel).Link.FatbinImage3
 		args := []string{"-64", "--create", fb}
 		for _, t := range ts {
-			sm := strings.TrimPrefix(t.arch, "sm_")
-			args = append(args, fmt.Sprintf("--image3=kind=elf,sm=%s,file=%s", sm, t.linked))
+			if image3 {
+				args = append(args, fmt.Sprintf("--image3=kind=elf,sm=%s,file=%s", strings.TrimPrefix(t.arch, "sm_"), t.linked))
+			} else {
+				args = append(args, fmt.Sprintf("--image=profile=%s,file=%s", t.arch, t.linked))
+			}
 		}
 		l.Steps = append(l.Steps, Step{Kind: StepFatbinary, Target: k.String(), Tool: tool, Args: args, Inputs: linked, Outputs: []string{fb}})
 		if opt.EmitFatbinOnly {

@@ -167,6 +167,11 @@ type Link struct {
 	// #72889, November 2023: measured in 19 and 22, inferred in 18). Before,
 	// -libpath:DIR is -l ibpath:DIR and -out:FILE is -o ut:FILE to it.
 	LinkExeOptions bool
+	// FatbinImage3: the wrapper names each CUDA image to fatbinary as
+	// --image3=kind=elf,sm=N,file=F (llvm-project #163571, October 2025:
+	// measured in 22; CUDA 13's fatbinary knows nothing else); before, as
+	// --image=profile=sm_N,file=F (measured in 19; 16 to 21 inferred).
+	FatbinImage3 bool
 	// KernelArgsVersion is the version of the __tgt_kernel_arguments the
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
@@ -371,18 +376,23 @@ const (
 	DeviceLinkLD
 	// DeviceLinkClang16 (16): clang -o IMG --target -march -O2
 	// -Wl,--no-undefined -Bsymbolic -shared, the host's -L, -l, -rpath,
-	// then -g, -save-temps, -v, -Wl,ARG and the inputs; files
-	// OUT.ARCH.native.img, OUT.image.wrapper.o.
+	// then -g, -save-temps, -v, --cuda-path=DIR (NVPTX), -Wl,ARG and the
+	// inputs; files OUT.ARCH.native.img, OUT.image.wrapper.o.
 	DeviceLinkClang16
-	// DeviceLinkClang17 (17 to 21): clang --no-default-config, the inputs
-	// before -Wl,-Bsymbolic -shared, the dynamic linker as an input, the
-	// host's -L, -l, -rpath and --whole-archive regions, then -g,
-	// -save-temps, -v and --device-linker arguments as they are; files
-	// OUT.ARCH.native.img, OUT.KIND.image.wrapper.o.
+	// DeviceLinkClang17 (17 to 21): clang --no-default-config, -O,
+	// -Wl,--no-undefined but for NVPTX, the inputs before -Wl,-Bsymbolic
+	// -shared, the dynamic linker as an input, the host's -L, -l, -rpath
+	// and --whole-archive regions, then -g, -save-temps, -v,
+	// --cuda-path=DIR (NVPTX) and --device-linker arguments as they are;
+	// files OUT.ARCH.native.img, OUT.KIND.image.wrapper.o (measured in
+	// 19).
 	DeviceLinkClang17
-	// DeviceLinkClang22 (22): as 17 with -dumpdir IMG., -flto for bitcode,
-	// -Xlinker ARG, the --device-compiler arguments and no -O of its own;
-	// files OUT.ARCH..img for a generic image.
+	// DeviceLinkClang22 (22): as 17 with -dumpdir IMG., -flto for AMDGPU
+	// (whatever the inputs), -Wl,--no-undefined but for NVPTX and SPIR-V,
+	// -Wl,--save-temps with --save-temps where the device linker does LTO
+	// (NVPTX, AMDGPU, a CPU target linked by lld), -Xlinker ARG, the
+	// --device-compiler arguments (--cuda-path among them) and no -O of
+	// its own; files OUT.ARCH..img for a generic image.
 	DeviceLinkClang22
 )
 
