@@ -2,6 +2,7 @@ package wrap
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -196,4 +197,91 @@ func TestGPUMatchesLLC(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGPUMatchesNVIDIAFixture wraps the fatbin that NVIDIA's fatbinary
+// made in clang-linker-wrapper 22's own link of a CUDA -fgpu-rdc program
+// (offload/testdata/nvidia/cuda-llvm22/link-rdc) and compares the object
+// with the registration object that link made of it: the ELF header and
+// every section header (but sh_offset) and every section's bytes are the
+// same. One difference remains, named here: where the sections lie in the
+// file. LLVM's assembler writes the sections' contents in their order,
+// then .symtab, the relocation sections and .strtab (section 1) last;
+// goffload's writer writes each section's contents in the order of the
+// section headers, .strtab first.
+func TestGPUMatchesNVIDIAFixture(t *testing.T) {
+	dir := filepath.Join("..", "offload", "testdata", "nvidia", "cuda-llvm22", "link-rdc")
+	fb, err := os.ReadFile(filepath.Join(dir, "rdc.fatbin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "rdc.cuda.image.wrapper.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := GPU(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := writeObject(t, o)
+	if len(got) != len(want) {
+		t.Errorf("%d bytes, clang-linker-wrapper 22's %d", len(got), len(want))
+	}
+	a, b := elfSections(t, got), elfSections(t, want)
+	if !bytes.Equal(got[:0x28], want[:0x28]) || !bytes.Equal(got[0x30:0x40], want[0x30:0x40]) {
+		t.Errorf("ELF headers differ beyond e_shoff:\n%x\n%x", got[:0x40], want[:0x40])
+	}
+	if len(a) != len(b) {
+		t.Fatalf("%d sections, clang-linker-wrapper 22's %d", len(a), len(b))
+	}
+	moved := 0
+	for i := range a {
+		if a[i].header != b[i].header {
+			t.Errorf("section %d: header %+v, clang-linker-wrapper 22's %+v", i, a[i].header, b[i].header)
+		}
+		if !bytes.Equal(a[i].data, b[i].data) {
+			t.Errorf("section %d (%d bytes): not the bytes of clang-linker-wrapper 22's", i, len(a[i].data))
+		}
+		if a[i].offset != b[i].offset {
+			moved++
+		}
+	}
+	t.Logf("%d sections, the same but for where %d of them lie in the file", len(a), moved)
+}
+
+// elfSection is a section of an ELF64 little-endian object: its header but
+// sh_offset, the offset, and its bytes (none for SHT_NOBITS).
+type elfSection struct {
+	header [56]byte
+	offset uint64
+	data   []byte
+}
+
+func elfSections(t *testing.T, b []byte) []elfSection {
+	t.Helper()
+	if len(b) < 64 {
+		t.Fatalf("%d bytes: no ELF header", len(b))
+	}
+	le := binary.LittleEndian
+	shoff, shnum := le.Uint64(b[0x28:]), int(le.Uint16(b[0x3c:]))
+	if shoff+uint64(shnum)*64 > uint64(len(b)) {
+		t.Fatalf("section headers at %#x past the end", shoff)
+	}
+	var out []elfSection
+	for i := range shnum {
+		h := b[shoff+uint64(i)*64:][:64]
+		var s elfSection
+		copy(s.header[:24], h[:24])
+		copy(s.header[24:], h[32:])
+		s.offset = le.Uint64(h[24:])
+		size := le.Uint64(h[32:])
+		if typ := le.Uint32(h[4:]); typ != 8 && i > 0 { // SHT_NOBITS
+			if s.offset+size > uint64(len(b)) {
+				t.Fatalf("section %d past the end", i)
+			}
+			s.data = b[s.offset : s.offset+size]
+		}
+		out = append(out, s)
+	}
+	return out
 }
