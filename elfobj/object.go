@@ -48,6 +48,12 @@ type Object struct {
 	// made since after them, as llvm-objcopy does; without it they are in
 	// section order.
 	KeepLayout bool
+	// AssemblerLayout places the contents of the sections as LLVM's
+	// assembler (MC's ELF writer) does: the other sections' in section
+	// order, then the symbol table's, the relocation sections' in section
+	// order, and the string tables' last; without it all are in section
+	// order. KeepLayout comes first.
+	AssemblerLayout bool
 }
 
 // Section is one section. Its contents are Data, or the Size bytes of Reader

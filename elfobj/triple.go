@@ -28,7 +28,8 @@ var hostTargets = []struct {
 // ForTriple returns an empty Object for the host of target triple (such as
 // "x86_64-unknown-linux-gnu", "aarch64-linux-gnu", "powerpc64le-unknown-linux-gnu",
 // "riscv64-linux-gnu"), with the byte order, machine and flags that clang
-// gives its objects. A triple whose objects are not ELF (Windows, Apple's
+// gives its objects, laid out as its assembler lays them out
+// (AssemblerLayout). A triple whose objects are not ELF (Windows, Apple's
 // systems, AIX, z/OS) gives an error matching [goffload.ErrUnsupported].
 func ForTriple(triple string) (*Object, error) {
 	if f := objfmt.Of(triple); f != "ELF" {
@@ -38,7 +39,7 @@ func ForTriple(triple string) (*Object, error) {
 	for _, t := range hostTargets {
 		for _, a := range t.arches {
 			if a == arch {
-				return &Object{Data: t.data, Machine: t.machine, Flags: t.flags}, nil
+				return &Object{Data: t.data, Machine: t.machine, Flags: t.flags, AssemblerLayout: true}, nil
 			}
 		}
 	}

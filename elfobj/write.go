@@ -406,6 +406,20 @@ func (p *plan) addrsigData(s *Section) ([]byte, error) {
 
 // layout places the contents after the ELF header and the section header
 // table after them.
+// mcRank is where LLVM's assembler writes the contents of a section of
+// type t: the others, the symbol table, the relocations, the string tables.
+func mcRank(s *Section) int {
+	switch s.Type {
+	case elf.SHT_SYMTAB, elf.SHT_SYMTAB_SHNDX:
+		return 1
+	case elf.SHT_RELA, elf.SHT_REL:
+		return 2
+	case elf.SHT_STRTAB:
+		return 3
+	}
+	return 0
+}
+
 func (p *plan) layout() error {
 	off := uint64(ehdrSize)
 	order := p.secs
@@ -422,6 +436,9 @@ func (p *plan) layout() error {
 			}
 			return cmp.Compare(ka, kb)
 		})
+	} else if p.o.AssemblerLayout {
+		order = slices.Clone(p.secs)
+		slices.SortStableFunc(order, func(a, b *out) int { return cmp.Compare(mcRank(a.s), mcRank(b.s)) })
 	}
 	for _, os := range order {
 		if os.align > 1 && bits.OnesCount64(os.align) != 1 {
