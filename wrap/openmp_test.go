@@ -88,7 +88,8 @@ func writeObject(t *testing.T, o *elfobj.Object) []byte {
 }
 
 // TestOpenMPMatchesLinkerWrapper wraps the image of clang-linker-wrapper's own
-// wrapper object with the same release and compares the objects: the
+// wrapper object with the same release and compares the objects, section by
+// section, then byte for byte: the
 // fixtures in offload/testdata/llvm/wrapper of every release, and fresh
 // ones of each release's clang (freshOpenMPWrapper). The default run makes
 // fresh ones of a tooltest.Sample of wrapperReleases, one release of each
@@ -123,12 +124,26 @@ func TestOpenMPMatchesLinkerWrapper(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					ours := readObject(t, writeObject(t, o))
-					compareViews(t, view(t, theirs), view(t, ours), nil)
+					out := writeObject(t, o)
+					compareViews(t, view(t, theirs), view(t, readObject(t, out)), nil)
+					if !bytes.Equal(out, data) {
+						t.Errorf("the same sections, but not the same file: %d bytes, LLVM %d's %d (first difference at byte %#x)", len(out), major, len(data), firstDifference(out, data))
+					}
 				})
 			}
 		}
 	}
+}
+
+// firstDifference returns the offset of the first byte where a and b
+// differ.
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
 
 // TestOpenMPStreamsImages wraps a 2 GiB image: memory does not grow with it.
