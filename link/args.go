@@ -15,6 +15,13 @@ import (
 // unknown wrapper option, or an option without its value.
 var ErrUsage = errors.New("bad arguments")
 
+// LLVMOption is an option of LLVM's own given to the wrapper: Arg, from
+// -mllvm ARG (MLLVM) or --offload-opt=ARG.
+type LLVMOption struct {
+	Arg   string `json:"arg"`
+	MLLVM bool   `json:"mllvm,omitempty"`
+}
+
 // TargetArg is an argument for the device tools of one target triple, or of
 // every target when Triple is "" (`--device-linker=ARG`,
 // `--device-linker=TRIPLE=ARG`).
@@ -30,18 +37,18 @@ var wrapperFlags = map[string]bool{
 	"device-compiler": true, "device-debug": false, "save-temps": false, "wrapper-verbose": false,
 	"verbose": false, "dry-run": false, "should-extract": true, "cuda-path": true, "rocm-path": true,
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
-	"output": true, "compress": false, "compression-level": true,
+	"output": true, "compress": false, "compression-level": true, "offload-opt": true,
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
-	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true, "offload-opt": true,
+	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true,
 	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
-	"library-path": true, "library": true, "mllvm": true, "help": true, "help-hidden": true, "version": true,
+	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
 }
 
 // wrapperLike reports whether a long option that is not in the wrapper's
@@ -91,6 +98,21 @@ func ParseWrapperArgs(argv []string) (*Options, error) {
 		if a == "-r" {
 			o.Relocatable = true
 			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
+		if a == "-mllvm" {
+			// LLVM's own option, for the device code: -mllvm OPT, as the
+			// wrapper's option table has it (-mllvm=OPT and --mllvm are
+			// the host linker's there).
+			if i+1 >= len(argv) {
+				return nil, fmt.Errorf("%w: %s needs a value", ErrUsage, a)
+			}
+			i++
+			o.LLVMOptions = append(o.LLVMOptions, LLVMOption{Arg: argv[i], MLLVM: true})
+			continue
+		}
+		if v, ok := strings.CutPrefix(a, "-offload-opt="); ok {
+			o.LLVMOptions = append(o.LLVMOptions, LLVMOption{Arg: v}) // the table's one-dash spelling
 			continue
 		}
 		if a == "-o" {
@@ -156,6 +178,8 @@ func (o *Options) set(name, val string) error {
 		o.DryRun = true
 	case "should-extract":
 		o.ShouldExtract = append(o.ShouldExtract, val)
+	case "offload-opt":
+		o.LLVMOptions = append(o.LLVMOptions, LLVMOption{Arg: val})
 	case "cuda-path":
 		o.CUDAPath = val
 	case "rocm-path":

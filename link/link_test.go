@@ -33,9 +33,13 @@ func TestParseWrapperArgs(t *testing.T) {
 	// LLVM 22: mixed, with per-triple device arguments.
 	o, err = ParseWrapperArgs([]string{"--should-extract=gfx90a", "--device-compiler=amdgcn-amd-amdhsa=-flto-partitions=8",
 		"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "--hash-style=gnu", "-m", "elf_x86_64", "-o", "p", "k.o",
-		"--device-linker=-lm", "--device-compiler=-O2", "--save-temps", "--dry-run", "-r"})
+		"--device-linker=-lm", "--device-compiler=-O2", "--save-temps", "--dry-run", "-r",
+		"--offload-opt=-pass-remarks=inline", "-mllvm", "-inline-threshold=10", "-offload-opt=-a=b,c"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := []LLVMOption{{Arg: "-pass-remarks=inline"}, {Arg: "-inline-threshold=10", MLLVM: true}, {Arg: "-a=b,c"}}; !cmp.Equal(o.LLVMOptions, want) {
+		t.Errorf("LLVM's options %+v, want %+v", o.LLVMOptions, want)
 	}
 	want := []TargetArg{{Triple: "amdgcn-amd-amdhsa", Arg: "-flto-partitions=8"}, {Arg: "-O2"}}
 	if !cmp.Equal(o.DeviceCompilerArgs, want) || !cmp.Equal(o.DeviceLinkerArgs, []TargetArg{{Arg: "-lm"}}) ||
@@ -187,12 +191,17 @@ func TestDryRunStepOrder(t *testing.T) {
 		sources [2]string // compiled to a.o and b.o; b.o is put into libx.a
 		cell    *[4]int   // row, column, rows, columns: a cell of a matrix sampled by default, or nil
 		link    []string
+		wrapper []string // more arguments for the wrapper, before clang's
 	}
 	omp := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
 	hipArgs := []string{"-x", "hip", "--offload-new-driver", "-nogpulib", "-nogpuinc", "-fgpu-rdc"}
+	// -Rpass=inline: clang 15 to 21 give the wrapper --offload-opt=...,
+	// 22 --device-compiler=...; LLVM's own options given to the wrapper
+	// (--offload-opt, -mllvm), which 22's passes on to the device link.
 	openmpLink := func(n int) link {
 		return link{name: "openmp", major: n, compile: omp, sources: [2]string{src, lib},
-			link: append(omp, "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")}
+			link:    append(slices.Clone(omp), "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog", "-Rpass=inline"),
+			wrapper: []string{"--offload-opt=-inline-threshold=10", "-mllvm", "-pass-remarks-missed=inline"}}
 	}
 	hipLink := func(n int, arch string) link {
 		name := "hip"
@@ -294,7 +303,7 @@ func TestDryRunStepOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			argv := wrapperArgv(t, run(clang, append(l.link, "-###")...))
+			argv := append(slices.Clone(l.wrapper), wrapperArgv(t, run(clang, append(l.link, "-###")...))...)
 			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
 			if l.name == "hip-compress" && !strings.Contains(theirs, " -compress -compression-level=9 ") {
 				t.Fatalf("LLVM %d's wrapper does not compress:\n%s", l.major, theirs)

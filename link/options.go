@@ -51,6 +51,15 @@ type Options struct {
 	// their triple (--device-linker, --device-compiler).
 	DeviceLinkerArgs   []TargetArg
 	DeviceCompilerArgs []TargetArg
+	// LLVMOptions are options of LLVM's own for the device code's
+	// optimisation and code generation, in order: --offload-opt=OPT and
+	// -mllvm OPT. 16 to 21's wrapper takes them in its own process, for the
+	// LTO it runs there (which goffload runs as its own steps for HIP's
+	// AMDGPU bitcode in 17 to 21: each given to lld as -mllvm=OPT and to
+	// llc as OPT); 17 to 21's gives the device link each -mllvm one as
+	// -mllvm OPT too, and 22's gives it each as -Xlinker --plugin-opt=OPT
+	// and each -mllvm one again as -Xlinker -mllvm=OPT.
+	LLVMOptions []LLVMOption
 	// ShouldExtract names architectures whose archive members are always
 	// taken (--should-extract).
 	ShouldExtract []string

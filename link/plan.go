@@ -164,6 +164,23 @@ func (t *target) nvptx() bool  { return strings.HasPrefix(t.triple, "nvptx") }
 func (t *target) amdgpu() bool { return strings.HasPrefix(t.triple, "amdgcn") }
 func (t *target) spirv() bool  { return strings.HasPrefix(t.triple, "spirv") }
 
+// mllvmArgs is what the device link of 17 to 22 gets of each -mllvm OPT
+// given the wrapper: -mllvm OPT (17 to 21, how="-mllvm"), -Xlinker
+// -mllvm=OPT (22, how="-Xlinker").
+func (p *planner) mllvmArgs(how string) []string {
+	var args []string
+	for _, o := range p.opt.LLVMOptions {
+		switch {
+		case !o.MLLVM:
+		case how == "-mllvm":
+			args = append(args, "-mllvm", o.Arg)
+		default:
+			args = append(args, "-Xlinker", "-mllvm="+o.Arg)
+		}
+	}
+	return args
+}
+
 // cudaPathArg is what LLVM 16-21's wrapper gives the device link of an
 // NVPTX target from its own --cuda-path (22's driver gives the device link
 // its --cuda-path through --device-compiler, and the wrapper uses its own
@@ -1150,6 +1167,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 			args = append(args, "-Wl,-Bsymbolic", "-shared")
 			args = append(args, p.libArgs(d)...)
 		}
+		args = append(args, p.mllvmArgs("-mllvm")...)
 		args = append(args, flags...)
 		args = append(args, p.cudaPathArg(t)...)
 		return p.findClang(), append(args, devLinker...), nil
@@ -1159,6 +1177,9 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	if t.amdgpu() {
 		args = append(args, "-flto") // whatever the inputs
 	}
+	for _, o := range p.opt.LLVMOptions {
+		args = append(args, "-Xlinker", "--plugin-opt="+o.Arg)
+	}
 	if !t.nvptx() && !t.spirv() {
 		args = append(args, "-Wl,--no-undefined")
 	}
@@ -1167,6 +1188,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, "-Wl,-Bsymbolic", "-shared")
 		args = append(args, p.libArgs(d)...)
 	}
+	args = append(args, p.mllvmArgs("-Xlinker")...)
 	if p.opt.SaveTemps && (t.nvptx() || t.amdgpu() || t.cpu() && strings.HasSuffix(p.opt.Linker, "lld")) {
 		// The device linker keeps its LTO's files too, where it is one
 		// that does LTO (clang-nvlink-wrapper, ld.lld).
@@ -1253,12 +1275,18 @@ func (p *planner) ltoSteps(t *target) (string, error) {
 	args := []string{"--no-default-config", "-o", bc, "--target=" + t.triple, "-mcpu=" + cpu, "-Wl,--no-undefined"}
 	args = append(args, files...)
 	args = append(args, "-Wl,--lto-emit-llvm", "-Wl,--lto-O"+n)
+	for _, o := range p.opt.LLVMOptions {
+		args = append(args, "-Xlinker", "-mllvm="+o.Arg)
+	}
 	p.l.Steps = append(p.l.Steps, Step{Kind: StepDeviceLTO, Target: t.name(), Tool: p.findClang(), Args: args, Inputs: files, Outputs: []string{bc}})
 	args = []string{"-O" + n, "-mtriple=" + t.triple, "-mcpu=" + cpu}
 	if p.opt.SaveTemps {
 		args = append(args, "-filetype=asm", "--asm-verbose=false")
 	} else {
 		args = append(args, "-filetype=obj")
+	}
+	for _, o := range p.opt.LLVMOptions {
+		args = append(args, o.Arg)
 	}
 	args = append(args, bc, "-o", obj)
 	p.l.Steps = append(p.l.Steps, Step{Kind: StepCodegen, Target: t.name(), Tool: p.findLLC(), Args: args, Inputs: []string{bc}, Outputs: []string{obj}})
