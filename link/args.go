@@ -38,6 +38,7 @@ var wrapperFlags = map[string]bool{
 	"verbose": false, "dry-run": false, "should-extract": true, "cuda-path": true, "rocm-path": true,
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
 	"output": true, "compress": false, "compression-level": true, "offload-opt": true,
+	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true,
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
@@ -46,7 +47,6 @@ var unsupportedFlags = map[string]bool{
 	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true,
 	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
-	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
 }
@@ -178,6 +178,17 @@ func (o *Options) set(name, val string) error {
 		o.DryRun = true
 	case "should-extract":
 		o.ShouldExtract = append(o.ShouldExtract, val)
+	case "wrapper-time-trace":
+		if val == "" {
+			return fmt.Errorf("want a file")
+		}
+		o.TimeTrace = val
+	case "wrapper-time-trace-granularity":
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of microseconds")
+		}
+		o.TimeTraceGranularity = n
 	case "offload-opt":
 		o.LLVMOptions = append(o.LLVMOptions, LLVMOption{Arg: val})
 	case "cuda-path":

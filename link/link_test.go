@@ -3,8 +3,10 @@ package link
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -583,4 +585,84 @@ func dryRunIn(t *testing.T, work string, argv []string) (*Link, string) {
 		t.Fatal(err)
 	}
 	return lk, ours.String()
+}
+
+// TestTimeTrace: --wrapper-time-trace writes a Chrome trace of the steps
+// that ran (the whole link, then each step, on as many threads as ran at
+// once), leaving out steps shorter than the granularity; a dry run writes
+// none.
+func TestTimeTrace(t *testing.T) {
+	o, err := ParseWrapperArgs([]string{"--wrapper-time-trace=t.json", "--wrapper-time-trace-granularity=20", "-o", "p", "a.o"})
+	if err != nil || o.TimeTrace != "t.json" || o.TimeTraceGranularity != 20 {
+		t.Fatalf("ParseWrapperArgs: %+v, %v", o, err)
+	}
+	for _, bad := range []string{"--wrapper-time-trace-granularity=-1", "--wrapper-time-trace-granularity=x", "--wrapper-time-trace="} {
+		if _, err := ParseWrapperArgs([]string{bad, "a.o"}); !errors.Is(err, ErrUsage) {
+			t.Errorf("%s: %v, want ErrUsage", bad, err)
+		}
+	}
+	dir := t.TempDir()
+	var steps []Step
+	for _, tg := range []string{"a", "b"} {
+		steps = append(steps, Step{Kind: StepDeviceLink, Target: tg, Tool: "/bin/sh", Args: []string{"-c", "sleep 0.05"}})
+	}
+	steps = append(steps, Step{Kind: StepHostLink, Tool: "/bin/sh", Args: []string{"-c", "true"}})
+	type event struct {
+		Name string            `json:"name"`
+		Ph   string            `json:"ph"`
+		TS   int64             `json:"ts"`
+		Dur  int64             `json:"dur"`
+		TID  int               `json:"tid"`
+		Args map[string]string `json:"args"`
+	}
+	trace := func(granularity int, dry bool) []event {
+		t.Helper()
+		path := filepath.Join(dir, fmt.Sprintf("trace-%d-%v.json", granularity, dry))
+		l := &Link{opt: &Options{Jobs: 2, DryRun: dry, Stdout: io.Discard, TimeTrace: path, TimeTraceGranularity: granularity}, Steps: steps}
+		if err := l.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if dry {
+			if err == nil {
+				t.Error("a dry run wrote a trace")
+			}
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			TraceEvents []event `json:"traceEvents"`
+		}
+		if err := json.Unmarshal(b, &tr); err != nil {
+			t.Fatalf("%v\n%s", err, b)
+		}
+		return tr.TraceEvents
+	}
+	evs := trace(1, false)
+	if len(evs) != 4 || evs[0].Name != "Total goffload link" || evs[0].Ph != "X" {
+		t.Fatalf("events %+v, want the total and three steps", evs)
+	}
+	tids := map[int]bool{}
+	for _, e := range evs[1:] {
+		if e.TS+e.Dur > evs[0].Dur || e.TID == 0 {
+			t.Errorf("event %+v outside the total %+v", e, evs[0])
+		}
+		if e.Name == "device-link" {
+			tids[e.TID] = true
+			if e.Dur < 50000 || e.Args["detail"] == "" {
+				t.Errorf("device link %+v: want 50 ms or more and its target", e)
+			}
+		}
+	}
+	if len(tids) != 2 {
+		t.Errorf("the two device links, run at once, on threads %v", tids)
+	}
+	// A granularity of 40 ms keeps the device links (50 ms), not the host
+	// link.
+	if evs := trace(40000, false); len(evs) != 3 {
+		t.Errorf("granularity 40 ms: %+v, want the total and the two device links", evs)
+	}
+	trace(1, true)
 }

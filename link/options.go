@@ -51,6 +51,13 @@ type Options struct {
 	// their triple (--device-linker, --device-compiler).
 	DeviceLinkerArgs   []TargetArg
 	DeviceCompilerArgs []TargetArg
+	// TimeTrace, if not "", names the file that Run writes a trace of its
+	// steps to (--wrapper-time-trace=FILE), in the Chrome trace event format
+	// that LLVM's time traces use: the whole link, then each step that took
+	// TimeTraceGranularity microseconds or more (--wrapper-time-trace-granularity;
+	// 0 is DefaultTimeTraceGranularity). A dry run writes none.
+	TimeTrace            string
+	TimeTraceGranularity int
 	// LLVMOptions are options of LLVM's own for the device code's
 	// optimisation and code generation, in order: --offload-opt=OPT and
 	// -mllvm OPT. 16 to 21's wrapper takes them in its own process, for the

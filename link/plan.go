@@ -96,8 +96,9 @@ type Link struct {
 	TempDir string `json:"temp_dir,omitempty"`
 
 	opt     *Options
-	ownTmp  bool   // Plan named TempDir: it must not exist before Run
-	remove  func() // removes TempDir, once made
+	trace   *timeTrace // the steps' times, for Options.TimeTrace
+	ownTmp  bool       // Plan named TempDir: it must not exist before Run
+	remove  func()     // removes TempDir, once made
 	discard func()
 }
 

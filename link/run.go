@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/goffload/goffload"
@@ -405,6 +406,18 @@ func (l *Link) Run(ctx context.Context) (err error) {
 	if opt.DryRun {
 		jobs = 1 // the commands printed in the plan's order
 	} else {
+		if opt.TimeTrace != "" {
+			l.trace = &timeTrace{start: time.Now()}
+			defer func() {
+				g := opt.TimeTraceGranularity
+				if g == 0 {
+					g = DefaultTimeTraceGranularity
+				}
+				if werr := l.trace.write(opt.TimeTrace, g); err == nil {
+					err = werr
+				}
+			}()
+		}
 		if err := l.makeTempDir(); err != nil {
 			return err
 		}
@@ -604,6 +617,8 @@ func (l *Link) runStep(ctx context.Context, s *Step) error {
 		}
 		return nil
 	}
+	start := time.Now()
+	defer l.trace.add(string(s.Kind), s.Target, start)
 	if l.cached(s) {
 		return l.runCached(ctx, s, func() error { return l.runCommand(ctx, s) })
 	}

@@ -158,8 +158,11 @@ func TestExtractArchiveOfBinariesMatchesOffloadBinary(t *testing.T) {
 // TestVersion: `goffload version` and `--version` print the module's version
 // and the releases of the table.
 func TestVersion(t *testing.T) {
-	for _, arg := range []string{"version", "--version"} {
-		stdout, stderr, code := cli(t, arg)
+	// linker-wrapper --version: as clang-linker-wrapper --version, the
+	// version and no link.
+	for _, args := range [][]string{{"version"}, {"--version"}, {"linker-wrapper", "--version", "-o", "nothing", "missing.o"}} {
+		arg := strings.Join(args, " ")
+		stdout, stderr, code := cli(t, args...)
 		if code != 0 || !strings.HasPrefix(stdout, "goffload ") || !strings.Contains(stdout, "module github.com/goffload/goffload") ||
 			!strings.Contains(stdout, "LLVM releases: LLVM 13-24 (default 22") {
 			t.Errorf("%s: exit %d %q %s", arg, code, stdout, stderr)

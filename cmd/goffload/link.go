@@ -148,6 +148,10 @@ func runLinkerWrapper(args []string, stdout io.Writer) error {
 			noCache = true
 			continue
 		}
+		if a == "--version" {
+			// As clang-linker-wrapper --version: the version, and no link.
+			return runVersion(nil, stdout)
+		}
 		if a == "--temp-dir" && i+1 < len(args) {
 			tempDir = args[i+1]
 			i++
