@@ -83,7 +83,7 @@ func ParseWrapperArgs(argv []string) (*Options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	o := &Options{OptLevel: "O2"}
+	o := &Options{OptLevel: "O2", TimeTraceGranularity: DefaultTimeTraceGranularity}
 	sep := false // 15, 16: everything after -- is the linker's
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]

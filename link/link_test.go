@@ -596,6 +596,11 @@ func TestTimeTrace(t *testing.T) {
 	if err != nil || o.TimeTrace != "t.json" || o.TimeTraceGranularity != 20 {
 		t.Fatalf("ParseWrapperArgs: %+v, %v", o, err)
 	}
+	if o, err := ParseWrapperArgs([]string{"--wrapper-time-trace=t.json", "a.o"}); err != nil {
+		t.Error(err)
+	} else if o.TimeTraceGranularity != DefaultTimeTraceGranularity {
+		t.Errorf("no granularity given: %d, want LLVM's default %d", o.TimeTraceGranularity, DefaultTimeTraceGranularity)
+	}
 	for _, bad := range []string{"--wrapper-time-trace-granularity=-1", "--wrapper-time-trace-granularity=x", "--wrapper-time-trace="} {
 		if _, err := ParseWrapperArgs([]string{bad, "a.o"}); !errors.Is(err, ErrUsage) {
 			t.Errorf("%s: %v, want ErrUsage", bad, err)
@@ -640,7 +645,7 @@ func TestTimeTrace(t *testing.T) {
 		}
 		return tr.TraceEvents
 	}
-	evs := trace(1, false)
+	evs := trace(0, false) // every step
 	if len(evs) != 4 || evs[0].Name != "Total goffload link" || evs[0].Ph != "X" {
 		t.Fatalf("events %+v, want the total and three steps", evs)
 	}

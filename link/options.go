@@ -54,8 +54,9 @@ type Options struct {
 	// TimeTrace, if not "", names the file that Run writes a trace of its
 	// steps to (--wrapper-time-trace=FILE), in the Chrome trace event format
 	// that LLVM's time traces use: the whole link, then each step that took
-	// TimeTraceGranularity microseconds or more (--wrapper-time-trace-granularity;
-	// 0 is DefaultTimeTraceGranularity). A dry run writes none.
+	// TimeTraceGranularity microseconds or more (0: every step;
+	// --wrapper-time-trace-granularity, which is DefaultTimeTraceGranularity
+	// unless given). A dry run writes none.
 	TimeTrace            string
 	TimeTraceGranularity int
 	// LLVMOptions are options of LLVM's own for the device code's

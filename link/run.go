@@ -409,11 +409,7 @@ func (l *Link) Run(ctx context.Context) (err error) {
 		if opt.TimeTrace != "" {
 			l.trace = &timeTrace{start: time.Now()}
 			defer func() {
-				g := opt.TimeTraceGranularity
-				if g == 0 {
-					g = DefaultTimeTraceGranularity
-				}
-				if werr := l.trace.write(opt.TimeTrace, g); err == nil {
+				if werr := l.trace.write(opt.TimeTrace, opt.TimeTraceGranularity); err == nil {
 					err = werr
 				}
 			}()
