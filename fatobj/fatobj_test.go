@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
 )
@@ -135,4 +136,24 @@ func TestFilterAndNames(t *testing.T) {
 		t.Errorf("ParseTarget = %+v, %v", tg, err)
 	}
 	_ = io.EOF
+}
+
+// valueReader is an io.ReaderAt whose values cannot be compared (a map
+// key of one panics).
+type valueReader struct{ b []byte }
+
+func (v valueReader) ReadAt(p []byte, off int64) (int, error) {
+	return bytes.NewReader(v.b).ReadAt(p, off)
+}
+
+// TestNewFileArchiveOfAnyReader: an archive read through NewFile from a
+// reader of the caller's, of any type, is read.
+func TestNewFileArchiveOfAnyReader(t *testing.T) {
+	var buf bytes.Buffer
+	if err := ar.WriteGNU(&buf, []ar.NewMember{{Name: "x.o", Mode: 0o644, Data: io.NewSectionReader(bytes.NewReader([]byte("x")), 0, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewFile("a.a", valueReader{buf.Bytes()}, int64(buf.Len()), nil); err != nil {
+		t.Fatal(err)
+	}
 }

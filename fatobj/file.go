@@ -193,9 +193,9 @@ type opener struct {
 	archives map[span]*ar.Archive
 }
 
-// span is a range of bytes of a reader.
+// span is a range of bytes of a file the opener opened.
 type span struct {
-	r         io.ReaderAt
+	f         *infile.File
 	off, size int64
 }
 
@@ -362,10 +362,16 @@ func (o *opener) archive(path, dir string, r *io.SectionReader, base int64, oute
 	return nil
 }
 
-// openArchive reads the archive r, once for each range of a reader.
+// openArchive reads the archive r, once for each range of a file the
+// opener opened (a caller's reader, which may not even be comparable, is
+// read each time).
 func (o *opener) openArchive(r *io.SectionReader) (*ar.Archive, error) {
 	outer, off, size := r.Outer()
-	key := span{outer, off, size}
+	f, ok := outer.(*infile.File)
+	if !ok {
+		return ar.Open(r, size)
+	}
+	key := span{f, off, size}
 	if a, ok := o.archives[key]; ok {
 		return a, nil
 	}
