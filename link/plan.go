@@ -154,10 +154,7 @@ func (t *target) name() string {
 // cpu reports whether the target is a host CPU (OpenMP offloading to the
 // host machine): its device link is a shared object linked with the host's
 // libraries.
-func (t *target) cpu() bool {
-	a, _, _ := strings.Cut(t.triple, "-")
-	return !strings.HasPrefix(a, "amdgcn") && !strings.HasPrefix(a, "nvptx") && !strings.HasPrefix(a, "spirv")
-}
+func (t *target) cpu() bool { return !t.amdgpu() && !t.nvptx() && !t.spirv() }
 
 // nvptx, amdgpu and spirv report whether the target is an NVIDIA, AMD or
 // SPIR-V GPU.
@@ -1095,7 +1092,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	archFlag := func() []string {
 		a := t.arch
 		switch {
-		case !t.cpu() && strings.HasPrefix(t.triple, "amdgcn"):
+		case t.amdgpu():
 			return []string{"-mcpu=" + a}
 		case a == "" && d < facts.DeviceLinkClang22:
 			return []string{"-march=native"}
@@ -1226,7 +1223,7 @@ var ltoLevel = regexp.MustCompile(`^O[0-3]$`)
 // --opt-level=Os or Oz; OpenMP's AMDGPU targets; NVPTX targets (CUDA,
 // OpenMP).
 func (p *planner) deviceLTO(t *target) bool {
-	if p.deviceLinkStyle() != facts.DeviceLinkClang17 || t.cpu() || !strings.HasPrefix(t.triple, "amdgcn") ||
+	if p.deviceLinkStyle() != facts.DeviceLinkClang17 || !t.amdgpu() ||
 		t.kind != offload.OffloadHIP || t.arch == "" || len(t.images) == 0 || t.nbitcode != len(t.images) || t.features ||
 		p.opt.DeviceDebug || !ltoLevel.MatchString(p.opt.OptLevel) {
 		return false
