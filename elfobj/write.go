@@ -406,8 +406,9 @@ func (p *plan) addrsigData(s *Section) ([]byte, error) {
 
 // layout places the contents after the ELF header and the section header
 // table after them.
-// mcRank is where LLVM's assembler writes the contents of a section of
-// type t: the others, the symbol table, the relocations, the string tables.
+// mcRank is where LLVM's assembler writes the contents of section s, by
+// its type: the others, the symbol table, the relocations, the string
+// tables.
 func mcRank(s *Section) int {
 	switch s.Type {
 	case elf.SHT_SYMTAB, elf.SHT_SYMTAB_SHNDX:
