@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -281,19 +282,11 @@ func compressStream(w io.Writer, src io.ReaderAt, size int64, opt *CompressOptio
 	var enc io.WriteCloser
 	switch opt.Method {
 	case MethodZstd:
-		zopts := []zstd.EOption{
-			zstd.WithEncoderLevel(zstdEncoderLevel(opt.EffectiveLevel())),
-			zstd.WithEncoderConcurrency(zstdConcurrency()),
-			zstd.WithEncoderCRC(false), // libzstd's default, which LLVM keeps
-			zstd.WithZeroFrames(true),  // a frame for no bytes too, as libzstd writes
-		}
-		if opt.Window != 0 {
-			zopts = append(zopts, zstd.WithWindowSize(opt.Window))
-		}
-		ze, err := zstd.NewWriter(nil, zopts...)
+		ze, err := zstdEncoder(zstdEncoderLevel(opt.EffectiveLevel()), opt.Window)
 		if err != nil {
 			return 0, 0, fmt.Errorf("offload bundle: zstd encoder: %w", err)
 		}
+		defer zstdEncoders.put(ze, zstdEncoderLevel(opt.EffectiveLevel()), opt.Window)
 		ze.ResetContentSize(bw, size)
 		enc = ze
 	default:
@@ -320,6 +313,57 @@ func compressStream(w io.Writer, src io.ReaderAt, size int64, opt *CompressOptio
 		return 0, 0, err
 	}
 	return cw.N, le.Uint64(md.Sum(nil)), nil
+}
+
+// zstdEncoders keeps the zstd encoders of past streams, by level and
+// window, for the next: a new encoder allocates and clears its history
+// buffers (megabytes), which cost more than compressing a small bundle.
+var zstdEncoders encoderPool
+
+type encoderKey struct {
+	level  zstd.EncoderLevel
+	window int
+}
+
+type encoderPool struct {
+	mu    sync.Mutex
+	pools map[encoderKey]*sync.Pool
+}
+
+func (p *encoderPool) pool(k encoderKey) *sync.Pool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pools == nil {
+		p.pools = map[encoderKey]*sync.Pool{}
+	}
+	if p.pools[k] == nil {
+		p.pools[k] = new(sync.Pool)
+	}
+	return p.pools[k]
+}
+
+func (p *encoderPool) put(e *zstd.Encoder, level zstd.EncoderLevel, window int) {
+	e.Reset(nil) // drops the writer it held
+	p.pool(encoderKey{level, window}).Put(e)
+}
+
+// zstdEncoder returns an encoder of the level and window (0: the level's
+// default), a kept one if there is one. Its options are the same whether
+// kept or new, so are the bytes it writes.
+func zstdEncoder(level zstd.EncoderLevel, window int) (*zstd.Encoder, error) {
+	if e, ok := zstdEncoders.pool(encoderKey{level, window}).Get().(*zstd.Encoder); ok {
+		return e, nil
+	}
+	zopts := []zstd.EOption{
+		zstd.WithEncoderLevel(level),
+		zstd.WithEncoderConcurrency(zstdConcurrency()),
+		zstd.WithEncoderCRC(false), // libzstd's default, which LLVM keeps
+		zstd.WithZeroFrames(true),  // a frame for no bytes too, as libzstd writes
+	}
+	if window != 0 {
+		zopts = append(zopts, zstd.WithWindowSize(window))
+	}
+	return zstd.NewWriter(nil, zopts...)
 }
 
 // zstdConcurrency is the encoder's: with two goroutines it finds the
