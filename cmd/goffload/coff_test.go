@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,16 +32,12 @@ __device__ int devvar;
 `
 )
 
-// coffInputs compiles the Windows-host objects clang-22 makes with the new
-// offload driver into dir and returns their paths by name.
+// coffInputs copies into dir the Windows-host objects clang-22 makes with
+// the new offload driver, compiled once per test binary (builtOnce), and
+// returns their paths by name.
 func coffInputs(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	clang := tooltest.Tool(t, "clang", 22)
-	for name, src := range map[string]string{"k.hip": coffHIP, "o.c": coffOpenMP} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	win := "--target=x86_64-pc-windows-msvc"
 	hip := []string{win, "-x", "hip", "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-c", "k.hip"}
 	objs := map[string][]string{
@@ -53,8 +50,24 @@ func coffInputs(t *testing.T, dir string) map[string]string {
 	}
 	out := map[string]string{}
 	for name, args := range objs {
-		runCmd(t, dir, clang, append(args, "-o", name)...)
-		out[name] = filepath.Join(dir, name)
+		obj := builtOnce(t, "coff "+clang+" "+strings.Join(args, " "), func(path string) error {
+			src := path + ".src"
+			if err := os.Mkdir(src, 0o755); err != nil {
+				return err
+			}
+			for name, text := range map[string]string{"k.hip": coffHIP, "o.c": coffOpenMP} {
+				if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+					return err
+				}
+			}
+			cmd := exec.Command(clang, append(args, "-o", path)...)
+			cmd.Dir = src
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("%v\n%s", err, msg)
+			}
+			return nil
+		})
+		out[name] = copyTo(t, obj, filepath.Join(dir, name))
 	}
 	return out
 }

@@ -2,6 +2,11 @@
 // the project's rule for a missing tool: the test is skipped with the reason,
 // or, when OFFLOAD_REQUIRE_TOOLS=1 (as in CI), it fails. It also holds what
 // several packages' tests share, such as [SameBytes].
+//
+// A test binary that imports it runs its LLVM tools with
+// LLVM_DISABLE_SYMBOLIZATION=1: a tool that crashes (llvm-objdump-19 on
+// some of the differential tests' inputs) prints its stack unsymbolized
+// instead of starting llvm-symbolizer, which costs a second of CPU a crash.
 package tooltest
 
 import (
@@ -12,6 +17,12 @@ import (
 	"strconv"
 	"testing"
 )
+
+func init() {
+	if _, set := os.LookupEnv("LLVM_DISABLE_SYMBOLIZATION"); !set {
+		os.Setenv("LLVM_DISABLE_SYMBOLIZATION", "1")
+	}
+}
 
 // RequireEnv is the environment variable that turns a missing tool into a
 // test failure.
