@@ -209,8 +209,17 @@ type sparseWriter struct {
 	off int64
 }
 
+// zeros is what sparseWriter compares its writes with.
+var zeros = make([]byte, 1<<20)
+
 func (w *sparseWriter) Write(p []byte) (int, error) {
-	if !bytes.Equal(p, make([]byte, len(p))) {
+	allZero := true
+	for rest := p; len(rest) > 0 && allZero; {
+		n := min(len(rest), len(zeros))
+		allZero = bytes.Equal(rest[:n], zeros[:n])
+		rest = rest[n:]
+	}
+	if !allZero {
 		if _, err := w.f.WriteAt(p, w.off); err != nil {
 			return 0, err
 		}
