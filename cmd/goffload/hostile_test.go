@@ -76,7 +76,7 @@ const (
 // hostileSample is how many commands run each input in the default run
 // (tooltest.SampledN): the whole table, every input by every command, runs
 // with OFFLOAD_TEST_EXHAUSTIVE=1.
-const hostileSample = 2
+const hostileSample = 1
 
 // maxRunTime is the wall time after which a run counts as hung (and, at
 // twice that, is killed).

@@ -117,7 +117,7 @@ func TestHostileResponseFiles(t *testing.T) {
 		for fi, name := range names {
 			path := files[name]
 			t.Run(cmd.name+"/"+name, func(t *testing.T) {
-				tooltest.SampleN(t, fi, ci, len(names), len(cmds), 2)
+				tooltest.Sample(t, fi, ci, len(names), len(cmds))
 				work := t.TempDir()
 				os.Mkdir(filepath.Join(work, "tmp"), 0o755)
 				args := make([]string, len(cmd.args))
