@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -159,6 +160,16 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 		}
 		fmt.Fprintf(sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
+	}
+	fatbins, err := cudaFatbins(o)
+	if err != nil {
+		return err
+	}
+	for _, fb := range fatbins {
+		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s at %#x] (cuobjdump -lelf -lptx):\n", shown(fb.im.Section), fb.im.Offset)
+		for _, e := range fb.entries {
+			fmt.Fprintf(sb, "%s file %4d: %s\n", strings.ToUpper(e.Kind), e.Number, shown(string(e.Name)))
+		}
 	}
 	set, ok, err := madeBy(o)
 	if err != nil {
@@ -369,6 +380,22 @@ type jsonImage struct {
 	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
 	// flags) where the release knows it (23 and later): strings, no image.
 	Metadata bool `json:"metadata,omitempty"`
+	// FatbinEntries are the cubins and PTX of a CUDA fat binary image.
+	FatbinEntries []jsonFatbinEntry `json:"fatbin_entries,omitempty"`
+}
+
+// jsonFatbinEntry is a cubin or PTX file of a CUDA fat binary: what
+// cuobjdump -lelf -lptx names it (Number, Name), and where its payload lies
+// in the input (Offset -1 where the image's bytes are not in place).
+type jsonFatbinEntry struct {
+	Kind       string   `json:"kind"` // "elf" or "ptx"
+	Number     int      `json:"number"`
+	Name       jsonText `json:"name"`
+	Arch       string   `json:"arch"`
+	Flags      uint64   `json:"flags"`
+	Compressed bool     `json:"compressed"`
+	Offset     int64    `json:"offset"`
+	Size       int64    `json:"size"`
 }
 
 type jsonEntry struct {
@@ -411,6 +438,14 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 		jb.Kind = jsonText(kind)
 		out.Bundled = append(out.Bundled, jb)
 	}
+	fatbins, err := cudaFatbins(o)
+	if err != nil {
+		return err
+	}
+	fatbinOf := map[*fatobj.Image][]jsonFatbinEntry{}
+	for _, fb := range fatbins {
+		fatbinOf[fb.im] = fb.entries
+	}
 	for _, im := range o.Images {
 		if im.Source == fatobj.SourceImageSection {
 			out.ImageSections = append(out.ImageSections, jsonBundled{Section: jsonText(im.Section), Offload: im.OffloadKind.String(), Triple: jsonText(im.Triple()),
@@ -438,6 +473,7 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 			// Only where the release knows OIF_Metadata (23 and later).
 			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
 		}
+		ji.FatbinEntries = fatbinOf[im]
 		out.Images = append(out.Images, ji)
 	}
 	for _, e := range o.Entries {
@@ -461,4 +497,48 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// cudaFatbin is an image that holds a CUDA fat binary, and its entries.
+type cudaFatbin struct {
+	im      *fatobj.Image
+	entries []jsonFatbinEntry
+}
+
+// cudaFatbins reads the CUDA fat binaries among o's images (.nv_fatbin, or
+// an image whose bytes are one), numbering their entries across the file
+// as cuobjdump does: the cubins 1, 2, ..., the PTX files 1, 2, ...
+func cudaFatbins(o *fatobj.Object) ([]cudaFatbin, error) {
+	var out []cudaFatbin
+	input := o.Name
+	if o.Member != "" {
+		input = o.Member
+	}
+	n := map[nvfatbin.Kind]int{}
+	for _, im := range o.Images {
+		r, err := im.Open()
+		if err != nil {
+			continue
+		}
+		var head [4]byte
+		if m, _ := r.ReadAt(head[:], 0); m < len(head) || !nvfatbin.IsFatbin(head[:]) {
+			continue
+		}
+		f, err := nvfatbin.Read(r, r.Size())
+		if err != nil {
+			return nil, fmt.Errorf("%s: image %s: %w", shown(o.Name), im.Number(), err)
+		}
+		fb := cudaFatbin{im: im}
+		for _, e := range f.Entries {
+			n[e.Kind]++
+			je := jsonFatbinEntry{Kind: e.Kind.String(), Number: n[e.Kind], Name: jsonText(e.CuobjdumpName(input, n[e.Kind])), Arch: e.Arch(),
+				Flags: e.Flags, Compressed: e.Compressed(), Offset: -1, Size: e.Size}
+			if im.Offset >= 0 {
+				je.Offset = im.Offset + e.Offset
+			}
+			fb.entries = append(fb.entries, je)
+		}
+		out = append(out, fb)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,5 +41,49 @@ func TestNVIDIAFixturesAccepted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestListCUDAFatbinary: list --all of clang-22's whole-program CUDA object
+// names the cubin of its .nv_fatbin as cuobjdump -lelf -lptx does (the
+// fixture's listing), and list --json gives it with where it lies; plain
+// list prints what llvm-objdump prints, which has no such line.
+func TestListCUDAFatbinary(t *testing.T) {
+	dir := filepath.Join("..", "..", "offload", "testdata", "nvidia", "cuda-llvm22")
+	in := filepath.Join(dir, "vadd.o")
+	want, err := os.ReadFile(in + ".cuobjdump.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, stderr, code := cli(t, "list", "--all", in)
+	if code != 0 || !strings.Contains(all, "\nCUDA FATBINARY [.nv_fatbin at 0x4b0] (cuobjdump -lelf -lptx):\n"+string(want)) {
+		t.Errorf("list --all: exit %d %s\n%s\nwant the lines\n%s", code, stderr, all, want)
+	}
+	plain, _, _ := cli(t, "list", in)
+	if strings.Contains(plain, "cubin") {
+		t.Errorf("list (llvm-objdump's listing) names the cubin:\n%s", plain)
+	}
+	out, _, code := cli(t, "list", "--json", in)
+	var doc struct {
+		Images []struct {
+			Source        string `json:"source"`
+			FatbinEntries []struct {
+				Kind, Name, Arch string
+				Number           int
+				Offset, Size     int64
+			} `json:"fatbin_entries"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("list --json: exit %d, %v", code, err)
+	}
+	if len(doc.Images) != 1 || len(doc.Images[0].FatbinEntries) != 1 {
+		t.Fatalf("list --json: %+v, want one image with one fatbin entry", doc.Images)
+	}
+	e := doc.Images[0].FatbinEntries[0]
+	data, _ := os.ReadFile(in)
+	if e.Kind != "elf" || e.Arch != "sm_90" || e.Number != 1 || e.Name != "vadd.1.sm_90.cubin" ||
+		e.Offset < 0 || e.Offset+e.Size > int64(len(data)) || string(data[e.Offset:e.Offset+4]) != "\x7fELF" {
+		t.Errorf("fatbin entry %+v: want the sm_90 cubin where its ELF header lies", e)
 	}
 }
