@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // Magic starts every fat binary's header (little-endian).
@@ -141,6 +142,9 @@ func IsFatbin(head []byte) bool {
 // after another (each at an 8-byte boundary; zeros after the last are
 // padding). Offsets in errors and entries count from r's byte 0.
 func Read(r io.ReaderAt, size int64) (*File, error) {
+	if err := ferr.CheckInput("fatbin", r, size); err != nil {
+		return nil, err
+	}
 	f := &File{}
 	le := binary.LittleEndian
 	off := int64(0)
@@ -260,5 +264,5 @@ func allZero(r io.ReaderAt, off, size int64) bool {
 }
 
 func fmtErr(field string, off int64, value any, err error) error {
-	return &goffload.FormatError{Format: "fatbin", Field: field, Offset: off, Value: value, Err: err}
+	return ferr.New("fatbin", off, field, value, err)
 }
