@@ -38,13 +38,13 @@ var wrapperFlags = map[string]bool{
 	"verbose": false, "dry-run": false, "should-extract": true, "cuda-path": true, "rocm-path": true,
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
 	"output": true, "compress": false, "compression-level": true, "offload-opt": true,
-	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true,
+	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true, "embed-bitcode": false,
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
-	"print-wrapped-module": true, "embed-bitcode": true, "override-image": true,
+	"print-wrapped-module": true, "override-image": true,
 	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
@@ -172,6 +172,8 @@ func (o *Options) set(name, val string) error {
 		o.DeviceDebug = true
 	case "save-temps":
 		o.SaveTemps = true
+	case "embed-bitcode":
+		o.EmbedBitcode = true
 	case "wrapper-verbose", "verbose":
 		o.Verbose = true
 	case "dry-run":

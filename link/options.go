@@ -68,6 +68,17 @@ type Options struct {
 	// -mllvm OPT too, and 22's gives it each as -Xlinker --plugin-opt=OPT
 	// and each -mllvm one again as -Xlinker -mllvm=OPT.
 	LLVMOptions []LLVMOption
+	// EmbedBitcode registers the device code as LLVM IR, for the runtime to
+	// compile when the program runs (--embed-bitcode, which clang passes
+	// for -fopenmp-target-jit): the device link stops after its LTO
+	// (-Wl,--lto-emit-llvm, the device linker's option, as LLVM 22's
+	// wrapper asks for it) and the image is of kind LLVM IR. LLVM 17 to
+	// 21's wrapper runs that LTO in its own process instead (17 to 19; 20
+	// and 21 for some targets), which goffload does not: Plan refuses it
+	// for those releases (goffload.ErrUnsupported). A CPU target whose
+	// device linker is GNU ld fails there as it does with LLVM's wrapper
+	// (ld has no --lto-emit-llvm).
+	EmbedBitcode bool
 	// ShouldExtract names architectures whose archive members are always
 	// taken (--should-extract).
 	ShouldExtract []string

@@ -293,6 +293,9 @@ func Plan(o *Options) (*Link, error) {
 	if err := p.gather(); err != nil {
 		return nil, err
 	}
+	if opt.EmbedBitcode && p.deviceLinkStyle() != facts.DeviceLinkClang22 {
+		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: its wrapper runs the device LTO in its own process, which goffload does not: %w", p.rel, goffload.ErrUnsupported)
+	}
 	if p.linkExe {
 		// The wrapper names its files after the output as its option
 		// table reads it, which is not always what lld-link writes.
@@ -1191,6 +1194,9 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		// The device linker keeps its LTO's files too, where it is one
 		// that does LTO (clang-nvlink-wrapper, ld.lld).
 		args = append(args, "-Wl,--save-temps")
+	}
+	if p.opt.EmbedBitcode {
+		args = append(args, "-Wl,--lto-emit-llvm")
 	}
 	for _, a := range devLinker {
 		args = append(args, "-Xlinker", a)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/ar"
+	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
@@ -184,7 +185,14 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 				return err
 			}
 			defer f.Close()
-			b, err := wrap.FromImage(rel, offload.LinkedImage(offload.OffloadOpenMP, tr, arch), f.Section())
+			im := offload.LinkedImage(offload.OffloadOpenMP, tr, arch)
+			var head [4]byte
+			if n, _ := f.Section().ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {
+				// A device link that stopped after its LTO
+				// (--embed-bitcode): an image of LLVM IR.
+				im.Kind = offload.ImageBitcode
+			}
+			b, err := wrap.FromImage(rel, im, f.Section())
 			if err != nil {
 				return err
 			}
