@@ -149,14 +149,19 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	le := binary.LittleEndian
 	off := int64(0)
 	for n := 0; off < size; n++ {
-		if n > 0 && allZero(r, off, size) {
+		// After the first fat binary, zeros to the end are padding: looked
+		// at once, where no next header starts.
+		var h [headerSize]byte
+		if n > 0 && size-off < headerSize && allZero(r, off, size) {
 			break
 		}
-		var h [headerSize]byte
 		if err := readFull(r, size, h[:], off, "header"); err != nil {
 			return nil, err
 		}
 		if le.Uint32(h[:]) != Magic {
+			if n > 0 && allZero(r, off, size) {
+				break
+			}
 			return nil, fmtErr("bad magic", off, fmt.Sprintf("%q", h[:4]), nil)
 		}
 		if v := le.Uint16(h[4:]); v != 1 {

@@ -27,6 +27,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -296,6 +297,30 @@ func bombBundle(size uint64) []byte {
 	return append(b, z.Bytes()...)
 }
 
+// cudaFatbinOf returns a CUDA fat binary of n empty sm_90 cubins, its header
+// declaring declared bytes of entries (0: the entries' own size).
+func cudaFatbinOf(declared uint64, n int) []byte {
+	le := binary.LittleEndian
+	var body []byte
+	for range n {
+		h := make([]byte, 64)
+		le.PutUint16(h[0:], 2) // a cubin
+		le.PutUint16(h[2:], 0x101)
+		le.PutUint32(h[4:], 64)
+		le.PutUint32(h[28:], 90)
+		le.PutUint64(h[40:], 0x11)
+		body = append(body, h...)
+	}
+	if declared == 0 {
+		declared = uint64(len(body))
+	}
+	b := le.AppendUint32(nil, nvfatbin.Magic)
+	b = le.AppendUint16(b, 1)
+	b = le.AppendUint16(b, 16)
+	b = le.AppendUint64(b, declared)
+	return append(b, body...)
+}
+
 // objectWith returns an x86-64 relocatable object holding one section.
 func objectWith(t testing.TB, name string, typ elf.SectionType, data []byte) []byte {
 	return objectWithSections(t, section{name, typ, data})
@@ -438,6 +463,14 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// to the host linker, which a dry run does not run.
 	add("text", write("passwd", []byte("root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534::/:/usr/sbin/nologin\n")), "package", "link")
 	add("zeros", write("zeros", make([]byte, 4096)))
+	// Objects whose .nv_fatbin (whole-program CUDA) holds a fat binary that
+	// declares a terabyte, and one of 8,000 empty cubins (list --all and
+	// --json name each).
+	// Both are objects every command takes: list --all and --json report
+	// the first's fat binary as not read, and name the second's cubins.
+	nvPass := []string{"package", "list", "list-json", "check", "extract", "extract-raw", "embed-into", "link", "linker-wrapper", "convert", "convert-from"}
+	add("nv-fatbin-huge", write("nv-huge.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(1<<40, 0))), nvPass...)
+	add("nv-fatbin-many", write("nv-many.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(0, 8000))), nvPass...)
 	add("device", "/dev/zero")
 	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
 	add("folder", filepath.Join(dir, "folder"))

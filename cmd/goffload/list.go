@@ -3,10 +3,12 @@ package main
 import (
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
@@ -167,6 +169,9 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 	}
 	for _, fb := range fatbins {
 		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s at %#x] (cuobjdump -lelf -lptx):\n", shown(fb.im.Section), fb.im.Offset)
+		if fb.err != nil {
+			fmt.Fprintf(sb, "  not read: %s\n", shown(fb.err.Error()))
+		}
 		for _, e := range fb.entries {
 			fmt.Fprintf(sb, "%s file %4d: %s\n", strings.ToUpper(e.Kind), e.Number, shown(string(e.Name)))
 		}
@@ -380,8 +385,10 @@ type jsonImage struct {
 	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
 	// flags) where the release knows it (23 and later): strings, no image.
 	Metadata bool `json:"metadata,omitempty"`
-	// FatbinEntries are the cubins and PTX of a CUDA fat binary image.
+	// FatbinEntries are the cubins and PTX of a CUDA fat binary image;
+	// FatbinError says why they are not, where the fat binary is malformed.
 	FatbinEntries []jsonFatbinEntry `json:"fatbin_entries,omitempty"`
+	FatbinError   jsonText          `json:"fatbin_error,omitempty"`
 }
 
 // jsonFatbinEntry is a cubin or PTX file of a CUDA fat binary: what
@@ -442,9 +449,9 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	if err != nil {
 		return err
 	}
-	fatbinOf := map[*fatobj.Image][]jsonFatbinEntry{}
+	fatbinOf := map[*fatobj.Image]cudaFatbin{}
 	for _, fb := range fatbins {
-		fatbinOf[fb.im] = fb.entries
+		fatbinOf[fb.im] = fb
 	}
 	for _, im := range o.Images {
 		if im.Source == fatobj.SourceImageSection {
@@ -473,7 +480,12 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 			// Only where the release knows OIF_Metadata (23 and later).
 			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
 		}
-		ji.FatbinEntries = fatbinOf[im]
+		if fb, ok := fatbinOf[im]; ok {
+			ji.FatbinEntries = fb.entries
+			if fb.err != nil {
+				ji.FatbinError = jsonText(fb.err.Error())
+			}
+		}
 		out.Images = append(out.Images, ji)
 	}
 	for _, e := range o.Entries {
@@ -499,15 +511,19 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	return enc.Encode(out)
 }
 
-// cudaFatbin is an image that holds a CUDA fat binary, and its entries.
+// cudaFatbin is an image that holds a CUDA fat binary, and its entries, or
+// why they were not read.
 type cudaFatbin struct {
 	im      *fatobj.Image
 	entries []jsonFatbinEntry
+	err     error
 }
 
-// cudaFatbins reads the CUDA fat binaries among o's images (.nv_fatbin, or
-// an image whose bytes are one), numbering their entries across the file
-// as cuobjdump does: the cubins 1, 2, ..., the PTX files 1, 2, ...
+// cudaFatbins reads the CUDA fat binaries among o's images (those of kind
+// fatbinary: .nv_fatbin, or an OffloadBinary's), numbering their entries
+// across the file as cuobjdump does: the cubins 1, 2, ..., the PTX files 1,
+// 2, ... A fat binary that does not read is reported with its error, as
+// what list --all adds to llvm-objdump's listing is: the listing stands.
 func cudaFatbins(o *fatobj.Object) ([]cudaFatbin, error) {
 	var out []cudaFatbin
 	input := o.Name
@@ -516,19 +532,23 @@ func cudaFatbins(o *fatobj.Object) ([]cudaFatbin, error) {
 	}
 	n := map[nvfatbin.Kind]int{}
 	for _, im := range o.Images {
-		r, err := im.Open()
-		if err != nil {
+		if im.Kind != offload.ImageFatbinary {
 			continue
-		}
-		var head [4]byte
-		if m, _ := r.ReadAt(head[:], 0); m < len(head) || !nvfatbin.IsFatbin(head[:]) {
-			continue
-		}
-		f, err := nvfatbin.Read(r, r.Size())
-		if err != nil {
-			return nil, fmt.Errorf("%s: image %s: %w", shown(o.Name), im.Number(), err)
 		}
 		fb := cudaFatbin{im: im}
+		r, err := im.Open()
+		var f *nvfatbin.File
+		if err == nil {
+			f, err = nvfatbin.Read(r, r.Size())
+		}
+		if err != nil {
+			if !errors.Is(err, goffload.ErrInvalid) && !errors.Is(err, goffload.ErrUnsupported) {
+				return nil, fmt.Errorf("%s: image %s: %w", shown(o.Name), im.Number(), err)
+			}
+			fb.err = err
+			out = append(out, fb)
+			continue
+		}
 		for _, e := range f.Entries {
 			n[e.Kind]++
 			je := jsonFatbinEntry{Kind: e.Kind.String(), Number: n[e.Kind], Name: jsonText(e.CuobjdumpName(input, n[e.Kind])), Arch: e.Arch(),
