@@ -46,6 +46,9 @@ const (
 	// FindIncompatible: facts of a file or a set of objects that no one
 	// release links and runs, for another reason than the above.
 	FindIncompatible FindingKind = "incompatible-releases"
+	// FindRuntimeImage: a device image that the named runtime's plugins
+	// refuse to load, for its ELF header (fatobj.CheckOptions.Runtime).
+	FindRuntimeImage FindingKind = "runtime-refuses-image"
 )
 
 // Finding is one problem that would show only when the program runs: a sign

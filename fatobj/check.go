@@ -92,6 +92,16 @@ func (m Missing) Finding() entries.Finding {
 // every (entry, image) pair without the symbol, and lists as many as the
 // budget of the object's size allows ([Report.Unlisted] counts the rest).
 func Check(objs []*Object) ([]*Report, error) {
+	return CheckWith(objs, nil)
+}
+
+// CheckWith is [Check] with options: opt, if not nil, names the runtime
+// release whose refusals of device images are found too
+// ([CheckOptions.Runtime]).
+func CheckWith(objs []*Object, opt *CheckOptions) ([]*Report, error) {
+	if opt == nil {
+		opt = &CheckOptions{}
+	}
 	var reps []*Report
 	var set []entries.Input
 	var inSet []*Report
@@ -105,6 +115,13 @@ func Check(objs []*Object) ([]*Report, error) {
 		rep, err := checkObject(o)
 		if err != nil {
 			return nil, err
+		}
+		if opt.Runtime != nil {
+			fs, err := runtimeFindings(o, opt.Runtime)
+			if err != nil {
+				return nil, err
+			}
+			rep.Findings = append(rep.Findings, fs...)
 		}
 		reps = append(reps, rep)
 		if o.ELF != nil && o.ELF.Type == elf.ET_REL {

@@ -129,6 +129,35 @@ func ExampleCheck() {
 	//   mixed-entry-layouts with ../offload/testdata/llvm/host-objects/openmp-x86-llvm15.o
 }
 
+// Find, before running it, the device images of a program that LLVM 19's
+// libomptarget will not load: here a cubin of CUDA 13, in a program clang 19
+// linked, which that runtime refused on an NVIDIA H200. LLVM 22's loads it.
+func ExampleCheckWith() {
+	f, err := fatobj.Open("../offload/testdata/nvidia/openmp-llvm19/vadd-linked-by-clang19", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer f.Close()
+	for _, major := range []int{19, 22} {
+		rt, err := offload.LookupRelease(major)
+		if err != nil {
+			panic(err)
+		}
+		reports, err := fatobj.CheckWith(f.Objects, &fatobj.CheckOptions{Runtime: rt})
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("libomptarget %d: %d findings\n", major, len(reports[0].Findings))
+		for _, finding := range reports[0].Findings {
+			fmt.Println(" ", finding.Kind, finding.Releases)
+		}
+	}
+	// Output:
+	// libomptarget 19: 1 findings
+	//   runtime-refuses-image LLVM 19
+	// libomptarget 22: 0 findings
+}
+
 // Make a fat object for an AArch64 host, as clang -fembed-offload-object
 // does, from an OffloadBinary in memory, and read it back.
 func ExampleEmbed() {

@@ -261,6 +261,7 @@ var releases = []Release{
 			Wrapper:  facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundBinaryEnd, CtorPriority: 1, GPU: facts.GPURegistrationFlagBits},
 			Link:     facts.Link{Archives: facts.ArchiveOrdered, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle:   facts.Bundle{HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hipv4", CompressedVersion: 1}},
+			Runtime:  facts.Runtime{Images: imageHeaders18},
 		},
 	},
 	{
@@ -272,8 +273,9 @@ var releases = []Release{
 			Entries:  facts.Entries{OpenMP: "omp_offloading_entries", CUDA: "cuda_offloading_entries", HIP: "hip_offloading_entries", Align: 1, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", Requires: facts.RequiresEntryReserved, Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 				Dummy: facts.DummyLocalUsed, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames, GPU: facts.GPURegistrationFlagBits},
-			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
-			Bundle: facts.Bundle{HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2}},
+			Link:    facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Bundle:  facts.Bundle{HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux", HostID: "host-x86_64-unknown-linux--", DeviceKind: "hip", CompressedVersion: 2}},
+			Runtime: facts.Runtime{Images: imageHeaders18},
 		},
 	},
 	{
@@ -289,8 +291,9 @@ var releases = []Release{
 			Entries:  facts.Entries{OpenMP: "omp_offloading_entries", CUDA: "cuda_offloading_entries", HIP: "hip_offloading_entries", Align: 1, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: facts.RequiresEntryReserved, Indirect: true},
 			Wrapper: facts.Wrapper{ImageStart: facts.BoundImageStart, ImageEnd: facts.BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 				Dummy: facts.DummyLocalUsed, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: legacyRenames, GPU: facts.GPURegistrationFlagBits},
-			Link:   facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
-			Bundle: facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2}},
+			Link:    facts.Link{Archives: facts.ArchiveResolve, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
+			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2}},
+			Runtime: facts.Runtime{Images: imageHeaders18},
 		},
 	},
 	{
@@ -304,7 +307,7 @@ var releases = []Release{
 				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang17, KernelArgsVersion: 3},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 2}},
-			Runtime: facts.Runtime{ReadsLegacyEntries: true},
+			Runtime: facts.Runtime{ReadsLegacyEntries: true, Images: imageHeaders21},
 		},
 	},
 	{
@@ -318,7 +321,7 @@ var releases = []Release{
 				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationDescriptor, COFFBounds: facts.COFFBoundsEmpty},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3, FatbinImage3: true},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{Measured: true, HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
-			Runtime: facts.Runtime{ReadsLegacyEntries: true},
+			Runtime: facts.Runtime{ReadsLegacyEntries: true, Images: imageHeaders21},
 		},
 	},
 	{
@@ -340,7 +343,7 @@ var releases = []Release{
 				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinaryDtor, COFFBounds: facts.COFFBoundsEmpty},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3, FatbinImage3: true},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
-			Runtime: facts.Runtime{ReadsLegacyEntries: true},
+			Runtime: facts.Runtime{ReadsLegacyEntries: true, Images: imageHeaders21},
 			Main:    facts.Main{SPIRVImages: true, NestedImages: true, ChecksStrings: true},
 		},
 	},
@@ -362,11 +365,18 @@ var releases = []Release{
 				Dummy: facts.DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: facts.GPURegistrationKindCheck, SYCL: facts.SYCLRegistrationBinary, COFFBounds: facts.COFFBoundsSentinel},
 			Link:    facts.Link{Archives: facts.ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: facts.DeviceLinkClang22, KernelArgsVersion: 3, FatbinImage3: true},
 			Bundle:  facts.Bundle{IDs: facts.BundleIDComponents, HIPFatbin: facts.HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
-			Runtime: facts.Runtime{ReadsLegacyEntries: true},
+			Runtime: facts.Runtime{ReadsLegacyEntries: true, Images: imageHeaders21},
 			Main:    facts.Main{AMDGPUSubarchTriples: true, SPIRVImages: true, NestedImages: true, ChecksStrings: true, AlignsAfter: true},
 		},
 	},
 }
+
+// imageHeaders18 and imageHeaders21 are how libomptarget 18 to 20, and 21
+// and later, check a device image's header (facts.ImageHeaders).
+var (
+	imageHeaders18 = facts.ImageHeaders{Checked: true, CUDAMaxSM: 90, AMDABIVersions: []uint8{2, 3}, AMDMaxMach: 0x4e}
+	imageHeaders21 = facts.ImageHeaders{Checked: true, CUDAABI2: true, AMDABIVersions: []uint8{3, 4}}
+)
 
 func init() {
 	for i := range releases {

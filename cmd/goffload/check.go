@@ -14,10 +14,20 @@ import (
 func runCheck(args []string, stdout io.Writer) error {
 	var llvm string
 	var asJSON bool
+	var runtime string
 	fs := newFlags("check", &llvm)
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file (per member of an archive)")
+	fs.StringVar(&runtime, "runtime", "", "also find the device images that libomptarget of LLVM `N` will not load")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	checkOpt := &fatobj.CheckOptions{}
+	if runtime != "" {
+		r, err := offload.ParseRelease(runtime)
+		if err != nil {
+			return fmt.Errorf("--runtime: %w", err)
+		}
+		checkOpt.Runtime = r
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("no input file")
@@ -40,7 +50,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	// The relocatable objects are the inputs of one link: releases that no
 	// one release links together are found across them.
-	reps, err := fatobj.Check(objs)
+	reps, err := fatobj.CheckWith(objs, checkOpt)
 	if err != nil {
 		return err
 	}

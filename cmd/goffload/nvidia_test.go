@@ -87,3 +87,35 @@ func TestListCUDAFatbinary(t *testing.T) {
 		t.Errorf("fatbin entry %+v: want the sm_90 cubin where its ELF header lies", e)
 	}
 }
+
+// TestCheckRuntimeRefusesCUDA13Cubin: check --runtime 19 of the program
+// clang 19 linked of an OpenMP object whose cubin CUDA 13's ptxas made says
+// that LLVM 19's libomptarget will not load it, and why (what that runtime
+// said on the GPU: "No images found compatible with the installed
+// hardware"); libomptarget 22 loads it, and check without --runtime finds
+// nothing.
+func TestCheckRuntimeRefusesCUDA13Cubin(t *testing.T) {
+	prog := filepath.Join("..", "..", "offload", "testdata", "nvidia", "openmp-llvm19", "vadd-linked-by-clang19")
+	out, stderr, code := cli(t, "check", "--runtime", "19", prog)
+	if code != 1 {
+		t.Fatalf("check --runtime 19: exit %d, want 1\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{"runtime-refuses-image: libomptarget 19 will not load the device image for nvptx64-nvidia-cuda (arch \"sm_90\"",
+		"ELF ABI version 8", "0x6005a04", "Invalid CUDA addressing mode", "No images found compatible with the installed hardware", "Fix: run it with libomptarget 22"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check --runtime 19 does not say %q:\n%s", want, out)
+		}
+	}
+	out, _, code = cli(t, "check", "--runtime", "19", "--json", prog)
+	if flat := strings.Join(strings.Fields(out), ""); code != 1 || !strings.Contains(flat, `"kind":"runtime-refuses-image"`) || !strings.Contains(flat, `"releases":[19]`) {
+		t.Errorf("check --runtime 19 --json: exit %d, no finding of the runtime 19:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"check", "--runtime", "22", prog}, {"check", prog}} {
+		if out, stderr, code := cli(t, args...); code != 0 {
+			t.Errorf("goffload %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+		}
+	}
+	if _, stderr, code := cli(t, "check", "--runtime", "12", prog); code == 0 || !strings.Contains(stderr, "--runtime") {
+		t.Errorf("check --runtime 12: exit %d, want an error naming --runtime:\n%s", code, stderr)
+	}
+}

@@ -191,6 +191,38 @@ type Runtime struct {
 	// ReadsLegacyEntries: it reads the 32-byte entries of LLVM 20 and
 	// before besides its own 56-byte ones (measured with 22; 21 inferred).
 	ReadsLegacyEntries bool
+	// Images is how its plugins check the ELF header of a device image
+	// before they load it.
+	Images ImageHeaders
+}
+
+// ImageHeaders is how a release's libomptarget plugins check the ELF header
+// of a device image before loading it (utils::elf::checkMachine, in
+// offload/plugins-nextgen/common/src/Utils/ELF.cpp since #75720, December
+// 2023: LLVM 18). The zero value checks no more than e_machine (13 to 17).
+// 19's and 22's error messages were read in their libraries (Debian's
+// 19.1.7 and 22.1.8); the rules are from LLVM's sources and pull requests.
+type ImageHeaders struct {
+	// Checked: an image must be a 64-bit ELF executable or shared object,
+	// and its vendor's rules below hold.
+	Checked bool
+	// CUDAABI2: a cubin's EI_ABIVERSION chooses how its e_flags read: 7,
+	// the SM in bits 0-7 and 64-bit addressing in bit 10; 8 (CUDA 13, and
+	// CUDA 12.8 and later for sm_100 and later), the SM in bits 8-15
+	// (#149534, July 2025, and #159354, September 2025: 22; on 21 from
+	// 21.1.2 through #159451). Without it every cubin is read the first
+	// way, so a cubin of ABI 8 is refused (18 to 20).
+	CUDAABI2 bool
+	// CUDAMaxSM is the highest SM it loads: 90 in 18 to 20, none (0) from
+	// 21 (#142399, June 2025). The lowest is 35.
+	CUDAMaxSM uint32
+	// AMDABIVersions are the EI_ABIVERSION values of the AMDGPU code
+	// objects it loads: 2 and 3 (code objects v4 and v5) in 18 to 20, 3
+	// and 4 (v5 and v6) from 21 (#131033, March 2025).
+	AMDABIVersions []uint8
+	// AMDMaxMach is the highest EF_AMDGPU_MACH it loads (0x4e, gfx1201, in
+	// 18 to 20; 0: not known). The lowest is 0x22, gfx700.
+	AMDMaxMach uint32
 }
 
 // Main are the facts that came after 22: in LLVM 23 (the release/23.x
