@@ -2,12 +2,13 @@ package fatobj
 
 import (
 	"debug/elf"
-	endian "encoding/binary"
+	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
+	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
@@ -30,51 +31,22 @@ type CheckOptions struct {
 	Runtime *offload.Release
 }
 
-// elfHeaderSize is the size of an ELF64 header: what the check reads of an
-// image.
-const elfHeaderSize = 64
-
-// imageHeader is what a runtime reads of an image's ELF header.
-type imageHeader struct {
-	class, osABI, abiVersion byte
-	typ                      elf.Type
-	machine                  elf.Machine
-	flags                    uint32
-}
-
 // readImageHeader reads the ELF header of im; ok is false when the image
 // is not ELF (LLVM bitcode, a PE image, a fat binary), which the runtime's
 // ELF checks do not read.
-func readImageHeader(im *Image) (h imageHeader, ok bool, err error) {
+func readImageHeader(im *Image) (h elfobj.Header, ok bool, err error) {
 	r, err := im.Reader()
 	if err != nil {
 		return h, false, err
 	}
-	b := make([]byte, elfHeaderSize)
-	n, err := io.ReadFull(r, b)
-	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return h, false, err
-	}
-	b = b[:n]
-	if len(b) < 20 || string(b[:4]) != elf.ELFMAG {
+	h, err = elfobj.ReadHeader(r)
+	if errors.Is(err, goffload.ErrInvalid) || errors.Is(err, goffload.ErrTruncated) {
 		return h, false, nil
 	}
-	var bo endian.ByteOrder = endian.LittleEndian
-	if elf.Data(b[elf.EI_DATA]) == elf.ELFDATA2MSB {
-		bo = endian.BigEndian
-	}
-	h = imageHeader{class: b[elf.EI_CLASS], osABI: b[elf.EI_OSABI], abiVersion: b[elf.EI_ABIVERSION],
-		typ: elf.Type(bo.Uint16(b[16:])), machine: elf.Machine(bo.Uint16(b[18:]))}
-	if h.class == byte(elf.ELFCLASS64) && len(b) >= 52 {
-		h.flags = bo.Uint32(b[48:])
-	} else if len(b) >= 40 {
-		h.flags = bo.Uint32(b[36:])
-	}
-	return h, true, nil
+	return h, err == nil, err
 }
 
 const (
-	emCUDA             = elf.Machine(190)
 	amdgpuOSABIHSA     = 64
 	cudaAddress64      = 0x400
 	cudaABI1, cudaABI2 = 7, 8
@@ -85,11 +57,11 @@ const (
 // runtimeChecked reports whether the runtime will be given im, an image of
 // o: an OpenMP image that is an executable or a shared object, or any
 // OpenMP image of a linked program or shared object.
-func runtimeChecked(o *Object, im *Image, h imageHeader) bool {
+func runtimeChecked(o *Object, im *Image, h elfobj.Header) bool {
 	if im.OffloadKind != offload.OffloadOpenMP {
 		return false
 	}
-	if h.typ == elf.ET_EXEC || h.typ == elf.ET_DYN {
+	if h.Type == elf.ET_EXEC || h.Type == elf.ET_DYN {
 		return true
 	}
 	return o.ELF != nil && (o.ELF.Type == elf.ET_EXEC || o.ELF.Type == elf.ET_DYN)
@@ -121,54 +93,54 @@ func runtimeFindings(o *Object, rt *offload.Release) ([]entries.Finding, error) 
 // refusal returns why a runtime that checks image headers as c does (that
 // of release major) refuses an image with header h, and the fix; "" when it
 // loads it.
-func refusal(c facts.ImageHeaders, major int, h imageHeader) (why, fix string) {
+func refusal(c facts.ImageHeaders, major int, h elfobj.Header) (why, fix string) {
 	if !c.Checked {
 		return "", ""
 	}
 	const otherRuntime = "Fix: run it with a libomptarget that reads it"
-	if h.class != byte(elf.ELFCLASS64) {
+	if h.Class != elf.ELFCLASS64 {
 		return `it is not a 64-bit ELF file ("Only 64-bit ELF files are supported")`, "Fix: build the device code for a 64-bit target"
 	}
-	if h.typ != elf.ET_EXEC && h.typ != elf.ET_DYN {
-		return fmt.Sprintf(`it is of type %v, and the runtime loads executables and shared objects ("only executable ELF files are supported")`, h.typ),
+	if h.Type != elf.ET_EXEC && h.Type != elf.ET_DYN {
+		return fmt.Sprintf(`it is of type %v, and the runtime loads executables and shared objects ("only executable ELF files are supported")`, h.Type),
 			"Fix: register the device link's output, not its input"
 	}
-	switch h.machine {
+	switch h.Machine {
 	case elf.EM_AMDGPU:
-		if h.osABI != amdgpuOSABIHSA {
-			return fmt.Sprintf(`its OS/ABI is %#x, not AMDGPU_HSA (%#x) ("invalid AMD OS/ABI, must be AMDGPU_HSA")`, h.osABI, amdgpuOSABIHSA),
+		if h.OSABI != amdgpuOSABIHSA {
+			return fmt.Sprintf(`its OS/ABI is %#x, not AMDGPU_HSA (%#x) ("invalid AMD OS/ABI, must be AMDGPU_HSA")`, uint8(h.OSABI), amdgpuOSABIHSA),
 				"Fix: build the device code for amdgcn-amd-amdhsa"
 		}
-		if !slices.Contains(c.AMDABIVersions, h.abiVersion) {
+		if !slices.Contains(c.AMDABIVersions, h.ABIVersion) {
 			var vs []string
 			for _, v := range c.AMDABIVersions {
 				vs = append(vs, fmt.Sprint(int(v)+2))
 			}
 			return fmt.Sprintf(`it is a code object of version %d (EI_ABIVERSION %d), and libomptarget %d reads versions %s ("invalid AMD ABI version")`,
-					int(h.abiVersion)+2, h.abiVersion, major, strings.Join(vs, " and ")),
+					int(h.ABIVersion)+2, h.ABIVersion, major, strings.Join(vs, " and ")),
 				"Fix: compile the device code with -mcode-object-version=5, which libomptarget 18 and later read"
 		}
-		mach := h.flags & amdgpuMachMask
+		mach := h.Flags & amdgpuMachMask
 		if mach < amdgpuMachGFX700 || c.AMDMaxMach != 0 && mach > c.AMDMaxMach {
 			return fmt.Sprintf(`its processor (EF_AMDGPU_MACH %#x) is outside the range libomptarget %d reads ("unsupported AMDGPU architecture")`, mach, major), otherRuntime
 		}
-	case emCUDA:
-		if !c.CUDAABI2 || h.abiVersion == cudaABI1 {
+	case elfobj.EMCUDA:
+		if !c.CUDAABI2 || h.ABIVersion == cudaABI1 {
 			// The layout of ABI 7: what 18 to 20 read of every cubin.
-			if h.flags&cudaAddress64 == 0 {
-				if h.abiVersion == cudaABI2 {
+			if h.Flags&cudaAddress64 == 0 {
+				if h.ABIVersion == cudaABI2 {
 					return fmt.Sprintf(`it is a cubin of ELF ABI version 8 (CUDA 13; CUDA 12.8 and later for sm_100 and later), whose e_flags %#x hold sm_%d in bits 8-15, and libomptarget %d reads e_flags as ABI 7 lays them out (the SM in bits 0-7, 64-bit addressing in bit 10): it says "Invalid CUDA addressing mode" (and "No images found compatible with the installed hardware")`,
-							h.flags, h.flags>>8&0xff, major),
+							h.Flags, h.Flags>>8&0xff, major),
 						"Fix: run it with libomptarget 22 (or 21.1.2 and later), or make the cubin with CUDA 12's ptxas"
 				}
-				return fmt.Sprintf(`its e_flags %#x do not say 64-bit addressing ("Invalid CUDA addressing mode")`, h.flags), "Fix: build the device code for nvptx64"
+				return fmt.Sprintf(`its e_flags %#x do not say 64-bit addressing ("Invalid CUDA addressing mode")`, h.Flags), "Fix: build the device code for nvptx64"
 			}
-			sm := h.flags & 0xff
-			if h.abiVersion == cudaABI2 && !c.CUDAABI2 {
+			sm := h.Flags & 0xff
+			if h.ABIVersion == cudaABI2 && !c.CUDAABI2 {
 				// Bit 10 happens to be set: the SM libomptarget reads is
 				// the layout's low byte.
 				return fmt.Sprintf(`it is a cubin of ELF ABI version 8 (CUDA 13; CUDA 12.8 and later for sm_100 and later), whose e_flags %#x hold sm_%d in bits 8-15, and libomptarget %d reads its low byte as the SM, %d ("Unsupported NVPTX architecture")`,
-						h.flags, h.flags>>8&0xff, major, sm),
+						h.Flags, h.Flags>>8&0xff, major, sm),
 					"Fix: run it with libomptarget 22 (or 21.1.2 and later), or make the cubin with CUDA 12's ptxas"
 			}
 			if sm < 35 {
@@ -180,10 +152,10 @@ func refusal(c facts.ImageHeaders, major int, h imageHeader) (why, fix string) {
 			}
 			return "", ""
 		}
-		if h.abiVersion != cudaABI2 {
-			return fmt.Sprintf(`it is a cubin of ELF ABI version %d, and libomptarget %d reads versions 7 and 8 ("invalid CUDA ABI version")`, h.abiVersion, major), otherRuntime
+		if h.ABIVersion != cudaABI2 {
+			return fmt.Sprintf(`it is a cubin of ELF ABI version %d, and libomptarget %d reads versions 7 and 8 ("invalid CUDA ABI version")`, h.ABIVersion, major), otherRuntime
 		}
-		if sm := h.flags >> 8 & 0xff; sm < 35 {
+		if sm := h.Flags >> 8 & 0xff; sm < 35 {
 			return fmt.Sprintf(`it is a cubin for sm_%d, below sm_35 ("unsupported NVPTX architecture")`, sm), "Fix: build the device code for sm_35 or later"
 		}
 	}

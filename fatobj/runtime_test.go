@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
 )
@@ -14,21 +15,21 @@ import (
 // those of the NVIDIA fixtures (CUDA 13: ELF ABI 8, e_flags 0x6005a04 for
 // sm_90) and of CUDA 12 (ABI 7: 0x5a055a for sm_90, the SM in the low byte).
 func TestRuntimeRefusals(t *testing.T) {
-	cubin := func(abi byte, flags uint32) imageHeader {
-		return imageHeader{class: byte(elf.ELFCLASS64), osABI: 0x41, abiVersion: abi, typ: elf.ET_EXEC, machine: emCUDA, flags: flags}
+	cubin := func(abi byte, flags uint32) elfobj.Header {
+		return elfobj.Header{Class: elf.ELFCLASS64, OSABI: 0x41, ABIVersion: abi, Type: elf.ET_EXEC, Machine: elfobj.EMCUDA, Flags: flags}
 	}
-	amd := func(abi byte, mach uint32) imageHeader {
-		return imageHeader{class: byte(elf.ELFCLASS64), osABI: amdgpuOSABIHSA, abiVersion: abi, typ: elf.ET_DYN, machine: elf.EM_AMDGPU, flags: mach}
+	amd := func(abi byte, mach uint32) elfobj.Header {
+		return elfobj.Header{Class: elf.ELFCLASS64, OSABI: amdgpuOSABIHSA, ABIVersion: abi, Type: elf.ET_DYN, Machine: elf.EM_AMDGPU, Flags: mach}
 	}
 	cuda13sm90 := cubin(8, 0x6005a04)
 	cuda13sm86 := cubin(8, 0x6005604) // bit 10 set: the low byte (4) is read as the SM
 	cuda12sm90 := cubin(7, 0x5a055a)
 	cuda12sm100 := cubin(7, 0x640564)
 	relocatable := cuda12sm90
-	relocatable.typ = elf.ET_REL
+	relocatable.Type = elf.ET_REL
 	for _, c := range []struct {
 		name   string
-		h      imageHeader
+		h      elfobj.Header
 		refuse map[int]string // release: what its refusal says ("" loads it)
 	}{
 		{"cuda13-sm90", cuda13sm90, map[int]string{17: "", 18: "Invalid CUDA addressing mode", 19: "Invalid CUDA addressing mode", 20: "ELF ABI version 8", 21: "", 22: "", 24: ""}},
@@ -37,13 +38,13 @@ func TestRuntimeRefusals(t *testing.T) {
 		{"cuda12-sm100", cuda12sm100, map[int]string{19: "reads sm_35 to sm_90", 21: "", 22: ""}},
 		{"cubin-abi-9", cubin(9, 0x6005a04), map[int]string{22: "invalid CUDA ABI version"}},
 		{"relocatable", relocatable, map[int]string{17: "", 19: "only executable ELF files", 22: "only executable ELF files"}},
-		{"32-bit", imageHeader{class: byte(elf.ELFCLASS32), typ: elf.ET_EXEC, machine: elf.EM_386}, map[int]string{19: "64-bit", 22: "64-bit"}},
+		{"32-bit", elfobj.Header{Class: elf.ELFCLASS32, Type: elf.ET_EXEC, Machine: elf.EM_386}, map[int]string{19: "64-bit", 22: "64-bit"}},
 		{"amd-cov4", amd(2, 0x3f), map[int]string{19: "", 21: "code object of version 4", 22: "reads versions 5 and 6"}},
 		{"amd-cov5", amd(3, 0x3f), map[int]string{18: "", 19: "", 22: ""}},
 		{"amd-cov6", amd(4, 0x3f), map[int]string{19: "reads versions 4 and 5", 22: ""}},
 		{"amd-generic-on-19", amd(3, 0x51), map[int]string{19: "outside the range", 22: ""}},
-		{"amd-not-hsa", imageHeader{class: byte(elf.ELFCLASS64), abiVersion: 3, typ: elf.ET_DYN, machine: elf.EM_AMDGPU, flags: 0x3f}, map[int]string{19: "not AMDGPU_HSA", 22: "not AMDGPU_HSA"}},
-		{"x86-64", imageHeader{class: byte(elf.ELFCLASS64), typ: elf.ET_DYN, machine: elf.EM_X86_64}, map[int]string{15: "", 19: "", 22: ""}},
+		{"amd-not-hsa", elfobj.Header{Class: elf.ELFCLASS64, ABIVersion: 3, Type: elf.ET_DYN, Machine: elf.EM_AMDGPU, Flags: 0x3f}, map[int]string{19: "not AMDGPU_HSA", 22: "not AMDGPU_HSA"}},
+		{"x86-64", elfobj.Header{Class: elf.ELFCLASS64, Type: elf.ET_DYN, Machine: elf.EM_X86_64}, map[int]string{15: "", 19: "", 22: ""}},
 	} {
 		for major, want := range c.refuse {
 			r, err := offload.LookupRelease(major)

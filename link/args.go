@@ -39,13 +39,14 @@ var wrapperFlags = map[string]bool{
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
 	"output": true, "compress": false, "compression-level": true, "offload-opt": true,
 	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true, "embed-bitcode": false,
+	"override-image": true,
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
-	"print-wrapped-module": true, "override-image": true,
-	"bitcode-library": true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
+	"print-wrapped-module": true,
+	"bitcode-library":      true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
@@ -191,6 +192,16 @@ func (o *Options) set(name, val string) error {
 			return fmt.Errorf("want a number of microseconds")
 		}
 		o.TimeTraceGranularity = n
+	case "override-image":
+		kind, file, ok := strings.Cut(val, "=")
+		if !ok || file == "" {
+			return fmt.Errorf("want KIND=FILE")
+		}
+		k, err := offload.ParseOffloadKind(kind)
+		if err != nil || k == offload.OffloadNone {
+			return fmt.Errorf("offload kind %q: want openmp, cuda, hip or sycl", kind)
+		}
+		o.OverrideImages = append(o.OverrideImages, OverrideImage{Kind: k, File: file})
 	case "offload-opt":
 		o.LLVMOptions = append(o.LLVMOptions, LLVMOption{Arg: val})
 	case "cuda-path":

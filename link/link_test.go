@@ -55,7 +55,10 @@ func TestParseWrapperArgs(t *testing.T) {
 		{"--wrapper-frobnicate", "a.o"},   // unknown, of the wrapper's families
 		{"--device-frob=1"},               //
 		{"--print-wrapped-module", "a.o"}, // LLVM's, not goffload's
-		{"--override-image=openmp=x.o"},
+		{"--override-image=x.o"},          // no kind
+		{"--override-image=frob=x.o"},     // not a kind
+		{"--override-image=openmp="},      // no file
+		{"--override-image=none=x.o"},     // not a kind of image
 		{"--opt-level=O9"},
 		{"--host-triple"}, // no value
 		{"--dry-run=1"},
@@ -260,6 +263,17 @@ func TestDryRunStepOrder(t *testing.T) {
 	jit.link = append(slices.Clone(omp), "-fopenmp-target-jit", "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")
 	jit.wrapper = nil
 	links = append(links, jit)
+	// --override-image: the device code of the inputs is not used, and the
+	// file given is bundled (HIP: an AMDGPU code object clang-22 links) or
+	// registered (OpenMP: the inputs' own object, an x86-64 file).
+	codeObject := filepath.Join(dir, "override.gfx90a.so")
+	hipOverride := hipLink(22, "gfx90a")
+	hipOverride.name = "hip-override"
+	hipOverride.wrapper = []string{"--override-image=hip=" + codeObject}
+	ompOverride := openmpLink(19)
+	ompOverride.name = "openmp-override"
+	ompOverride.wrapper = []string{"--override-image=openmp=" + filepath.Join(dir, "override.x86.o"), "--override-image=openmp=" + codeObject}
+	links = append(links, hipOverride, ompOverride)
 	// The objects and libx.a of each compile, made once for the links that
 	// share it (hip-22 and hip-compress-22), by compile.
 	inputs := map[string]string{}
@@ -314,6 +328,12 @@ func TestDryRunStepOrder(t *testing.T) {
 				}
 				if err != nil {
 					t.Fatal(err)
+				}
+			}
+			if strings.HasSuffix(l.name, "-override") {
+				if _, err := os.Stat(codeObject); err != nil {
+					run(tooltest.Tool(t, "clang", 22), "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O1", "-o", codeObject, lib)
+					run(clang, "-c", "-o", filepath.Join(dir, "override.x86.o"), lib)
 				}
 			}
 			argv := append(slices.Clone(l.wrapper), wrapperArgv(t, run(clang, append(l.link, "-###")...))...)

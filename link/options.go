@@ -82,9 +82,14 @@ type Options struct {
 	// ShouldExtract names architectures whose archive members are always
 	// taken (--should-extract).
 	ShouldExtract []string
-	// OverrideImage, if set, is used as the linked image of every device
-	// target instead of running the device link (--override-image).
-	OverrideImage string
+	// OverrideImages, if any, are the linked device images of the program
+	// (--override-image=KIND=FILE, LLVM 19 and later): the device code of
+	// the inputs is not used, and no device link runs; each file, an ELF
+	// file as a device link makes it, is registered as an image of its
+	// kind for the target its header names ([elfobj.Header.Target]: x86_64--
+	// for an x86-64 file, amdgcn-amd-amdhsa and its processor for an AMDGPU
+	// code object), as LLVM's wrapper names it.
+	OverrideImages []OverrideImage
 	// SaveTemps keeps the temporary files, in the current folder, under
 	// the names the release's wrapper gives them.
 	SaveTemps bool
@@ -134,4 +139,11 @@ type Options struct {
 	// Stdout receives the printed commands (Verbose, DryRun); Stderr the
 	// commands' own output. nil discards.
 	Stdout, Stderr io.Writer
+}
+
+// OverrideImage is a linked device image given to the link in place of the
+// device code of its inputs (--override-image=KIND=FILE).
+type OverrideImage struct {
+	Kind offload.OffloadKind `json:"kind"`
+	File string              `json:"file"`
 }

@@ -124,6 +124,7 @@ type target struct {
 	linked       string
 	nbitcode     int  // how many images are LLVM bitcode
 	features     bool // an image has a "feature" that is not of the target ID
+	override     bool // linked is a file of --override-image
 }
 
 // extracted is a device image to write for the device link.
@@ -293,6 +294,11 @@ func Plan(o *Options) (*Link, error) {
 	if err := p.gather(); err != nil {
 		return nil, err
 	}
+	if len(opt.OverrideImages) > 0 {
+		if err := p.overrides(); err != nil {
+			return nil, err
+		}
+	}
 	if opt.EmbedBitcode && p.deviceLinkStyle() != facts.DeviceLinkClang22 {
 		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: its wrapper runs the device LTO in its own process, which goffload does not: %w", p.rel, goffload.ErrUnsupported)
 	}
@@ -388,6 +394,34 @@ func (p *planner) gather() error {
 		if len(fs) > 0 {
 			return fmt.Errorf("%s: %w: %s", p.used[i].Name, ErrMismatch, fs[0].Message)
 		}
+	}
+	return nil
+}
+
+// overrides makes the targets of the link those of --override-image, in
+// place of the device code of the inputs, which the link does not use (as
+// LLVM's wrapper: no device code is extracted, no device link runs). Each
+// file is an image of its own, its target named by its ELF header.
+func (p *planner) overrides() error {
+	if !facts.Of(p.rel).Wrapper.OverrideImage {
+		return fmt.Errorf("%w: --override-image: not an option of %v's clang-linker-wrapper (19 and later)", ErrUsage, p.rel)
+	}
+	p.targets, p.byKey = nil, map[string]*target{}
+	for _, ov := range p.opt.OverrideImages {
+		f, err := os.Open(ov.File)
+		if err != nil {
+			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
+		}
+		h, err := elfobj.ReadHeader(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
+		}
+		triple, cpu, err := h.Target()
+		if err != nil {
+			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
+		}
+		p.targets = append(p.targets, &target{kind: ov.Kind, triple: triple, arch: cpu, linked: ov.File, override: true})
 	}
 	return nil
 }

@@ -51,15 +51,14 @@ func (p *planner) steps() error {
 	// Extract, then link, each target.
 	p.extractSteps()
 	for _, t := range p.targets {
+		if t.override {
+			continue // linked already
+		}
 		out, err := p.linkedName(t)
 		if err != nil {
 			return err
 		}
 		t.linked = out
-		if opt.OverrideImage != "" {
-			t.linked = opt.OverrideImage
-			continue
-		}
 		var ins []string
 		for _, x := range t.images {
 			ins = append(ins, x.path)
@@ -198,6 +197,11 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 			arch := t.arch
 			if arch == "generic" {
 				arch = "" // clang-linker-wrapper 22 writes "" for a generic image
+			}
+			if t.override && arch == "" {
+				// No processor in the file's header: no arch at all.
+				args = append(args, "--image", t.triple+"="+t.linked)
+				continue
 			}
 			args = append(args, "--image", t.triple+"/"+arch+"="+t.linked)
 		}

@@ -176,9 +176,9 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 		var bins []wrap.Binary
 		for _, im := range images {
 			target, file, ok := strings.Cut(im, "=")
-			tr, arch, ok2 := strings.Cut(target, "/")
-			if !ok || !ok2 || file == "" {
-				return fmt.Errorf("%w: step wrap: --image %q is not TRIPLE/ARCH=FILE", ErrUsage, im)
+			tr, arch, hasArch := strings.Cut(target, "/")
+			if !ok || file == "" {
+				return fmt.Errorf("%w: step wrap: --image %q is not TRIPLE/ARCH=FILE or TRIPLE=FILE", ErrUsage, im)
 			}
 			f, err := infile.Open(file)
 			if err != nil {
@@ -186,6 +186,11 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 			}
 			defer f.Close()
 			im := offload.LinkedImage(offload.OffloadOpenMP, tr, arch)
+			if !hasArch {
+				// An image of --override-image whose header names no
+				// processor: the wrapper writes no arch.
+				im.Strings = im.Strings[:1]
+			}
 			var head [4]byte
 			if n, _ := f.Section().ReadAt(head[:], 0); bitcode.IsBitcode(head[:n]) {
 				// A device link that stopped after its LTO

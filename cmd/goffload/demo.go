@@ -52,8 +52,9 @@ func runDemo(args []string, stdout io.Writer) error {
 	opt := &link.Options{Release: rel, Driver: true, RuntimeDir: *libdir, HostTriple: "x86_64-unknown-linux-gnu",
 		LinkerArgs: []string{"-o", out, obj}, Stdout: stdout, Stderr: os.Stderr, Print: true, TempDir: tmp}
 	if opt.DeviceClang, err = exec.LookPath("clang-19"); err != nil {
-		opt.OverrideImage = filepath.Join(tmp, "vadd-device.so")
-		if err := os.WriteFile(opt.OverrideImage, sampleDeviceImage, 0o755); err != nil {
+		dev := filepath.Join(tmp, "vadd-device.so")
+		opt.OverrideImages = []link.OverrideImage{{Kind: offload.OffloadOpenMP, File: dev}}
+		if err := os.WriteFile(dev, sampleDeviceImage, 0o755); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "# goffload: clang-19 is not installed: the device image linked in advance stands in for the device link")

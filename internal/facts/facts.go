@@ -105,6 +105,9 @@ type Wrapper struct {
 	Dummy           DummyLinkage
 	DummyAlign      uint64
 	LegacyDummyName bool
+	// OverrideImage: the wrapper takes --override-image=KIND=FILE (#91984,
+	// May 2024: 19 and later).
+	OverrideImage bool
 	// RelocatableSection is the image section under -r, or "" without
 	// special -r handling; RelocatableRenames the entries sections renamed
 	// with a content hash suffix after a relocatable link.
