@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,12 +107,40 @@ func (k *keyer) norm(a string) string {
 	return a
 }
 
+// normAll normalizes each argument (norm), and the value of -dumpdir that
+// names an output (clang's OUT.: where it would write side files such as
+// -save-temps', which the cache does not take, not what it writes into
+// OUT): the same device code linked for another program shares the entry.
 func (k *keyer) normAll(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		out[i] = k.norm(a)
+		if i == 0 || args[i-1] != "-dumpdir" {
+			continue
+		}
+		for j, o := range k.s.Outputs {
+			if a == filepath.Base(o)+"." {
+				out[i] = "\x00outname" + strconv.Itoa(j)
+			}
+		}
 	}
 	return out
+}
+
+// quiet returns a clang's arguments without -v, which makes it print its
+// commands and changes nothing it writes (link.Options.Verbose adds it to
+// the device links of 16 to 21): a verbose link shares the entry.
+func quiet(args []string) []string {
+	if !slices.Contains(args, "-v") {
+		return args
+	}
+	var q []string
+	for _, a := range args {
+		if a != "-v" {
+			q = append(q, a)
+		}
+	}
+	return q
 }
 
 func (k *keyer) key(ctx context.Context) error {
@@ -125,7 +154,11 @@ func (k *keyer) key(ctx context.Context) error {
 	if err := k.program(tool); err != nil {
 		return err
 	}
-	k.put(append([]string{"args"}, k.normAll(s.Args)...)...)
+	args := s.Args
+	if isClang(tool) {
+		args = quiet(args)
+	}
+	k.put(append([]string{"args"}, k.normAll(args)...)...)
 	k.put(append([]string{"env"}, k.normAll(s.Env)...)...)
 	for _, name := range keyEnv {
 		v, ok := os.LookupEnv(name)

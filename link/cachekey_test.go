@@ -154,3 +154,45 @@ func TestDynStringsAsDebugELF(t *testing.T) {
 	}
 	t.Logf("%d files", checked)
 }
+
+// TestStepKeyOtherProgram: the device link of the same code for another
+// program (its output, and clang's -dumpdir OUT., named after the program)
+// and a verbose one (-v, which link.Options.Verbose gives the device links
+// of 16 to 21) have the key of the first; another -dumpdir, another -o in
+// the arguments, and a flag that changes the output have another.
+func TestStepKeyOtherProgram(t *testing.T) {
+	dir := t.TempDir()
+	clang := filepath.Join(dir, "bin", "clang-fake")
+	os.MkdirAll(filepath.Dir(clang), 0o755)
+	// A clang whose -### prints one command: /bin/true.
+	if err := os.WriteFile(clang, []byte("#!/bin/sh\necho ' \"/bin/true\"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	in := filepath.Join(tmp, "k-amdgcn-amd-amdhsa-gfx90a.o")
+	os.WriteFile(in, []byte("bitcode"), 0o644)
+	key := func(prog string, more ...string) string {
+		t.Helper()
+		out := filepath.Join(tmp, prog+".amdgcn.gfx90a.img")
+		s := &Step{Kind: StepDeviceLink, Target: "amdgcn-amd-amdhsa:gfx90a", Tool: clang,
+			Args:   append([]string{"-o", out, "-dumpdir", prog + ".amdgcn.gfx90a.img.", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", in}, more...),
+			Inputs: []string{in}, Outputs: []string{out}}
+		k, err := (&Link{opt: &Options{}, TempDir: tmp}).StepKey(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	first := key("app")
+	for what, k := range map[string]string{"another program": key("test7"), "-v": key("app", "-v"), "another program, -v": key("test7", "-v")} {
+		if k != first {
+			t.Errorf("%s: another key", what)
+		}
+	}
+	for what, k := range map[string]string{"-O3": key("app", "-O3"), "another -dumpdir": key("app", "-dumpdir", "x."), "-o in the arguments": key("app", "-Wl,-Map=app.map")} {
+		if k == first {
+			t.Errorf("%s: the same key", what)
+		}
+	}
+}

@@ -190,6 +190,19 @@ func TestCacheHIPRelink(t *testing.T) {
 	l.link(t, "nocache", linkArgs(), "GOFFLOAD_CACHE=off")
 	sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from the cache")
 
+	// Another program of the same objects (-o test7, whose name the device
+	// links' outputs and -dumpdir carry): every device link a hit, and the
+	// program is the one linked without the cache.
+	named := func(name string) []string {
+		args := linkArgs()
+		args[len(args)-1] = name
+		return args
+	}
+	out = l.link(t, "other", named("test7"))
+	expectReport(t, out, "hit", 2, "another program linked from the same objects")
+	l.link(t, "other-nocache", named("test7"), "GOFFLOAD_CACHE=off")
+	sameFile(t, filepath.Join(d, "other-nocache", "test7"), filepath.Join(d, "other", "test7"), "another program linked from the cache")
+
 	// Each kind of device input in turn: a miss, then a hit.
 	missThenHit := func(t *testing.T, what string, args []string, n int, env ...string) {
 		t.Helper()
