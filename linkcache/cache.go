@@ -100,10 +100,17 @@ func Open(dir string) (*Cache, error) {
 // FromEnv opens the cache that the environment names: $GOFFLOAD_CACHE, or
 // [DefaultDir] if it is empty, bounded by $GOFFLOAD_CACHE_MAX, or
 // [DefaultMax]. It returns nil and no error if $GOFFLOAD_CACHE is "off".
+// Where $GOFFLOAD_CACHE names a server (http:// or https://: see
+// [RemoteFromEnv]), it opens the local folder in front of it,
+// $GOFFLOAD_CACHE_DIR or [DefaultDir].
 func FromEnv() (*Cache, error) {
 	dir := os.Getenv(EnvDir)
 	if dir == "off" {
 		return nil, nil
+	}
+	if IsRemote(dir) {
+		// A server ([RemoteFromEnv]): the local folder in front of it.
+		dir = os.Getenv(EnvLocalDir)
 	}
 	if dir == "" {
 		var err error

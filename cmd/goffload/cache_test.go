@@ -203,6 +203,24 @@ func TestCacheHIPRelink(t *testing.T) {
 	l.link(t, "other-nocache", named("test7"), "GOFFLOAD_CACHE=off")
 	sameFile(t, filepath.Join(d, "other-nocache", "test7"), filepath.Join(d, "other", "test7"), "another program linked from the cache")
 
+	// A team's cache server (nginx, as a Bazel HTTP cache) behind the
+	// folder: a machine whose folder is empty uploads its device links; a
+	// second machine, another empty folder, takes every one from the
+	// server, and links the same program.
+	t.Run("server", func(t *testing.T) {
+		srv := tooltest.StartNginx(t)
+		server := "GOFFLOAD_CACHE=" + srv.URL + "/team"
+		out := l.link(t, "machine1", named("app"), server, "GOFFLOAD_CACHE_DIR="+t.TempDir())
+		expectReport(t, out, "miss", 2, "the first machine, its folder and the server empty")
+		out = l.link(t, "machine2", named("app"), server, "GOFFLOAD_CACHE_DIR="+t.TempDir())
+		expectReport(t, out, "hit", 2, "a second machine, its folder empty, the server warm")
+		if strings.Contains(out, "warning") {
+			t.Errorf("warnings:\n%s", out)
+		}
+		sameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine2", "app"), "the program linked from the server")
+		sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "machine2", "app"), "the program linked from the server, and one linked without a cache")
+	})
+
 	// Each kind of device input in turn: a miss, then a hit.
 	missThenHit := func(t *testing.T, what string, args []string, n int, env ...string) {
 		t.Helper()

@@ -50,12 +50,26 @@ func runCache(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
+		r, err := linkcache.RemoteFromEnv()
+		if err != nil {
+			return err
+		}
+		server := ""
+		if r != nil {
+			server = r.String() // no password
+		}
 		if asJSON {
 			e := json.NewEncoder(stdout)
 			e.SetIndent("", "  ")
-			return e.Encode(s)
+			return e.Encode(struct {
+				linkcache.Stats
+				Server string `json:"server,omitempty"`
+			}{s, server})
 		}
 		fmt.Fprintf(stdout, "cache:   %s\nentries: %d\nbytes:   %d (%.1f MiB)\nbound:   %d (%.1f MiB)\n", quoteName(s.Dir), s.Entries, s.Bytes, float64(s.Bytes)/(1<<20), s.MaxBytes, float64(s.MaxBytes)/(1<<20))
+		if server != "" {
+			fmt.Fprintf(stdout, "server:  %s (in front of it: the folder above)\n", quoteName(server))
+		}
 	case "clear":
 		n, err := c.Clear()
 		if err != nil {
@@ -93,7 +107,18 @@ func useCache(opt *link.Options, off bool) {
 		fmt.Fprintf(os.Stderr, "goffload: no cache: %s\n", oneLine(err))
 		return
 	}
-	if c != nil {
-		opt.Cache = c
+	if c == nil {
+		return
+	}
+	opt.Cache = c
+	// A server ($GOFFLOAD_CACHE=http://...): behind the local folder.
+	r, err := linkcache.RemoteFromEnv()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goffload: no cache server: %s\n", oneLine(err))
+		return
+	}
+	if r != nil {
+		r.MaxBytes = c.MaxBytes
+		opt.Cache = &linkcache.Tiered{Local: c, Remote: r, Warn: os.Stderr}
 	}
 }
