@@ -68,7 +68,11 @@ func DefaultDir() (string, error) {
 }
 
 // Open opens the cache in dir, making the folder if it does not exist, with
-// the bound [DefaultMax]. It refuses a folder that every user may write to.
+// the bound [DefaultMax]. The folder may be reached through symbolic links
+// (resolved once, here); it, and every folder inside it that the cache
+// uses, must be a folder owned by the user running (or root) that no other
+// user may write to, sticky bit or not: Open refuses one that is not, and
+// the cache follows no symbolic link inside it (see the package's Security).
 func Open(dir string) (*Cache, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("linkcache: no folder")
@@ -77,17 +81,24 @@ func Open(dir string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Join(abs, entriesDir, tmpDir), 0o755); err != nil {
+	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("linkcache: %w", err)
 	}
-	for _, d := range []string{abs, filepath.Join(abs, entriesDir)} {
-		st, err := os.Stat(d)
-		if err != nil {
-			return nil, fmt.Errorf("linkcache: %w", err)
-		}
-		if st.Mode().Perm()&0o002 != 0 && st.Mode()&fs.ModeSticky == 0 {
-			return nil, fmt.Errorf("linkcache: %s: writable by every user", d)
-		}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return nil, fmt.Errorf("linkcache: %w", err)
+	}
+	if err := safeDir(abs); err != nil {
+		return nil, err
+	}
+	entries, err := subdir(abs, entriesDir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := subdir(entries, tmpDir); err != nil {
+		return nil, err
+	}
+	if _, err := subdir(abs, hashesDir); err != nil {
+		return nil, err
 	}
 	tag := filepath.Join(abs, "CACHEDIR.TAG")
 	if _, err := os.Lstat(tag); errors.Is(err, fs.ErrNotExist) {
@@ -167,6 +178,9 @@ func (c *Cache) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 		return nil, fmt.Errorf("linkcache: key %q: want 64 lowercase hexadecimal digits", key)
 	}
 	dir := c.entry(key)
+	if err := safeDir(filepath.Dir(dir)); err != nil {
+		return nil, missOr(err)
+	}
 	st, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrMiss
@@ -270,6 +284,9 @@ func (c *Cache) corrupt(key, why string) error {
 // remove removes an entry's folder: renamed out of the way first, so that no
 // reader finds a part of it.
 func (c *Cache) remove(dir string) {
+	if safeDir(filepath.Dir(dir)) != nil || safeDir(filepath.Join(c.dir, entriesDir, tmpDir)) != nil {
+		return // never through a link, nor into one
+	}
 	var b [8]byte
 	rand.Read(b[:])
 	gone := filepath.Join(c.dir, entriesDir, tmpDir, "rm-"+hex.EncodeToString(b[:]))
@@ -333,12 +350,20 @@ func (c *Cache) Put(ctx context.Context, key string, outputs []io.Reader) (err e
 	if len(outputs) > maxFiles {
 		return fmt.Errorf("linkcache: %d outputs, more than %d", len(outputs), maxFiles)
 	}
-	dest := c.entry(key)
+	entries := filepath.Join(c.dir, entriesDir)
+	if err := safeDir(entries); err != nil {
+		return err
+	}
+	kk, err := subdir(entries, key[:2])
+	if err != nil {
+		return err
+	}
+	dest := filepath.Join(kk, key)
 	if _, err := os.Lstat(dest); err == nil {
 		return nil
 	}
-	tmpRoot := filepath.Join(c.dir, entriesDir, tmpDir)
-	if err := os.MkdirAll(tmpRoot, 0o755); err != nil {
+	tmpRoot, err := subdir(entries, tmpDir)
+	if err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(tmpRoot, "put-"+key[:16]+"-")
@@ -365,9 +390,6 @@ func (c *Cache) Put(ctx context.Context, key string, outputs []io.Reader) (err e
 		return err
 	}
 	if err := syncDir(tmp); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dest); err != nil {
@@ -434,6 +456,9 @@ type entryInfo struct {
 // folders older than an hour are removed (a writer that died).
 func (c *Cache) entries() ([]entryInfo, error) {
 	base := filepath.Join(c.dir, entriesDir)
+	if err := safeDir(base); err != nil {
+		return nil, err
+	}
 	tops, err := os.ReadDir(base)
 	if err != nil {
 		return nil, missOr(err)
@@ -444,7 +469,7 @@ func (c *Cache) entries() ([]entryInfo, error) {
 			c.removeStale(filepath.Join(base, tmpDir))
 			continue
 		}
-		if len(t.Name()) != 2 || !lowerHex(t.Name()) || !t.IsDir() {
+		if len(t.Name()) != 2 || !lowerHex(t.Name()) || safeDir(filepath.Join(base, t.Name())) != nil {
 			continue
 		}
 		keys, err := os.ReadDir(filepath.Join(base, t.Name()))
@@ -477,6 +502,9 @@ func (c *Cache) entries() ([]entryInfo, error) {
 }
 
 func (c *Cache) removeStale(dir string) {
+	if safeDir(dir) != nil {
+		return
+	}
 	ds, _ := os.ReadDir(dir)
 	for _, d := range ds {
 		if info, err := d.Info(); err == nil && time.Since(info.ModTime()) > staleTmp {

@@ -27,6 +27,14 @@
 // byte it has not checked against the manifest's SHA-256 by the end of the
 // stream. Keys are 64 lowercase hexadecimal digits, never a path. What the
 // checks cannot tell is whether the bytes are what the step would make: a
-// cache is trusted by whoever uses it, as a build cache is, so [Open]
-// refuses a folder that every user may write to.
+// cache is trusted by whoever uses it, as a build cache is, so no other user
+// may control a folder of it: [Open] refuses a cache folder, or a folder
+// inside it, that is owned by another user (root aside) or that every user
+// may write to, sticky bit or not, and every folder is checked so again
+// before it is read, written or emptied; the cache follows no symbolic link
+// inside itself (one in place of a folder makes it refuse, or skip, that
+// folder: nothing outside is read, written or removed); and what it writes
+// is never writable by others, whatever the umask. A cache server
+// ([Remote], [Tiered]) can make misses only: every byte is checked against
+// the SHA-256 its entry names before use.
 package linkcache

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/digest"
 )
 
@@ -41,17 +40,11 @@ func (c *Cache) HashFile(path string) (string, error) {
 		return digest.File(abs)
 	}
 	memo := filepath.Join(c.dir, hashesDir, id[:2], id)
-	if root, err := os.OpenRoot(filepath.Dir(memo)); err == nil {
-		f, _, err := openRegular(root, id, 65)
-		root.Close()
-		if err == nil {
-			b, _ := io.ReadAll(f)
-			f.Close()
-			if len(b) == 65 && b[64] == '\n' && lowerHex(string(b[:64])) {
-				now := time.Now()
-				os.Chtimes(memo, now, now)
-				return string(b[:64]), nil
-			}
+	// A hash is read only from folders to trust (none remembered yet is
+	// no folder at all): else the file is hashed here.
+	if safeDir(filepath.Join(c.dir, hashesDir)) == nil && safeDir(filepath.Dir(memo)) == nil {
+		if h, ok := readMemo(memo, id); ok {
+			return h, nil
 		}
 	}
 	sum, err := digest.File(abs)
@@ -70,13 +63,33 @@ func (c *Cache) HashFile(path string) (string, error) {
 // remember writes a hash at memo, whole (atomicfile: a temporary file
 // renamed); a hash that cannot be written is not remembered.
 func (c *Cache) remember(memo, sum string) {
-	if os.MkdirAll(filepath.Dir(memo), 0o755) != nil {
+	base := filepath.Join(c.dir, hashesDir)
+	if safeDir(base) != nil {
 		return
 	}
-	atomicfile.Write(memo, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%s\n", sum)
-		return err
-	})
+	dir, err := subdir(base, filepath.Base(filepath.Dir(memo)))
+	if err != nil {
+		return
+	}
+	// Written whole, readable by others and writable by the owner only,
+	// whatever the umask.
+	f, err := os.CreateTemp(dir, ".memo-*")
+	if err != nil {
+		return
+	}
+	_, err = fmt.Fprintf(f, "%s\n", sum)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), memo)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
 }
 
 // fileIdentity is the name of a file's remembered hash: the SHA-256 of its
@@ -96,9 +109,12 @@ func fileIdentity(abs string, st os.FileInfo) (string, bool) {
 // temporary files of writers that died.
 func (c *Cache) trimHashes() {
 	base := filepath.Join(c.dir, hashesDir)
+	if safeDir(base) != nil {
+		return
+	}
 	tops, _ := os.ReadDir(base)
 	for _, t := range tops {
-		if len(t.Name()) != 2 || !lowerHex(t.Name()) {
+		if len(t.Name()) != 2 || !lowerHex(t.Name()) || safeDir(filepath.Join(base, t.Name())) != nil {
 			continue
 		}
 		ds, _ := os.ReadDir(filepath.Join(base, t.Name()))
@@ -113,10 +129,34 @@ func (c *Cache) trimHashes() {
 // clearHashes removes every remembered hash.
 func (c *Cache) clearHashes() {
 	base := filepath.Join(c.dir, hashesDir)
+	if safeDir(base) != nil {
+		return
+	}
 	tops, _ := os.ReadDir(base)
 	for _, t := range tops {
-		if len(t.Name()) == 2 && lowerHex(t.Name()) {
+		if len(t.Name()) == 2 && lowerHex(t.Name()) && safeDir(filepath.Join(base, t.Name())) == nil {
 			os.RemoveAll(filepath.Join(base, t.Name()))
 		}
 	}
+}
+
+// readMemo reads the remembered hash named id at memo.
+func readMemo(memo, id string) (string, bool) {
+	root, err := os.OpenRoot(filepath.Dir(memo))
+	if err != nil {
+		return "", false
+	}
+	f, _, err := openRegular(root, id, 65)
+	root.Close()
+	if err != nil {
+		return "", false
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if len(b) != 65 || b[64] != '\n' || !lowerHex(string(b[:64])) {
+		return "", false
+	}
+	now := time.Now()
+	os.Chtimes(memo, now, now)
+	return string(b[:64]), true
 }
