@@ -74,6 +74,7 @@ func (l *Link) StepKey(ctx context.Context, s *Step) (string, error) {
 
 // keyer gathers the key of one step.
 type keyer struct {
+	lld  bool // the command being read is lld's
 	h    hash.Hash
 	l    *Link
 	s    *Step
@@ -280,7 +281,31 @@ func (k *keyer) command(argv []string) error {
 	if err := k.program(prog); err != nil {
 		return err
 	}
+	if out := sideOutput(argv[1:]); out != "" {
+		return fmt.Errorf("%s writes %s besides its outputs, which a hit would not make", filepath.Base(prog), out)
+	}
+	k.lld = strings.HasPrefix(filepath.Base(prog), "ld.lld") || filepath.Base(prog) == "lld"
 	return k.linkerFiles(argv[1:], 0)
+}
+
+// sideOutput returns the option of a linker's arguments that makes it write
+// a file besides its output (a map, a dependency file, a reproduction
+// tarball, its temporary files), or "": such a step is not cached.
+func sideOutput(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		if strings.HasPrefix(a, "-plugin-opt=obj-path=") || strings.HasPrefix(a, "--plugin-opt=obj-path=") {
+			return a
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch name {
+		case "Map", "dependency-file", "why-extract", "reproduce", "save-temps", "lto-obj-path", "print-archive-stats":
+			return a
+		}
+	}
+	return ""
 }
 
 // program adds a program to the key: its path, its bytes, and those of the

@@ -196,3 +196,67 @@ func TestStepKeyOtherProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestStepKeyLinkerReads: what a linker reads that the key used to miss,
+// each changed in turn, gives a new key: a linker script joined to -T
+// (-Xoffload-linker -Wl,-Ts.ld), a library under the sysroot (-L=DIR), a
+// file a script names relatively, which lld takes from the script's own
+// folder first. A linker that writes a file besides its output (a map, a
+// dependency file) is not cached.
+func TestStepKeyLinkerReads(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	lld := write("bin/ld.lld", "#!/bin/sh\n")
+	in := write("tmp/in.o", "object")
+	script := write("scripts/s.ld", "SECTIONS { .text : { *(.text) } }\nINPUT(extra.o)\n")
+	write("scripts/extra.o", "the script's own")
+	write("extra.o", "the current folder's")
+	write("root/opt/lib/libdev.a", "!<arch>\nv1")
+	key := func(args ...string) (string, error) {
+		t.Helper()
+		out := filepath.Join(dir, "tmp", "out.img")
+		s := &Step{Kind: StepDeviceLink, Target: "x86_64-pc-linux-gnu", Tool: lld,
+			Args: append([]string{"-shared", "-o", out, in}, args...), Inputs: []string{in}, Outputs: []string{out}}
+		return (&Link{opt: &Options{}, TempDir: filepath.Join(dir, "tmp")}).StepKey(context.Background(), s)
+	}
+	t.Chdir(dir)
+	for _, c := range []struct {
+		what       string
+		args       []string
+		file, text string
+	}{
+		{"a script joined to -T", []string{"-T" + script}, "scripts/s.ld", "SECTIONS { .text : { *(.text*) } }\nINPUT(extra.o)\n"},
+		{"a file a script names, in the script's folder", []string{"-T" + script}, "scripts/extra.o", "the script's own, changed"},
+		{"a library under the sysroot", []string{"--sysroot=" + filepath.Join(dir, "root"), "-L=/opt/lib", "-ldev"}, "root/opt/lib/libdev.a", "!<arch>\nv2"},
+	} {
+		before, err := key(c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		write(c.file, c.text)
+		after, err := key(c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if before == after {
+			t.Errorf("%s changed: the same key", c.what)
+		}
+	}
+	// -L=DIR without a sysroot is DIR.
+	if _, err := key("-L=" + filepath.Join(dir, "root/opt/lib"), "-ldev"); err != nil {
+		t.Errorf("-L=DIR without a sysroot: %v", err)
+	}
+	for _, side := range [][]string{{"-Map=" + filepath.Join(dir, "out.map")}, {"-Map", "out.map"}, {"--dependency-file=out.d"}, {"--why-extract=w.txt"}} {
+		if _, err := key(side...); !errors.Is(err, errNoKey) {
+			t.Errorf("%q: %v, want no key (the step not cached)", side, err)
+		}
+	}
+}

@@ -262,18 +262,37 @@ const maxScript = 1 << 20
 // does not know.
 func (k *keyer) linkerFiles(args []string, depth int) error {
 	var dirs []string
+	sysroot := ""
+	for i, a := range args {
+		if a == "--sysroot" && i+1 < len(args) {
+			sysroot = args[i+1]
+		} else if v, ok := strings.CutPrefix(a, "--sysroot="); ok {
+			sysroot = v
+		}
+	}
+	addDir := func(d string) {
+		// -L=DIR is under the sysroot (as ld and lld read it; DIR with
+		// none).
+		if rest, ok := strings.CutPrefix(d, "="); ok {
+			d = filepath.Join(sysroot, rest)
+			if sysroot == "" {
+				d = rest
+			}
+		}
+		dirs = append(dirs, d)
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "-L" || a == "--library-path":
 			if i+1 < len(args) {
-				dirs = append(dirs, args[i+1])
+				addDir(args[i+1])
 				i++
 			}
 		case strings.HasPrefix(a, "--library-path="):
-			dirs = append(dirs, a[len("--library-path="):])
+			addDir(a[len("--library-path="):])
 		case strings.HasPrefix(a, "-L"):
-			dirs = append(dirs, a[2:])
+			addDir(a[2:])
 		}
 	}
 	for i := 0; i < len(args); i++ {
@@ -313,6 +332,10 @@ func (k *keyer) linkerFiles(args []string, depth int) error {
 		cands := []string{a}
 		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
 			cands = append(cands, v)
+		}
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			// A short option joined to its file: -Tscript.ld.
+			cands = append(cands, a[2:])
 		}
 		for _, c := range cands {
 			if c == "" || k.isOutput(c) {
@@ -399,9 +422,14 @@ func (k *keyer) linkerInput(path string, dirs []string, depth int) error {
 	for _, f := range files {
 		p := f
 		if !filepath.IsAbs(f) {
-			// As ld: the current folder, then the -L folders.
+			// As ld: the current folder, then the -L folders; lld looks
+			// in the script's own folder first.
 			p = ""
-			for _, d := range append([]string{"."}, dirs...) {
+			search := append([]string{"."}, dirs...)
+			if k.lld {
+				search = append([]string{filepath.Dir(path)}, search...)
+			}
+			for _, d := range search {
 				if st, err := os.Stat(filepath.Join(d, f)); err == nil && st.Mode().IsRegular() {
 					p = filepath.Join(d, f)
 					break
