@@ -251,7 +251,7 @@ func TestStepKeyLinkerReads(t *testing.T) {
 		}
 	}
 	// -L=DIR without a sysroot is DIR.
-	if _, err := key("-L=" + filepath.Join(dir, "root/opt/lib"), "-ldev"); err != nil {
+	if _, err := key("-L="+filepath.Join(dir, "root/opt/lib"), "-ldev"); err != nil {
 		t.Errorf("-L=DIR without a sysroot: %v", err)
 	}
 	for _, side := range [][]string{{"-Map=" + filepath.Join(dir, "out.map")}, {"-Map", "out.map"}, {"--dependency-file=out.d"}, {"--why-extract=w.txt"}} {
