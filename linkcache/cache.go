@@ -174,6 +174,18 @@ func (c *Cache) entry(key string) string {
 // nothing read from it unless it ended with io.EOF. Get marks the entry used,
 // for [Cache.Trim].
 func (c *Cache) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
+	rs, err := c.get(ctx, key)
+	switch {
+	case err == nil:
+		c.count(func(n *Counts) { n.LocalHits++ })
+	case errors.Is(err, ErrMiss) || errors.Is(err, ErrCorrupt):
+		c.count(func(n *Counts) { n.Misses++ })
+	}
+	return rs, err
+}
+
+// get is Get, not counted.
+func (c *Cache) get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 	if !ValidKey(key) {
 		return nil, fmt.Errorf("linkcache: key %q: want 64 lowercase hexadecimal digits", key)
 	}
@@ -442,6 +454,8 @@ type Stats struct {
 	Entries  int    `json:"entries"`
 	Bytes    int64  `json:"bytes"`
 	MaxBytes int64  `json:"max_bytes"`
+	// Counts are what the links that used it did ([Cache.Counts]).
+	Counts Counts `json:"counts"`
 }
 
 // entryInfo is an entry as Trim sees it.
@@ -515,7 +529,7 @@ func (c *Cache) removeStale(dir string) {
 
 // Stats counts the entries and their bytes.
 func (c *Cache) Stats() (Stats, error) {
-	s := Stats{Dir: c.dir, MaxBytes: c.MaxBytes}
+	s := Stats{Dir: c.dir, MaxBytes: c.MaxBytes, Counts: c.Counts()}
 	es, err := c.entries()
 	if err != nil && !errors.Is(err, ErrMiss) {
 		return s, err
@@ -562,8 +576,8 @@ func (c *Cache) Trim(maxBytes int64) (int, error) {
 	return n, nil
 }
 
-// Clear removes every entry and every remembered hash ([Cache.HashFile]),
-// and returns how many entries there were.
+// Clear removes every entry, every remembered hash ([Cache.HashFile]) and
+// the counts, and returns how many entries there were.
 func (c *Cache) Clear() (int, error) {
 	es, err := c.entries()
 	if err != nil && !errors.Is(err, ErrMiss) {
@@ -573,5 +587,6 @@ func (c *Cache) Clear() (int, error) {
 		c.remove(e.dir)
 	}
 	c.clearHashes()
+	os.Remove(filepath.Join(c.dir, countsFile))
 	return len(es), nil
 }

@@ -435,8 +435,9 @@ func (r *Remote) upload(ctx context.Context, path string, body io.Reader, size i
 // Tiered is a local cache in front of a server: Get looks in Local, then
 // on the server, whose entry it stores in Local before returning it; Put
 // stores in Local, then uploads. A server that fails (down, slow, wrong
-// bytes) is a miss and a one-line warning on Warn, never an error of the
-// link: the step runs, and its outputs are uploaded again.
+// bytes) is a miss and a one-line warning on Warn (the first failure; the
+// others are counted), never an error of the link: the step runs, and its
+// outputs are uploaded again.
 type Tiered struct {
 	Local  *Cache
 	Remote *Remote
@@ -445,44 +446,45 @@ type Tiered struct {
 	Warn io.Writer
 
 	mu     sync.Mutex
-	counts TieredCounts
+	counts Counts
+	warned bool
 }
 
-// TieredCounts counts what a Tiered cache did: hits in each level, misses
-// in both, uploads made and failed.
-type TieredCounts struct {
-	LocalHits, RemoteHits, Misses int
-	Uploads, UploadErrors         int
-	RemoteErrors                  int
-}
-
-// Counts returns what t did so far.
-func (t *Tiered) Counts() TieredCounts {
+// Counts returns what t did in this process (the cache's [Cache.Counts]
+// are those of every link that used it).
+func (t *Tiered) Counts() Counts {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.counts
 }
 
-func (t *Tiered) count(f func(c *TieredCounts)) {
+func (t *Tiered) count(f func(c *Counts)) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	f(&t.counts)
+	t.mu.Unlock()
+	t.Local.count(f)
 }
 
+// warn counts a failure of the server, and writes the first one to Warn:
+// one line for a link, however many of its steps the server fails.
 func (t *Tiered) warn(err error) {
-	t.count(func(c *TieredCounts) { c.RemoteErrors++ })
-	if t.Warn != nil {
+	t.count(func(c *Counts) { c.RemoteErrors++ })
+	t.mu.Lock()
+	first := !t.warned
+	t.warned = true
+	t.mu.Unlock()
+	if t.Warn != nil && first {
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		fmt.Fprintf(t.Warn, "goffload: warning: cache server %s: %s\n", t.Remote, msg)
+		fmt.Fprintf(t.Warn, "goffload: warning: cache server %s: %s (its later failures are counted, not shown: goffload cache stats)\n", t.Remote, msg)
 	}
 }
 
 // Get returns the outputs of key from Local, else from the server (then
 // stored in Local).
 func (t *Tiered) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
-	rs, err := t.Local.Get(ctx, key)
+	rs, err := t.Local.get(ctx, key)
 	if err == nil {
-		t.count(func(c *TieredCounts) { c.LocalHits++ })
+		t.count(func(c *Counts) { c.LocalHits++ })
 		return rs, nil
 	}
 	if !errors.Is(err, ErrMiss) && !errors.Is(err, ErrCorrupt) {
@@ -493,7 +495,7 @@ func (t *Tiered) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 		if !errors.Is(rerr, ErrMiss) {
 			t.warn(rerr)
 		}
-		t.count(func(c *TieredCounts) { c.Misses++ })
+		t.count(func(c *Counts) { c.Misses++ })
 		return nil, ErrMiss
 	}
 	readers := make([]io.Reader, len(remote))
@@ -505,9 +507,9 @@ func (t *Tiered) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	rs, err = t.Local.Get(ctx, key)
+	rs, err = t.Local.get(ctx, key)
 	if err == nil {
-		t.count(func(c *TieredCounts) { c.RemoteHits++ })
+		t.count(func(c *Counts) { c.RemoteHits++ })
 	}
 	return rs, err
 }
@@ -518,7 +520,7 @@ func (t *Tiered) Put(ctx context.Context, key string, outputs []io.Reader) error
 	if err := t.Local.Put(ctx, key, outputs); err != nil {
 		return err
 	}
-	rs, err := t.Local.Get(ctx, key)
+	rs, err := t.Local.get(ctx, key)
 	if err != nil {
 		return nil // trimmed at once, or taken by another program: nothing to upload
 	}
@@ -528,11 +530,11 @@ func (t *Tiered) Put(ctx context.Context, key string, outputs []io.Reader) error
 		readers[i] = r
 	}
 	if err := t.Remote.Put(ctx, key, readers); err != nil {
-		t.count(func(c *TieredCounts) { c.UploadErrors++ })
+		t.count(func(c *Counts) { c.UploadErrors++ })
 		t.warn(err)
 		return nil
 	}
-	t.count(func(c *TieredCounts) { c.Uploads++ })
+	t.count(func(c *Counts) { c.Uploads++ })
 	return nil
 }
 

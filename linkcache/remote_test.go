@@ -113,6 +113,9 @@ func TestRemoteOnNginx(t *testing.T) {
 	if c := second.Counts(); c.RemoteHits != 1 || c.LocalHits != 1 || c.Misses != 0 {
 		t.Errorf("counts %+v, want one hit on the server then one in the folder", c)
 	}
+	if c := second.Local.Counts(); c != second.Counts() {
+		t.Errorf("the folder's counts %+v, not the process's %+v", c, second.Counts())
+	}
 	if c := first.Counts(); c.Uploads != 1 || c.Misses != 1 {
 		t.Errorf("counts %+v, want one miss and one upload", c)
 	}
@@ -175,7 +178,7 @@ func TestRemoteServerWrongBytes(t *testing.T) {
 }
 
 // TestRemoteServerDownOrSlow: a server that is not there, or too slow, is a
-// miss and one warning a request, within the timeout; Put stores in the
+// miss and one line of warning, within the timeout; Put stores in the
 // folder all the same and warns.
 func TestRemoteServerDownOrSlow(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -193,8 +196,8 @@ func TestRemoteServerDownOrSlow(t *testing.T) {
 	if got, err := getAll(c, key); err != nil || got[0] != "image" {
 		t.Errorf("the folder in front of no server: %q %v", got, err)
 	}
-	if n := strings.Count(warn.String(), "\n"); n != 2 {
-		t.Errorf("%d warnings, want 2 (the get, the upload):\n%s", n, warn)
+	if n := strings.Count(warn.String(), "\n"); n != 1 || c.Counts().RemoteErrors != 2 || c.Counts().UploadErrors != 1 {
+		t.Errorf("%d warnings, counts %+v: want one line, for two failures (the get, the upload):\n%s", n, c.Counts(), warn)
 	}
 
 	srv := tooltest.StartNginx(t, tooltest.NginxLocation{Path: "/slow/", Directives: "limit_rate 2k;"})

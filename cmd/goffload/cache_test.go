@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,13 +213,34 @@ func TestCacheHIPRelink(t *testing.T) {
 		server := "GOFFLOAD_CACHE=" + srv.URL + "/team"
 		out := l.link(t, "machine1", named("app"), server, "GOFFLOAD_CACHE_DIR="+t.TempDir())
 		expectReport(t, out, "miss", 2, "the first machine, its folder and the server empty")
-		out = l.link(t, "machine2", named("app"), server, "GOFFLOAD_CACHE_DIR="+t.TempDir())
+		dir2 := t.TempDir()
+		out = l.link(t, "machine2", named("app"), server, "GOFFLOAD_CACHE_DIR="+dir2)
 		expectReport(t, out, "hit", 2, "a second machine, its folder empty, the server warm")
 		if strings.Contains(out, "warning") {
 			t.Errorf("warnings:\n%s", out)
 		}
 		sameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine2", "app"), "the program linked from the server")
 		sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "machine2", "app"), "the program linked from the server, and one linked without a cache")
+		stats := exec.Command(goffloadExe(t), "cache", "stats")
+		stats.Env = append(os.Environ(), server, "GOFFLOAD_CACHE_DIR="+dir2)
+		if out, err := stats.CombinedOutput(); err != nil || !strings.Contains(string(out), "lookups: 0 hits in the folder, 2 hits on a server, 0 misses") ||
+			!strings.Contains(string(out), "server:  http://127.0.0.1:") {
+			t.Errorf("cache stats of the second machine: %v\n%s", err, out)
+		}
+
+		// A server that is down: the link is the same, with a warning.
+		l2, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		down := "GOFFLOAD_CACHE=http://" + l2.Addr().String()
+		l2.Close()
+		out = l.link(t, "machine3", named("app"), down, "GOFFLOAD_CACHE_DIR="+t.TempDir())
+		expectReport(t, out, "miss", 2, "a server down")
+		if !strings.Contains(out, "goffload: warning: cache server http://127.0.0.1:") || !strings.Contains(out, "connection refused") {
+			t.Errorf("a server down: no warning:\n%s", out)
+		}
+		sameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine3", "app"), "the program linked with the server down")
 	})
 
 	// Each kind of device input in turn: a miss, then a hit.

@@ -70,6 +70,11 @@ func runCache(args []string, stdout io.Writer) error {
 		if server != "" {
 			fmt.Fprintf(stdout, "server:  %s (in front of it: the folder above)\n", quoteName(server))
 		}
+		n := s.Counts
+		fmt.Fprintf(stdout, "lookups: %d hits in the folder, %d hits on a server, %d misses\n", n.LocalHits, n.RemoteHits, n.Misses)
+		if n.Uploads+n.UploadErrors+n.RemoteErrors > 0 || server != "" {
+			fmt.Fprintf(stdout, "uploads: %d entries, %d failed; %d failures of the server\n", n.Uploads, n.UploadErrors, n.RemoteErrors)
+		}
 	case "clear":
 		n, err := c.Clear()
 		if err != nil {
