@@ -189,7 +189,7 @@ func TestCacheHIPRelink(t *testing.T) {
 	out = l.link(t, "relink", linkArgs())
 	expectReport(t, out, "hit", 2, "the link after a change to host code")
 	l.link(t, "nocache", linkArgs(), "GOFFLOAD_CACHE=off")
-	sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from the cache")
+	tooltest.SameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from the cache")
 
 	// Another program of the same objects (-o test7, whose name the device
 	// links' outputs and -dumpdir carry): every device link a hit, and the
@@ -202,7 +202,7 @@ func TestCacheHIPRelink(t *testing.T) {
 	out = l.link(t, "other", named("test7"))
 	expectReport(t, out, "hit", 2, "another program linked from the same objects")
 	l.link(t, "other-nocache", named("test7"), "GOFFLOAD_CACHE=off")
-	sameFile(t, filepath.Join(d, "other-nocache", "test7"), filepath.Join(d, "other", "test7"), "another program linked from the cache")
+	tooltest.SameFile(t, filepath.Join(d, "other-nocache", "test7"), filepath.Join(d, "other", "test7"), "another program linked from the cache")
 
 	// A team's cache server (nginx, as a Bazel HTTP cache) behind the
 	// folder: a machine whose folder is empty uploads its device links; a
@@ -219,8 +219,8 @@ func TestCacheHIPRelink(t *testing.T) {
 		if strings.Contains(out, "warning") {
 			t.Errorf("warnings:\n%s", out)
 		}
-		sameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine2", "app"), "the program linked from the server")
-		sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "machine2", "app"), "the program linked from the server, and one linked without a cache")
+		tooltest.SameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine2", "app"), "the program linked from the server")
+		tooltest.SameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "machine2", "app"), "the program linked from the server, and one linked without a cache")
 		stats := exec.Command(goffloadExe(t), "cache", "stats")
 		stats.Env = append(os.Environ(), server, "GOFFLOAD_CACHE_DIR="+dir2)
 		if out, err := stats.CombinedOutput(); err != nil || !strings.Contains(string(out), "lookups: 0 hits in the folder, 2 hits on a server, 0 misses") ||
@@ -240,7 +240,7 @@ func TestCacheHIPRelink(t *testing.T) {
 		if !strings.Contains(out, "goffload: warning: cache server http://127.0.0.1:") || !strings.Contains(out, "connection refused") {
 			t.Errorf("a server down: no warning:\n%s", out)
 		}
-		sameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine3", "app"), "the program linked with the server down")
+		tooltest.SameFile(t, filepath.Join(d, "machine1", "app"), filepath.Join(d, "machine3", "app"), "the program linked with the server down")
 	})
 
 	// Each kind of device input in turn: a miss, then a hit.
@@ -330,7 +330,7 @@ func TestCacheHIPRelink(t *testing.T) {
 			t.Fatalf("entries cut short: the link does not report them:\n%s", out)
 		}
 		expectReport(t, out, "miss", 2, "entries cut short")
-		sameFile(t, filepath.Join(d, "inputs", "prog"), filepath.Join(d, "relink", "prog"), "the program linked after entries were cut short")
+		tooltest.SameFile(t, filepath.Join(d, "inputs", "prog"), filepath.Join(d, "relink", "prog"), "the program linked after entries were cut short")
 		entries, _ = filepath.Glob(filepath.Join(l.cache, "link-v1", "*", "*", "0"))
 		for _, e := range entries {
 			b, _ := os.ReadFile(e)
@@ -341,7 +341,7 @@ func TestCacheHIPRelink(t *testing.T) {
 		expectReport(t, out, "miss", 2, "entries altered")
 		out = l.link(t, "relink", linkArgs())
 		expectReport(t, out, "hit", 2, "entries stored again")
-		sameFile(t, filepath.Join(d, "inputs", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from entries stored again")
+		tooltest.SameFile(t, filepath.Join(d, "inputs", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from entries stored again")
 	})
 	t.Run("size-bound", func(t *testing.T) {
 		var s struct {
@@ -446,7 +446,7 @@ func TestCacheOpenMPRelink(t *testing.T) {
 	// changed. Here it did not.
 	expectReport(t, out, "hit", 1, "the link after a change to host code")
 	l.link(t, "nocache", args, "GOFFLOAD_CACHE=off")
-	sameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from the cache")
+	tooltest.SameFile(t, filepath.Join(d, "nocache", "prog"), filepath.Join(d, "relink", "prog"), "the program linked from the cache")
 	cmd := exec.Command(filepath.Join(d, "relink", "prog"))
 	cmd.Env = append(os.Environ(), "OMP_TARGET_OFFLOAD=MANDATORY")
 	if b, err := cmd.CombinedOutput(); err != nil || string(b) != "twice 21 is 42\n" {
@@ -471,7 +471,7 @@ func TestCacheOpenMPRelink(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range outs {
-		sameFile(t, filepath.Join(d, "relink", "prog"), filepath.Join(d, fmt.Sprint("race", i), "prog"), "a program of two links at once")
+		tooltest.SameFile(t, filepath.Join(d, "relink", "prog"), filepath.Join(d, fmt.Sprint("race", i), "prog"), "a program of two links at once")
 	}
 	out = l.link(t, "race0", args)
 	expectReport(t, out, "hit", 1, "after two links at once")

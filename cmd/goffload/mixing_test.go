@@ -143,13 +143,13 @@ func (l *mixLab) object(major int, src string) string {
 		key := fmt.Sprint("mixLab ", clang, args)
 		if !strings.HasPrefix(src, l.dir) {
 			obj := builtOnce(l.t, key, func(obj string) error {
-				if msg, err := combinedOutput(exec.Command(clang, append(args, "-o", obj)...)); err != nil {
+				if msg, err := tooltest.CombinedOutput(exec.Command(clang, append(args, "-o", obj)...)); err != nil {
 					return fmt.Errorf("%v\n%s", err, msg)
 				}
 				return nil
 			})
 			copyTo(l.t, obj, out)
-		} else if msg, err := combinedOutput(exec.Command(clang, append(args, "-o", out)...)); err != nil {
+		} else if msg, err := tooltest.CombinedOutput(exec.Command(clang, append(args, "-o", out)...)); err != nil {
 			l.t.Fatalf("%v\n%s", err, msg)
 		}
 	}

@@ -3,9 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // TestOverrideImageAsClangs: clang-N -Wl,--override-image=openmp=IMG, where
@@ -29,7 +32,7 @@ func TestOverrideImageAsClangs(t *testing.T) {
 	}{{19, "ref.x86_64.native.img"}, {22, "ref.x86_64..img"}} {
 		t.Run(fmt.Sprintf("llvm%d", c.major), func(t *testing.T) {
 			t.Parallel()
-			l := newWrapperLab(t, c.major)
+			l := newOverrideLab(t, c.major)
 			dir := t.TempDir()
 			obj := compileOpenMP(t, c.major, src, filepath.Join(dir, "prog.o"))
 			link := func(out string, withGoffload bool, more ...string) {
@@ -38,8 +41,8 @@ func TestOverrideImageAsClangs(t *testing.T) {
 				if withGoffload {
 					args = append(args, "-B", l.wrapperDir)
 				}
-				args = append(args, "-fopenmp", "-fopenmp-targets="+offloadTriple, obj, "-o", out, "-L"+l.rt, "-Wl,-rpath,"+l.rt, "-Wl,--allow-shlib-undefined")
-				runIn(t, dir, l.clang, append(args, more...)...)
+				args = append(args, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", obj, "-o", out, "-L"+l.rt, "-Wl,-rpath,"+l.rt, "-Wl,--allow-shlib-undefined")
+				tooltest.RunIn(t, dir, l.clang, append(args, more...)...)
 			}
 			link("ref", false, "-Wl,--save-temps")
 			img := filepath.Join(dir, c.img)
@@ -58,7 +61,7 @@ func TestOverrideImageAsClangs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
-				t.Errorf("the program linked with --override-image: %d bytes, not clang-%d's own %d (first difference at byte %d)", len(got), c.major, len(want), firstDiff(got, want))
+				t.Errorf("the program linked with --override-image: %d bytes, not clang-%d's own %d (first difference at byte %d)", len(got), c.major, len(want), tooltest.FirstDiff(got, want))
 			}
 			run := func(name string) string {
 				t.Helper()
@@ -66,7 +69,7 @@ func TestOverrideImageAsClangs(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer os.Rename(filepath.Join(dir, "prog"), filepath.Join(dir, name))
-				return l.runOffloaded(t, dir)
+				return l.run(t, dir)
 			}
 			if got, want := run("ours"), run("ref"); got != want {
 				t.Errorf("the program linked with --override-image printed\n%s\nwant\n%s", got, want)
@@ -85,4 +88,35 @@ func TestOverrideImageAsClangs(t *testing.T) {
 			t.Errorf("linker-wrapper --override-image of a clang-16 object: exit %d, want it refused:\n%s", code, stderr)
 		}
 	})
+}
+
+// overrideLab is what the links of one release share: clang-N, the runtime
+// N, and a folder holding goffload as clang-linker-wrapper, for clang -B.
+type overrideLab struct{ clang, rt, wrapperDir string }
+
+func newOverrideLab(t *testing.T, major int) *overrideLab {
+	t.Helper()
+	l := &overrideLab{clang: tooltest.Tool(t, "clang", major), rt: tooltest.OpenMPRuntime(t, major), wrapperDir: t.TempDir()}
+	exe, err := filepath.Abs(goffloadExe(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(exe, filepath.Join(l.wrapperDir, "clang-linker-wrapper")); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// run runs dir/prog on the runtime with offloading mandatory and returns
+// its standard output.
+func (l *overrideLab) run(t *testing.T, dir string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(dir, "prog"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+l.rt, "OMP_TARGET_OFFLOAD=MANDATORY")
+	out, err := tooltest.CombinedOutput(cmd)
+	if err != nil {
+		t.Fatalf("%s/prog: %v\n%s", filepath.Base(dir), err, tooltest.Clip(out))
+	}
+	return string(out)
 }

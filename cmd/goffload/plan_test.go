@@ -63,7 +63,7 @@ func TestPlanStepsRunAlone(t *testing.T) {
 			rt := tooltest.OpenMPRuntime(t, c.major)
 			dir := t.TempDir()
 			for _, src := range c.sources {
-				args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", filepath.Join(wrapper, src), "-o", filepath.Join(dir, objectName(src))}
+				args := []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", filepath.Join(wrapper, src), "-o", filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))+".o")}
 				if c.major >= 18 {
 					args = append(args, "-fopenmp-version=52", "-DNEW_OPENMP")
 				}
@@ -156,7 +156,7 @@ func planSteps(t *testing.T, exe, dir, command string, args []string, out string
 		cmd.Dir = box
 		cmd.Env = append(os.Environ(), s.Env...)
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("step %d (%s) alone, with only its inputs: %s %q: %v\n%s", i, s.Kind, s.Tool, s.Args, err, clip(msg))
+			t.Fatalf("step %d (%s) alone, with only its inputs: %s %q: %v\n%s", i, s.Kind, s.Tool, s.Args, err, tooltest.Clip(msg))
 		}
 		var made []string
 		for _, f := range treeFiles(t, box) {
@@ -181,7 +181,7 @@ func planSteps(t *testing.T, exe, dir, command string, args []string, out string
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s made step by step: %d bytes, not the %d bytes of goffload %s (first difference at byte %d)", out, len(got), len(want), command, firstDiff(got, want))
+		t.Errorf("%s made step by step: %d bytes, not the %d bytes of goffload %s (first difference at byte %d)", out, len(got), len(want), command, tooltest.FirstDiff(got, want))
 	}
 }
 

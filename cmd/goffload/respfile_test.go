@@ -182,17 +182,17 @@ func TestWrapperResponseFileFromClang(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("clang-19 -B DIR: %v\n%s", err, clip(stderr.Bytes()))
+		t.Fatalf("clang-19 -B DIR: %v\n%s", err, tooltest.Clip(stderr.Bytes()))
 	}
 	// clang -v prints ` "DIR/clang-linker-wrapper" @/tmp/response-XXXX.txt`,
 	// then the file.
 	out := stderr.String()
 	i := strings.Index(out, "\n \""+wrapper+"\" @")
 	if i < 0 || !strings.Contains(out[i:], "\n Arguments passed via response file:\n") {
-		t.Fatalf("clang-19 did not run %s with a response file:\n%s", wrapper, clip(stderr.Bytes()))
+		t.Fatalf("clang-19 did not run %s with a response file:\n%s", wrapper, tooltest.Clip(stderr.Bytes()))
 	}
 	if !strings.Contains(out[i:], `"-L`+filepath.Join(dir, "library folders", "folder-1499-of-a-long-name")+`"`) {
-		t.Errorf("the response file does not hold the -L folders:\n%s", clip([]byte(out[i:])))
+		t.Errorf("the response file does not hold the -L folders:\n%s", tooltest.Clip([]byte(out[i:])))
 	}
 	got := runVadd(t, filepath.Join(dir, "prog"), rt)
 	t.Logf("the program printed %q", got)
@@ -228,7 +228,7 @@ func TestLinkResponseFile(t *testing.T) {
 	cmd := exec.Command(goffloadExe(t), "link", "@args.rsp")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("goffload link @args.rsp: %v\n%s", err, clip(out))
+		t.Fatalf("goffload link @args.rsp: %v\n%s", err, tooltest.Clip(out))
 	}
 	runVadd(t, prog, rt)
 }
@@ -244,7 +244,7 @@ func runVadd(t *testing.T, exe, rt string) string {
 	out, err := cmd.Output()
 	const want = "vadd on the OpenMP device: sum = 1048576 (want 1048576)\n"
 	if err != nil || string(out) != want {
-		t.Fatalf("%s: %v, printed %q, want %q\n%s", exe, err, out, want, clip(stderr.Bytes()))
+		t.Fatalf("%s: %v, printed %q, want %q\n%s", exe, err, out, want, tooltest.Clip(stderr.Bytes()))
 	}
 	return string(out)
 }

@@ -35,7 +35,7 @@ func TestCheckRuntimeAMDGPUCodeObjectVersions(t *testing.T) {
 		t.Run(fmt.Sprintf("v%d", c.version), func(t *testing.T) {
 			so := filepath.Join(dir, fmt.Sprintf("k%d.so", c.version))
 			cmd := exec.Command(clang, "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", fmt.Sprintf("-mcode-object-version=%d", c.version), "-O1", src, "-o", so)
-			if out, err := combinedOutput(cmd); err != nil {
+			if out, err := tooltest.CombinedOutput(cmd); err != nil {
 				t.Fatalf("%s: %v\n%s", cmd, err, out)
 			}
 			bin, obj := so+".bin", so+".wrapper.o"

@@ -58,9 +58,9 @@ func runWine(t *testing.T, wine, dir, exe string) string {
 			return winePointer.ReplaceAllString(strings.ReplaceAll(string(out), "\r\n", "\n"), "PTR")
 		}
 		if len(out) > 0 || try == 2 {
-			t.Fatalf("wine %s: %v\n%s%s", exe, err, out, clip(stderr.Bytes()))
+			t.Fatalf("wine %s: %v\n%s%s", exe, err, out, tooltest.Clip(stderr.Bytes()))
 		}
-		t.Logf("wine %s: %v, nothing printed (run again):\n%s", exe, err, clip(stderr.Bytes()))
+		t.Logf("wine %s: %v, nothing printed (run again):\n%s", exe, err, tooltest.Clip(stderr.Bytes()))
 	}
 }
 

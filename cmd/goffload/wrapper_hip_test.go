@@ -269,15 +269,15 @@ func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...stri
 	if got := runLog(t, filepath.Join(ours, "prog")); got != want {
 		t.Errorf("registration with the wrapper under test:\n%s\nwith LLVM's wrapper:\n%s", got, want)
 	}
-	sameFile(t, filepath.Join(ref, "prog"), filepath.Join(ours, "prog"), "the program")
+	tooltest.SameFile(t, filepath.Join(ref, "prog"), filepath.Join(ours, "prog"), "the program")
 	if !saveTemps {
 		return
 	}
 	for _, a := range arches {
 		img := "prog.amdgcn." + a + ".img"
-		sameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
+		tooltest.SameFile(t, filepath.Join(ref, img), filepath.Join(ours, img), "the linked code object")
 	}
-	sameFile(t, filepath.Join(ref, "prog.hipfb"), filepath.Join(ours, "prog.hipfb"), "the fatbin")
+	tooltest.SameFile(t, filepath.Join(ref, "prog.hipfb"), filepath.Join(ours, "prog.hipfb"), "the fatbin")
 	if e.major < 22 {
 		// LLVM 17-21's wrapper runs the device LTO itself; goffload runs it
 		// as the wrapper does (lld --lto-emit-llvm, llc -filetype=asm, and
@@ -285,7 +285,7 @@ func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...stri
 		for _, a := range arches {
 			for _, ext := range []string{".postopt.bc", ".s", ".o"} {
 				f := "prog.amdgcn-amd-amdhsa." + a + ext
-				sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the device LTO's file")
+				tooltest.SameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the device LTO's file")
 			}
 		}
 	}
@@ -333,7 +333,7 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 		// OUTPUT.hipfb) are compared where the wrapper under test left them.
 		logSaveTemps(t, ref, ours)
 		for _, f := range outputs {
-			sameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the fatbin the wrapper wrote")
+			tooltest.SameFile(t, filepath.Join(ref, f), filepath.Join(ours, f), "the fatbin the wrapper wrote")
 		}
 		for _, src := range []string{"c", "d"} {
 			imgs, _ := filepath.Glob(filepath.Join(ref, src+".hip*.img"))
@@ -342,7 +342,7 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 			}
 			for _, f := range imgs {
 				checkCodeObject(t, f, "_Z5"+src+"kern")
-				sameFile(t, f, filepath.Join(ours, filepath.Base(f)), "the linked code object")
+				tooltest.SameFile(t, f, filepath.Join(ours, filepath.Base(f)), "the linked code object")
 			}
 			fatbins, _ := filepath.Glob(filepath.Join(ref, src+".hip*.hipfb"))
 			for _, f := range fatbins {
@@ -350,13 +350,13 @@ func (e *wrapperHIP) nordc(t *testing.T) {
 					continue
 				}
 				if _, err := os.Stat(filepath.Join(ours, filepath.Base(f))); err == nil {
-					sameFile(t, f, filepath.Join(ours, filepath.Base(f)), "a fatbin left with -save-temps")
+					tooltest.SameFile(t, f, filepath.Join(ours, filepath.Base(f)), "a fatbin left with -save-temps")
 				}
 			}
 		}
 	}
 	for _, obj := range []string{"c.o", "d.o"} {
-		sameFile(t, filepath.Join(ref, obj), filepath.Join(ours, obj), "the object")
+		tooltest.SameFile(t, filepath.Join(ref, obj), filepath.Join(ours, obj), "the object")
 	}
 
 	runCmd(t, ref, e.clang, link...)
@@ -408,22 +408,6 @@ func checkCodeObject(t *testing.T, file string, symbols ...string) {
 		}) {
 			t.Errorf("%s does not define %s*", file, want)
 		}
-	}
-}
-
-// sameFile fails the test unless ours holds the bytes of ref.
-func sameFile(t *testing.T, ref, ours, what string) {
-	t.Helper()
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	got, err := os.ReadFile(ours)
-	switch {
-	case err != nil:
-		t.Errorf("%s: LLVM's wrapper left %s, the wrapper under test no %s: %v", what, filepath.Base(ref), filepath.Base(ours), err)
-	case !bytes.Equal(got, want):
-		t.Errorf("%s %s: %d bytes, LLVM's wrapper's %d bytes, not the same", what, filepath.Base(ours), len(got), len(want))
 	}
 }
 

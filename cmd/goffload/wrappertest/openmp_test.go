@@ -1,4 +1,4 @@
-package main
+package wrappertest
 
 import (
 	"bufio"
@@ -91,7 +91,7 @@ type wrapperStep struct {
 // loadWrapperPrograms reads the programs of testdata/wrapper.
 func loadWrapperPrograms(t *testing.T) []*wrapperProgram {
 	t.Helper()
-	builds, err := filepath.Glob(filepath.Join("testdata", "wrapper", "*", "build"))
+	builds, err := filepath.Glob(filepath.Join("..", "testdata", "wrapper", "*", "build"))
 	if err != nil || len(builds) == 0 {
 		t.Fatalf("no testdata/wrapper/*/build (%v)", err)
 	}
@@ -268,8 +268,8 @@ func (l *wrapperLab) objects(t *testing.T, p *wrapperProgram) string {
 				args = append(args, "-fopenmp-targets="+offloadTriple)
 			}
 			args = append(args, filepath.Join(p.dir, src), "-o", filepath.Join(dir, objectName(src)))
-			if out, err := combinedOutput(exec.Command(clang, args...)); err != nil {
-				t.Fatalf("%s %s: %v\n%s", filepath.Base(clang), strings.Join(args, " "), err, clip(out))
+			if out, err := tooltest.CombinedOutput(exec.Command(clang, args...)); err != nil {
+				t.Fatalf("%s %s: %v\n%s", filepath.Base(clang), strings.Join(args, " "), err, tooltest.Clip(out))
 			}
 		}
 	}
@@ -286,7 +286,7 @@ func (l *wrapperLab) stage(t *testing.T, p *wrapperProgram) (string, wrapperStep
 	for _, s := range p.steps {
 		if s.op == "ar" || s.op == "llvm-ar" {
 			ar, args := l.archiver(t, s.op, append([]string{"rcs", s.out}, s.args...))
-			runIn(t, dir, ar, args...)
+			tooltest.RunIn(t, dir, ar, args...)
 		}
 	}
 	return dir, p.steps[len(p.steps)-1]
@@ -355,7 +355,7 @@ func (l *wrapperLab) build(t *testing.T, p *wrapperProgram, dir string, mode lin
 		default:
 			name, args = l.clangLinkArgs(p, s, mode)
 		}
-		runIn(t, dir, name, args...)
+		tooltest.RunIn(t, dir, name, args...)
 	}
 }
 
@@ -423,32 +423,6 @@ func (l *wrapperLab) archiver(t *testing.T, op string, args []string) (string, [
 	return "ar", tooltest.ArArgs(args...)
 }
 
-// runIn runs a command in dir; a failure ends the test.
-func runIn(t *testing.T, dir, name string, args ...string) {
-	t.Helper()
-	cmd := exec.Command(name, args...)
-	cmd.Dir = dir
-	if out, err := combinedOutput(cmd); err != nil {
-		t.Fatalf("in %s: %s %s: %v\n%s", filepath.Base(dir), name, strings.Join(args, " "), err, clip(out))
-	}
-}
-
-// combinedOutput runs cmd in a tooltest.Slot, so that parallel tests run no
-// more tools at once than there are processors, and returns what it printed.
-func combinedOutput(cmd *exec.Cmd) ([]byte, error) {
-	defer tooltest.Slot()()
-	return cmd.CombinedOutput()
-}
-
-// clip shortens a long output to its start and end.
-func clip(out []byte) string {
-	const keep = 2000
-	if len(out) <= 2*keep {
-		return string(out)
-	}
-	return fmt.Sprintf("%s\n[... %d bytes ...]\n%s", out[:keep], len(out)-2*keep, out[len(out)-keep:])
-}
-
 // runOffloaded runs dir/prog on runtime l.rt with offloading mandatory and
 // returns its standard output; a failure or a non-zero exit ends the test.
 func (l *wrapperLab) runOffloaded(t *testing.T, dir string) string {
@@ -472,7 +446,7 @@ func (l *wrapperLab) tryRun(dir string) (string, error) {
 	out, err := cmd.Output()
 	release()
 	if err != nil {
-		return "", fmt.Errorf("%v\nstdout:\n%s\nstderr:\n%s", err, out, clip([]byte(stderr.String())))
+		return "", fmt.Errorf("%v\nstdout:\n%s\nstderr:\n%s", err, out, tooltest.Clip([]byte(stderr.String())))
 	}
 	return string(out), nil
 }
@@ -614,7 +588,7 @@ func (l *wrapperLab) testProgram(t *testing.T, p *wrapperProgram, variant int, a
 				// link made it.
 				for _, s := range p.steps {
 					if s.op == "link" {
-						sameFile(t, filepath.Join(root, byGoffload.String(), s.out), filepath.Join(dir, s.out), "the link run by ninja")
+						tooltest.SameFile(t, filepath.Join(root, byGoffload.String(), s.out), filepath.Join(dir, s.out), "the link run by ninja")
 					}
 				}
 			}
@@ -648,7 +622,7 @@ func (l *wrapperLab) compareBytes(t *testing.T, p *wrapperProgram, ref, dir stri
 		if !bytes.Equal(got, want) {
 			same = false
 			if !differs {
-				t.Errorf("%s: %d bytes, not the %d bytes clang-%d's own link makes (first difference at byte %d)", s.out, len(got), len(want), l.major, firstDiff(got, want))
+				t.Errorf("%s: %d bytes, not the %d bytes clang-%d's own link makes (first difference at byte %d)", s.out, len(got), len(want), l.major, tooltest.FirstDiff(got, want))
 			}
 		}
 	}
@@ -658,16 +632,6 @@ func (l *wrapperLab) compareBytes(t *testing.T, p *wrapperProgram, ref, dir stri
 	case differs:
 		t.Logf("differs from clang-%d's files on purpose: %s", l.major, p.differsWhy)
 	}
-}
-
-// firstDiff returns the offset of the first byte where a and b differ.
-func firstDiff(a, b []byte) int {
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return min(len(a), len(b))
 }
 
 // testDriverRunsDIR: clang-N -B DIR -### runs DIR/clang-linker-wrapper.
@@ -723,7 +687,7 @@ func (l *wrapperLab) testVerbose(t *testing.T, p *wrapperProgram) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s -v: %v\n%s", clang, err, clip(stderr.Bytes()))
+		t.Fatalf("%s -v: %v\n%s", clang, err, tooltest.Clip(stderr.Bytes()))
 	}
 	flag := "--wrapper-verbose"
 	if l.major == 15 {
@@ -754,7 +718,7 @@ func (l *wrapperLab) testVerbose(t *testing.T, p *wrapperProgram) {
 		}
 	}
 	if linker == "" || !device || !host {
-		t.Errorf("clang-%d -v: the wrapper's command (linker %q), device link printed %v, host link printed %v:\n%s", l.major, linker, device, host, clip(stderr.Bytes()))
+		t.Errorf("clang-%d -v: the wrapper's command (linker %q), device link printed %v, host link printed %v:\n%s", l.major, linker, device, host, tooltest.Clip(stderr.Bytes()))
 	}
 	if got := l.runOffloaded(t, dir); got != p.want {
 		t.Errorf("the program linked with -v printed\n%s", got)
@@ -777,7 +741,7 @@ func (l *wrapperLab) testSaveTemps(t *testing.T, p *wrapperProgram) {
 		ll := *l
 		ll.wrapperDir = wrapperDir
 		clang, args := ll.clangLinkArgs(p, link, byWrapper)
-		runIn(t, dir, clang, append(args, "-save-temps")...)
+		tooltest.RunIn(t, dir, clang, append(args, "-save-temps")...)
 		if got := l.runOffloaded(t, dir); got != p.want {
 			t.Errorf("the program linked with -save-temps printed\n%s", got)
 		}

@@ -1,0 +1,64 @@
+package tooltest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// CombinedOutput runs cmd in a Slot, so that parallel tests run no more
+// tools at once than there are processors, and returns what it printed.
+func CombinedOutput(cmd *exec.Cmd) ([]byte, error) {
+	defer Slot()()
+	return cmd.CombinedOutput()
+}
+
+// RunIn runs a command in dir (in a Slot); a failure ends the test with
+// what it printed.
+func RunIn(t testing.TB, dir, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := CombinedOutput(cmd); err != nil {
+		t.Fatalf("in %s: %s %v: %v\n%s", filepath.Base(dir), name, args, err, Clip(out))
+	}
+}
+
+// Clip shortens a long output to its start and end.
+func Clip(out []byte) string {
+	const keep = 2000
+	if len(out) <= 2*keep {
+		return string(out)
+	}
+	return fmt.Sprintf("%s\n[... %d bytes ...]\n%s", out[:keep], len(out)-2*keep, out[len(out)-keep:])
+}
+
+// FirstDiff returns the offset of the first byte where a and b differ.
+func FirstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// SameFile fails t unless the file ours is the bytes of ref (what LLVM's
+// tool, or the reference run, made); what names the comparison.
+func SameFile(t testing.TB, ref, ours, what string) {
+	t.Helper()
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	got, err := os.ReadFile(ours)
+	switch {
+	case err != nil:
+		t.Errorf("%s: LLVM's wrapper left %s, the wrapper under test no %s: %v", what, filepath.Base(ref), filepath.Base(ours), err)
+	case !bytes.Equal(got, want):
+		t.Errorf("%s %s: %d bytes, LLVM's wrapper's %d bytes, not the same (first difference at byte %d)", what, filepath.Base(ours), len(got), len(want), FirstDiff(got, want))
+	}
+}
