@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
@@ -33,8 +34,8 @@ type StripResult struct {
 // is copied as it is, one with device code for others is refused with an
 // error matching goffload.ErrUnsupported. A target that matches no image of f is an error
 // (a typing error there would drop all device code), and then nothing is
-// written to w; so is a thin archive (give the files it names) and a file
-// of another format. It returns what it did to each object with device
+// written to w; so is a thin archive (give the files it names), an archive
+// inside the archive that holds device code, and a file of another format. It returns what it did to each object with device
 // code.
 func StripFile(w io.Writer, f *File, keep []Target) ([]StripResult, error) {
 	var out []StripResult
@@ -211,7 +212,9 @@ type ConvertResult struct {
 // the same members, names, headers and symbol index; members that are no
 // object, and objects in to's formats already, are copied byte for byte.
 // An executable or shared object is refused (convert the objects it was
-// linked from), as are a thin archive and files of other formats. LLVM
+// linked from), as are a thin archive, an archive inside the archive that
+// holds device code (extract it, convert it and put it back; one without
+// is copied) and files of other formats. LLVM
 // bitcode (`clang -flto`) that holds device code is refused with an error
 // matching goffload.ErrUnsupported (goffload does not rewrite IR: compile
 // it with the release wanted); bitcode without device code is copied.
@@ -325,6 +328,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 	for _, o := range f.Objects {
 		byOffset[o.Offset] = o
 	}
+	nested := nestedOffload(f)
 	scratch, err := atomicfile.Scratch()
 	if err != nil {
 		return err
@@ -342,6 +346,12 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		obj := byOffset[m.DataOffset]
 		if obj != nil && obj.Name != name {
 			obj = nil // an object of an archive nested in this member
+		}
+		if obj == nil {
+			if in := nested[name]; in != nil {
+				return fmt.Errorf("%s: an archive inside the archive, whose %s holds device code: goffload does not rewrite an archive's archives (extract it, rewrite it and put it back): %w",
+					name, in.Name, goffload.ErrUnsupported)
+			}
 		}
 		o, err := member(name, obj)
 		if err != nil {
@@ -370,4 +380,24 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
 	return nil
+}
+
+// nestedOffload returns, by the name of a member of f, the first object of
+// an archive nested in it that holds device code or offload entries: a
+// rewrite of f would copy it as it is.
+func nestedOffload(f *File) map[string]*Object {
+	m := map[string]*Object{}
+	for _, o := range f.Objects {
+		if len(o.Images) == 0 && len(o.Entries) == 0 || !strings.HasPrefix(o.Name, f.Name+"(") {
+			continue
+		}
+		// f.Name(member)(inner member)...: nested in f.Name(member).
+		if i := strings.Index(o.Name[len(f.Name):], ")("); i >= 0 {
+			outer := o.Name[:len(f.Name)+i+1]
+			if m[outer] == nil {
+				m[outer] = o
+			}
+		}
+	}
+	return m
 }
