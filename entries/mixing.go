@@ -916,6 +916,57 @@ func (m *mixer) requiresFacts() {
 	}
 }
 
+// requiresNone reports whether the file's requires constructor is known to
+// register no requirement: on x86-64, .omp_offloading.requires_reg is
+// `mov $FLAGS, %edi` then a call or jump (clang 15 to 18 emit one for
+// every object, with OMP_REQ_NONE, 1, when there is no `#pragma omp
+// requires`). Other machines, and code of another shape, are not read:
+// false.
+func (m *mixer) requiresNone() bool {
+	if m.f.Machine != elf.EM_X86_64 {
+		return false
+	}
+	found, none := false, true
+	for i := range m.syms {
+		s := &m.syms[i]
+		if !strings.HasPrefix(s.Name, ".omp_offloading.requires_reg") || s.Type() != elf.STT_FUNC {
+			continue
+		}
+		if int(s.Section) <= 0 || int(s.Section) >= len(m.f.Sections) {
+			return false
+		}
+		sec := m.f.Sections[s.Section]
+		off := s.Value
+		if m.f.Type != elf.ET_REL {
+			off -= sec.Addr
+		}
+		code := make([]byte, 32)
+		n, _ := sec.Open().ReadAt(code, int64(off))
+		code = code[:n]
+		flags, ok := x86RequiresFlags(code)
+		if !ok {
+			return false
+		}
+		found, none = true, none && flags == ompReqNone
+	}
+	return found && none
+}
+
+// ompReqNone is OMP_REQ_NONE, the flags of no `#pragma omp requires`.
+const ompReqNone = 1
+
+// x86RequiresFlags reads the flags that the code of a requires constructor
+// passes: the immediate of the first `mov $imm32, %edi` (bf imm32),
+// followed by a call or a jump (e8, e9).
+func x86RequiresFlags(code []byte) (uint32, bool) {
+	for i := 0; i+5 < len(code); i++ {
+		if code[i] == 0xbf && (code[i+5] == 0xe8 || code[i+5] == 0xe9) {
+			return uint32(code[i+1]) | uint32(code[i+2])<<8 | uint32(code[i+3])<<16 | uint32(code[i+4])<<24, true
+		}
+	}
+	return 0, false
+}
+
 // requiresCtor reports whether the file calls __tgt_register_requires.
 func (m *mixer) requiresCtor() bool {
 	return m.hasSymbol(func(s *elfobj.FileSymbol) bool {
@@ -1065,7 +1116,7 @@ func (m *mixer) linkedFindings() {
 		reads := func(e facts.RequiresEncoding) offload.ReleaseSet {
 			return offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })
 		}
-		if m.requiresCtor() && reads(facts.RequiresCtor)&runtime == 0 {
+		if m.requiresCtor() && reads(facts.RequiresCtor)&runtime == 0 && !m.requiresNone() {
 			o.Findings = append(o.Findings, Finding{Kind: FindRequires, Releases: runtime,
 				Message: fmt.Sprintf("`#pragma omp requires` is registered by a constructor calling __tgt_register_requires (LLVM 18 and before), which %s does not read (%s does): the requirements are ignored", what, reads(facts.RequiresCtor))})
 		}
