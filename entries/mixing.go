@@ -904,7 +904,10 @@ func (m *mixer) requiresFacts() {
 			Made:  offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Requires == e }),
 			Links: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })})
 	}
-	if m.requiresCtor() {
+	if m.requiresCtor() && !m.requiresNone() {
+		// A constructor that registers OMP_REQ_NONE (clang 14 to 18 emit
+		// one in every object without requirements, and `convert` leaves
+		// it) registers nothing any runtime needs: no fact of release.
 		add(facts.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
 	}
 	for _, u := range m.sections {

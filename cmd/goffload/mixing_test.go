@@ -296,12 +296,30 @@ func TestCheckFindsMixedReleases(t *testing.T) {
 	// Issue 33, B5: clang 15 to 18 register OMP_REQ_NONE by a constructor
 	// in every object; on libomptarget 19 nothing is lost (check used to
 	// say the requirements were ignored).
-	t.Run("clang-16 object without requires linked by clang-19", func(t *testing.T) {
+	t.Run("clang-16 object without requires with clang-19", func(t *testing.T) {
 		l.t = t
 		src := filepath.Join(l.dir, "norequires.c")
 		os.WriteFile(src, []byte("int main(void) { int x = 0;\n#pragma omp target map(tofrom: x)\nx = 1;\nreturn x != 1; }\n"), 0o644)
-		exe, _ := l.clangLink(19, 19, "noreq16by19", l.object(16, src))
+		o16, o19 := l.object(16, src), l.object(19, src)
+		exe, _ := l.clangLink(19, 19, "noreq16by19", o16)
 		assertCheckPasses(t, exe)
+		// B2: what clang-19 links, goffload link plans too, and check of
+		// the pair finds nothing. B1: converted to 19, the object is
+		// 19's alone (its constructor, left in place, registers nothing).
+		conv := filepath.Join(l.dir, "noreq16to19.o")
+		for _, args := range [][]string{
+			{"link", "--llvm", "19", "--dry-run", "-o", filepath.Join(l.dir, "pair"), o19, o16},
+			{"check", o19, o16},
+			{"convert", "--llvm", "19", "-o", conv, o16},
+			{"link", "--llvm", "19", "--dry-run", "-o", filepath.Join(l.dir, "pair"), o19, conv},
+		} {
+			if out, stderr, code := cli(t, args...); code != 0 {
+				t.Errorf("goffload %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+			}
+		}
+		if out, _, _ := cli(t, "check", conv); !strings.Contains(out, "made by LLVM 19-20") {
+			t.Errorf("the converted object is not 19's alone:\n%s", out)
+		}
 	})
 	t.Run("requires of clang-16 and clang-19", func(t *testing.T) {
 		l.t = t
