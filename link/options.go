@@ -137,7 +137,8 @@ type Options struct {
 	// and misses, DryRun what it would hit where it can tell.
 	Cache Cache
 	// Stdout receives the printed commands (Verbose, DryRun); Stderr the
-	// commands' own output. nil discards.
+	// commands' own output. nil discards, but for the last 4 KiB that a
+	// tool which fails printed: the step's error holds them.
 	Stdout, Stderr io.Writer
 }
 

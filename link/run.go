@@ -1,6 +1,7 @@
 package link
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -663,13 +664,66 @@ func (l *Link) runCommand(ctx context.Context, s *Step) error {
 	}
 	cmd := exec.CommandContext(ctx, s.Tool, args...)
 	cmd.Stdout, cmd.Stderr = writer(opt.Stderr), writer(opt.Stderr)
+	var tail *tailWriter
+	if opt.Stderr == nil {
+		// Nowhere to print what the tool says: its last words go into
+		// the error, or the reason of a failure would be lost.
+		tail = &tailWriter{max: maxToolTail}
+		cmd.Stdout, cmd.Stderr = tail, tail
+	}
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
 	if err := atomicfile.Run(cmd); err != nil {
+		if said := tail.String(); said != "" {
+			return fmt.Errorf("'%s' %w: %w; it printed:\n%s", filepath.Base(s.Tool), errStepFailed, err, said)
+		}
 		return fmt.Errorf("'%s' %w: %w", filepath.Base(s.Tool), errStepFailed, err)
 	}
 	return nil
+}
+
+// maxToolTail bounds what of a failed tool's output an error keeps.
+const maxToolTail = 4096
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+	cut bool
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) > t.max {
+		p, t.cut = p[len(p)-t.max:], true
+	}
+	if over := len(t.b) + len(p) - t.max; over > 0 {
+		t.b, t.cut = append(t.b[:0], t.b[over:]...), true
+	}
+	t.b = append(t.b, p...)
+	return n, nil
+}
+
+// String is the text kept, from the start of a line, "" for none (or a
+// nil tailWriter).
+func (t *tailWriter) String() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if t.cut {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+		b = append([]byte("[...]\n"), b...)
+	}
+	return strings.TrimRight(string(b), "\n")
 }
 
 // printCommand prints the step's command with Verbose, Print or DryRun, as
