@@ -389,6 +389,70 @@ type Entry struct {
 	Aux     SymbolRef // EntryV1 only
 }
 
+// EntryRole is what an offload entry registers, whatever the kind and the
+// release: what its flags and size say together.
+type EntryRole string
+
+const (
+	RoleKernel         EntryRole = "kernel"          // a kernel (an OpenMP target region, a __global__ function): no size
+	RoleGlobal         EntryRole = "global"          // a device variable (declare target to/enter, __device__)
+	RoleLink           EntryRole = "link"            // a `declare target link` reference pointer
+	RoleIndirect       EntryRole = "indirect"        // a `declare target indirect` function
+	RoleIndirectVTable EntryRole = "indirect-vtable" // a `declare target indirect` virtual table (LLVM main after 22)
+	RoleRequires       EntryRole = "requires"        // `#pragma omp requires`: Data holds the flags (LLVM 19+)
+	RoleCtor           EntryRole = "ctor"            // the constructor of a declare-target variable (LLVM 15-17)
+	RoleDtor           EntryRole = "dtor"            // its destructor
+	RoleManaged        EntryRole = "managed"         // a CUDA/HIP managed variable
+	RoleSurface        EntryRole = "surface"         // a CUDA/HIP surface reference
+	RoleTexture        EntryRole = "texture"         // a CUDA/HIP texture reference
+	RoleUnknown        EntryRole = "unknown"         // flags that no release defines
+)
+
+// Role returns what e registers: for OpenMP the role its flags give (the
+// first of requires, link, indirect, indirect-vtable, ctor, dtor), else a
+// kernel when it has no size and a global when it has one; for CUDA and HIP
+// the type of its flags, a global of no size being a kernel. Flags no
+// release defines are RoleUnknown.
+func (e Entry) Role() EntryRole {
+	switch e.Kind {
+	case OffloadCUDA, OffloadHIP:
+		switch GPUFlags(e.Flags).Type() {
+		case GPUGlobal:
+			if e.Size == 0 {
+				return RoleKernel
+			}
+			return RoleGlobal
+		case GPUManaged:
+			return RoleManaged
+		case GPUSurface:
+			return RoleSurface
+		case GPUTexture:
+			return RoleTexture
+		}
+		return RoleUnknown
+	}
+	f := OpenMPFlags(e.Flags)
+	switch {
+	case f&OMPEntryRequires != 0:
+		return RoleRequires
+	case f&OMPEntryLink != 0:
+		return RoleLink
+	case f&OMPEntryIndirectVTable != 0:
+		return RoleIndirectVTable
+	case f&OMPEntryIndirect != 0:
+		return RoleIndirect
+	case f&OMPEntryCtor != 0:
+		return RoleCtor
+	case f&OMPEntryDtor != 0:
+		return RoleDtor
+	case f&^0x3f != 0:
+		return RoleUnknown
+	case e.Size == 0:
+		return RoleKernel
+	}
+	return RoleGlobal
+}
+
 // Raw returns the numeric fields of e as release r stores them
 // (docs/entries.md#entry-v1): Reserved 0, Version EntryVersion and the Kind
 // code in a 56-byte entry; Flags, Size and Data. The pointers are left 0, to be

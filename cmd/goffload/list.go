@@ -414,6 +414,7 @@ type jsonEntry struct {
 	Addend  int64    `json:"addend"`
 	Size    uint64   `json:"size"`
 	Flags   uint32   `json:"flags"`
+	Role    string   `json:"role"` // offload.Entry.Role: kernel, global, link, indirect, requires...
 	Data    uint64   `json:"data"`
 	Aux     jsonText `json:"aux"`
 }
@@ -490,7 +491,7 @@ func printJSON(w io.Writer, o *fatobj.Object) error {
 	}
 	for _, e := range o.Entries {
 		je := jsonEntry{Section: jsonText(e.Section), Format: e.Layout.String(), Kind: e.Kind.String(), Name: jsonText(e.Name),
-			Symbol: jsonText(e.Address.Symbol), Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Data: e.Data}
+			Symbol: jsonText(e.Address.Symbol), Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Role: string(e.Role()), Data: e.Data}
 		if !e.Aux.IsNull() {
 			je.Aux = jsonText(e.Aux.String())
 		}

@@ -252,10 +252,10 @@ func TestEntriesSpecThenListAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []jsonEntry{
-		{"llvm_offload_entries", "v1", "openmp", "__omp_offloading_10_20_kern_l5", ".__omp_offloading_10_20_kern_l5.region_id", 0, 0, 0, 0, ""},
-		{"llvm_offload_entries", "v1", "openmp", "gvar", "gvar", 0, 4, 0, 0, ""},
-		{"llvm_offload_entries", "v1", "openmp", "lvar_decl_tgt_ref_ptr", "lvar_decl_tgt_ref_ptr", 0, 8, 1, 0, ""},
-		{"llvm_offload_entries", "v1", "hip", "mvar", "mvar.managed", 0, 4, 1, 4, "mvar"},
+		{"llvm_offload_entries", "v1", "openmp", "__omp_offloading_10_20_kern_l5", ".__omp_offloading_10_20_kern_l5.region_id", 0, 0, 0, "kernel", 0, ""},
+		{"llvm_offload_entries", "v1", "openmp", "gvar", "gvar", 0, 4, 0, "global", 0, ""},
+		{"llvm_offload_entries", "v1", "openmp", "lvar_decl_tgt_ref_ptr", "lvar_decl_tgt_ref_ptr", 0, 8, 1, "link", 0, ""},
+		{"llvm_offload_entries", "v1", "hip", "mvar", "mvar.managed", 0, 4, 1, "managed", 4, "mvar"},
 	}
 	if fmt.Sprint(got.Entries) != fmt.Sprint(want) {
 		t.Errorf("entries\n got %+v\nwant %+v", got.Entries, want)
