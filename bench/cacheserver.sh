@@ -32,6 +32,7 @@ done
 tmp=$(mktemp -d)
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+. bench/lib.sh
 go build -o "$tmp/goffload" ./cmd/goffload
 mkdir "$tmp/bin" "$tmp/srv" "$tmp/srv/data"
 ln -s "$tmp/goffload" "$tmp/bin/clang-linker-wrapper"
@@ -58,16 +59,7 @@ server="http://127.0.0.1:$port/team"
 
 cp cmd/goffload/testdata/wrapperhip/hip.h "$tmp/"
 "$clang" -shared -fPIC -o "$tmp/libamdhip64.so" wrap/testdata/gpu/runtime.c -ldl
-{
-  echo '#include "hip.h"'
-  echo '__device__ float f(float x, int i) { float s = 0; for (int j = 0; j < 16; j++) s += __builtin_sinf(x * j + i) * __builtin_cosf(x - j); return s; }'
-  for ((i = 0; i < kernels; i++)); do
-    echo "__global__ void k$i(float *p, int n) { for (int i = 0; i < n; i++) p[i] = f(p[i], $i) + f(p[(i + $i) % n], i) * $i.5f; }"
-  done
-  echo 'extern "C" void launch_all(float *p, int which) {'
-  for ((i = 0; i < kernels; i++)); do echo "  if (which == $i) k$i<<<1, 1>>>(p, 64);"; done
-  echo '}'
-} > "$tmp/kernels.hip"
+hip_kernels "$kernels" which > "$tmp/kernels.hip"
 arches=(--offload-arch=gfx90a --offload-arch=gfx1100)
 (cd "$tmp" && "$clang" -x hip --offload-new-driver "${arches[@]}" -nogpulib -nogpuinc -fgpu-rdc -O3 -c kernels.hip -o kernels.o &&
   llvm-ar-22 rcs libkernels.a kernels.o)

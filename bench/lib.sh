@@ -66,3 +66,24 @@ one() {
   echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -1 "$tmp/t")" >> "$dir/m"
 }
 median() { awk -v c="$2" '{ print $c }' "$1" | sort -n | sed -n "$(((RUNS + 1) / 2))p"; }
+
+# hip_kernels N [which]: prints a HIP source of N kernels calling a
+# __device__ function of 16 sines and cosines (its LTO is the cost of a
+# device link), and launch_all(float *p) launching every kernel, or with
+# "which" launch_all(float *p, int which) launching kernel which.
+hip_kernels() {
+  local n=$1 which=${2:-} i
+  echo '#include "hip.h"'
+  echo '__device__ float f(float x, int i) { float s = 0; for (int j = 0; j < 16; j++) s += __builtin_sinf(x * j + i) * __builtin_cosf(x - j); return s; }'
+  for ((i = 0; i < n; i++)); do
+    echo "__global__ void k$i(float *p, int n) { for (int i = 0; i < n; i++) p[i] = f(p[i], $i) + f(p[(i + $i) % n], i) * $i.5f; }"
+  done
+  if [ -n "$which" ]; then
+    echo 'extern "C" void launch_all(float *p, int which) {'
+    for ((i = 0; i < n; i++)); do echo "  if (which == $i) k$i<<<1, 1>>>(p, 64);"; done
+  else
+    echo 'extern "C" void launch_all(float *p) {'
+    for ((i = 0; i < n; i++)); do echo "  k$i<<<1, 1>>>(p, 64);"; done
+  fi
+  echo '}'
+}

@@ -13,13 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestStepKey makes the keys of a linker's step (a program that is not
-// clang: its own arguments name what it reads) and changes each thing it
-// depends on in turn: a new key each time; the temporary folder and the
-// outputs' old contents change nothing.
-func TestStepKey(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, text string) string {
+// fileWriter returns a function that writes text to the file name under
+// dir (its folders made), executable, and returns its path.
+func fileWriter(t *testing.T, dir string) func(name, text string) string {
+	return func(name, text string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -28,6 +25,15 @@ func TestStepKey(t *testing.T) {
 		}
 		return p
 	}
+}
+
+// TestStepKey makes the keys of a linker's step (a program that is not
+// clang: its own arguments name what it reads) and changes each thing it
+// depends on in turn: a new key each time; the temporary folder and the
+// outputs' old contents change nothing.
+func TestStepKey(t *testing.T) {
+	dir := t.TempDir()
+	write := fileWriter(t, dir)
 	tool := write("bin/ld.fake", "#!/bin/sh\n")
 	write("tmp1/in.o", "object")
 	write("lib/libfoo.a", "!<arch>\nfoo")
@@ -205,15 +211,7 @@ func TestStepKeyOtherProgram(t *testing.T) {
 // dependency file) is not cached.
 func TestStepKeyLinkerReads(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		t.Helper()
-		p := filepath.Join(dir, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := fileWriter(t, dir)
 	lld := write("bin/ld.lld", "#!/bin/sh\n")
 	in := write("tmp/in.o", "object")
 	script := write("scripts/s.ld", "SECTIONS { .text : { *(.text) } }\nINPUT(extra.o)\n")

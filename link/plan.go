@@ -23,6 +23,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
+	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
@@ -408,11 +409,11 @@ func (p *planner) overrides() error {
 	}
 	p.targets, p.byKey = nil, map[string]*target{}
 	for _, ov := range p.opt.OverrideImages {
-		f, err := os.Open(ov.File)
+		f, err := infile.Open(ov.File) // a regular file: no FIFO to block on
 		if err != nil {
 			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
 		}
-		h, err := elfobj.ReadHeader(f)
+		h, err := elfobj.ReadHeader(f.Section())
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)

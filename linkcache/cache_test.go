@@ -21,7 +21,7 @@ func keyOf(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func put(t *testing.T, c *Cache, key string, outs ...string) {
+func put(t *testing.T, c getter, key string, outs ...string) {
 	t.Helper()
 	var rs []io.Reader
 	for _, o := range outs {
@@ -32,9 +32,15 @@ func put(t *testing.T, c *Cache, key string, outs ...string) {
 	}
 }
 
+// getter is a cache: a *Cache, or a Tiered one.
+type getter interface {
+	Get(ctx context.Context, key string) ([]io.ReadCloser, error)
+	Put(ctx context.Context, key string, outputs []io.Reader) error
+}
+
 // get reads the entry of key whole, as package link reads it: every reader
 // to its end.
-func get(c *Cache, key string) ([]string, error) {
+func get(c getter, key string) ([]string, error) {
 	rs, err := c.Get(context.Background(), key)
 	if err != nil {
 		return nil, err

@@ -231,11 +231,11 @@ func (r *Remote) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 	if !ValidKey(key) {
 		return nil, fmt.Errorf("linkcache: key %q: want 64 lowercase hexadecimal digits", key)
 	}
-	b, err := r.fetch(ctx, "/ac/"+key, maxActionResult, nil)
+	b, err := r.getBytes(ctx, "/ac/"+key, maxActionResult)
 	if err != nil {
 		return nil, err
 	}
-	files, err := unmarshalActionResult(b.([]byte))
+	files, err := unmarshalActionResult(b)
 	if err != nil {
 		r.markBad(key)
 		return nil, fmt.Errorf("linkcache: %s/ac/%s: %w: %w", r, key, err, ErrCorrupt)
@@ -247,7 +247,7 @@ func (r *Remote) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 			return nil, fmt.Errorf("linkcache: %s/ac/%s: an output of %d bytes, more than %d", r, key, f.size, r.maxBytes())
 		}
 		sum := hex.EncodeToString(f.sum[:])
-		v, err := r.fetch(ctx, "/cas/"+sum, f.size, &f)
+		rc, err := r.getFile(ctx, "/cas/"+sum, f)
 		if err != nil {
 			closeAll(out)
 			if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrMiss) {
@@ -257,46 +257,69 @@ func (r *Remote) Get(ctx context.Context, key string) ([]io.ReadCloser, error) {
 			}
 			return nil, err
 		}
-		out = append(out, v.(*os.File))
+		out = append(out, rc)
 	}
 	return out, nil
 }
 
-// fetch GETs path: into memory, at most limit bytes, or, with want, into a
-// temporary file (removed once closed, or at once where the system allows)
-// whose size and SHA-256 must be want's.
-func (r *Remote) fetch(ctx context.Context, path string, limit int64, want *fileSum) (any, error) {
+// get GETs path and returns its response, checked to be 200 and of at
+// most limit bytes declared: a 404 is ErrMiss. The caller closes the body
+// and calls done.
+func (r *Remote) get(ctx context.Context, path string, limit int64) (resp *http.Response, done context.CancelFunc, err error) {
 	resp, cancel, err := r.request(ctx, http.MethodGet, path, nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		err = ErrMiss
+	case resp.StatusCode != http.StatusOK:
+		err = r.statusError(http.MethodGet, path, resp)
+	case resp.ContentLength > limit:
+		err = fmt.Errorf("linkcache: GET %s%s: %d bytes, more than %d: %w", r, path, resp.ContentLength, limit, ErrCorrupt)
+	}
+	if err != nil {
+		resp.Body.Close()
+		cancel()
+		return nil, nil, err
+	}
+	return resp, cancel, nil
+}
+
+// getBytes GETs path into memory: at most limit bytes.
+func (r *Remote) getBytes(ctx context.Context, path string, limit int64) ([]byte, error) {
+	resp, done, err := r.get(ctx, path, limit)
 	if err != nil {
 		return nil, err
 	}
-	defer cancel()
+	defer done()
 	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusNotFound:
-		return nil, ErrMiss
-	case resp.StatusCode != http.StatusOK:
-		return nil, r.statusError(http.MethodGet, path, resp)
-	case resp.ContentLength > limit:
-		return nil, fmt.Errorf("linkcache: GET %s%s: %d bytes, more than %d: %w", r, path, resp.ContentLength, limit, ErrCorrupt)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("linkcache: GET %s%s: %w", r, path, err)
 	}
-	body := io.LimitReader(resp.Body, limit+1)
-	if want == nil {
-		b, err := io.ReadAll(body)
-		if err != nil {
-			return nil, fmt.Errorf("linkcache: GET %s%s: %w", r, path, err)
-		}
-		if int64(len(b)) > limit {
-			return nil, fmt.Errorf("linkcache: GET %s%s: more than %d bytes: %w", r, path, limit, ErrCorrupt)
-		}
-		return b, nil
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("linkcache: GET %s%s: more than %d bytes: %w", r, path, limit, ErrCorrupt)
 	}
+	return b, nil
+}
+
+// getFile GETs path into a temporary file (removed once closed, or at once
+// where the system allows) whose size and SHA-256 must be want's, and
+// returns it read from its start.
+func (r *Remote) getFile(ctx context.Context, path string, want fileSum) (io.ReadCloser, error) {
+	resp, done, err := r.get(ctx, path, want.size)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	defer resp.Body.Close()
 	f, err := os.CreateTemp(r.TempDir, "goffload-cache-get-*")
 	if err != nil {
 		return nil, err
 	}
 	removed := os.Remove(f.Name()) == nil // gone once closed
-	fail := func(err error) (any, error) {
+	fail := func(err error) (io.ReadCloser, error) {
 		f.Close()
 		if !removed {
 			os.Remove(f.Name())
@@ -304,7 +327,7 @@ func (r *Remote) fetch(ctx context.Context, path string, limit int64, want *file
 		return nil, err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), body)
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, want.size+1))
 	if err != nil {
 		return fail(fmt.Errorf("linkcache: GET %s%s: %w", r, path, err))
 	}

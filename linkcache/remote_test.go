@@ -16,39 +16,6 @@ import (
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
-type getter interface {
-	Get(ctx context.Context, key string) ([]io.ReadCloser, error)
-	Put(ctx context.Context, key string, outputs []io.Reader) error
-}
-
-func putAll(t *testing.T, c getter, key string, outs ...string) {
-	t.Helper()
-	var rs []io.Reader
-	for _, o := range outs {
-		rs = append(rs, strings.NewReader(o))
-	}
-	if err := c.Put(context.Background(), key, rs); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func getAll(c getter, key string) ([]string, error) {
-	rs, err := c.Get(context.Background(), key)
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll(rs)
-	var out []string
-	for _, r := range rs {
-		b, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, string(b))
-	}
-	return out, nil
-}
-
 // tiered returns a Tiered cache with a new local folder in front of the
 // server at url, and what it warns.
 func tiered(t *testing.T, url string) (*Tiered, *strings.Builder) {
@@ -86,10 +53,10 @@ func TestRemoteOnNginx(t *testing.T) {
 	ctx := context.Background()
 	key := keyOf("device link")
 	first, warn1 := tiered(t, srv.URL+"/team/cache")
-	if _, err := getAll(first, key); !errors.Is(err, ErrMiss) {
+	if _, err := get(first, key); !errors.Is(err, ErrMiss) {
 		t.Fatalf("an empty server: %v, want a miss", err)
 	}
-	putAll(t, first, key, "image for gfx90a", "", "image for gfx1100")
+	put(t, first, key, "image for gfx90a", "", "image for gfx1100")
 	for _, p := range []string{"ac/" + key, "cas/" + keyOf("image for gfx90a"), "cas/" + keyOf("")} {
 		if _, err := os.Stat(filepath.Join(srv.Data, "team", "cache", p)); err != nil {
 			t.Errorf("the server holds no %s: %v", p, err)
@@ -103,11 +70,11 @@ func TestRemoteOnNginx(t *testing.T) {
 		t.Errorf("the ActionResult on the server: %v %v", files, err)
 	}
 	second, warn2 := tiered(t, srv.URL+"/team/cache/")
-	got, err := getAll(second, key)
+	got, err := get(second, key)
 	if err != nil || strings.Join(got, "|") != "image for gfx90a||image for gfx1100" {
 		t.Fatalf("a second machine: %q %v", got, err)
 	}
-	if _, err := getAll(second, key); err != nil {
+	if _, err := get(second, key); err != nil {
 		t.Fatal(err)
 	}
 	if c := second.Counts(); c.RemoteHits != 1 || c.LocalHits != 1 || c.Misses != 0 {
@@ -137,7 +104,7 @@ func TestRemoteOnNginx(t *testing.T) {
 	}
 	wg.Wait()
 	third, warn3 := tiered(t, srv.URL)
-	if got, err := getAll(third, key2); err != nil || len(got) != 1 || len(got[0]) != 1<<20 {
+	if got, err := get(third, key2); err != nil || len(got) != 1 || len(got[0]) != 1<<20 {
 		t.Errorf("after four uploads at once: %d outputs, %v", len(got), err)
 	}
 	if warn3.Len() > 0 {
@@ -152,27 +119,27 @@ func TestRemoteServerWrongBytes(t *testing.T) {
 	srv := tooltest.StartNginx(t)
 	key := keyOf("device link")
 	first, _ := tiered(t, srv.URL)
-	putAll(t, first, key, "the right image")
+	put(t, first, key, "the right image")
 	blob := filepath.Join(srv.Data, "cas", keyOf("the right image"))
 	if err := os.WriteFile(blob, []byte("the wrong image"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	second, warn := tiered(t, srv.URL)
-	if got, err := getAll(second, key); !errors.Is(err, ErrMiss) {
+	if got, err := get(second, key); !errors.Is(err, ErrMiss) {
 		t.Fatalf("wrong bytes on the server: %q %v, want a miss", got, err)
 	}
 	if !strings.Contains(warn.String(), "not the 15 bytes the entry names") || strings.Count(warn.String(), "\n") != 1 {
 		t.Errorf("the warning: %q", warn)
 	}
-	putAll(t, second, key, "the right image") // the step ran: stored again
+	put(t, second, key, "the right image") // the step ran: stored again
 	third, _ := tiered(t, srv.URL)
-	if got, err := getAll(third, key); err != nil || got[0] != "the right image" {
+	if got, err := get(third, key); err != nil || got[0] != "the right image" {
 		t.Errorf("after the entry was uploaded again: %q %v", got, err)
 	}
 	// An entry that is not an ActionResult.
 	os.WriteFile(filepath.Join(srv.Data, "ac", key), []byte("\xff\xff\xff"), 0o600)
 	fourth, warn4 := tiered(t, srv.URL)
-	if _, err := getAll(fourth, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn4.String(), "not an ActionResult") {
+	if _, err := get(fourth, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn4.String(), "not an ActionResult") {
 		t.Errorf("a garbled entry: %v, warning %q", err, warn4)
 	}
 }
@@ -189,11 +156,11 @@ func TestRemoteServerDownOrSlow(t *testing.T) {
 	l.Close()
 	key := keyOf("device link")
 	c, warn := tiered(t, down)
-	if _, err := getAll(c, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn.String(), "connection refused") {
+	if _, err := get(c, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn.String(), "connection refused") {
 		t.Errorf("no server: %v, warning %q", err, warn)
 	}
-	putAll(t, c, key, "image")
-	if got, err := getAll(c, key); err != nil || got[0] != "image" {
+	put(t, c, key, "image")
+	if got, err := get(c, key); err != nil || got[0] != "image" {
 		t.Errorf("the folder in front of no server: %q %v", got, err)
 	}
 	if n := strings.Count(warn.String(), "\n"); n != 1 || c.Counts().RemoteErrors != 2 || c.Counts().UploadErrors != 1 {
@@ -203,11 +170,11 @@ func TestRemoteServerDownOrSlow(t *testing.T) {
 	srv := tooltest.StartNginx(t, tooltest.NginxLocation{Path: "/slow/", Directives: "limit_rate 2k;"})
 	fast, _ := tiered(t, srv.URL+"/slow")
 	fast.Remote.Timeout = time.Minute
-	putAll(t, fast, key, strings.Repeat("x", 256<<10)) // 128 s at 2 KiB/s
+	put(t, fast, key, strings.Repeat("x", 256<<10)) // 128 s at 2 KiB/s
 	slow, warn := tiered(t, srv.URL+"/slow")
 	slow.Remote.Timeout = time.Second
 	start := time.Now()
-	if _, err := getAll(slow, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn.String(), "deadline exceeded") {
+	if _, err := get(slow, key); !errors.Is(err, ErrMiss) || !strings.Contains(warn.String(), "deadline exceeded") {
 		t.Errorf("a slow server: %v, warning %q", err, warn)
 	}
 	if took := time.Since(start); took > 30*time.Second {
@@ -232,7 +199,7 @@ func TestRemoteCredentials(t *testing.T) {
 	local, _ := Open(t.TempDir())
 	var warn strings.Builder
 	c := &Tiered{Local: local, Remote: r, Warn: &warn}
-	putAll(t, c, key, "image")
+	put(t, c, key, "image")
 	if !strings.Contains(warn.String(), "401") {
 		t.Errorf("no credentials: the server's 401 is not reported: %q", warn.String())
 	}
@@ -243,7 +210,7 @@ func TestRemoteCredentials(t *testing.T) {
 	warn.Reset()
 	c = &Tiered{Local: local, Remote: r, Warn: &warn}
 	local.Clear()
-	putAll(t, c, key, "image")
+	put(t, c, key, "image")
 	if warn.Len() > 0 {
 		t.Errorf("with the header: %s", warn.String())
 	}
@@ -258,7 +225,7 @@ func TestRemoteCredentials(t *testing.T) {
 	warn.Reset()
 	local.Clear()
 	c = &Tiered{Local: local, Remote: r, Warn: &warn}
-	putAll(t, c, key, "image")
+	put(t, c, key, "image")
 	if warn.Len() > 0 {
 		t.Errorf("with the netrc login: %s", warn.String())
 	}
@@ -279,7 +246,7 @@ func TestRemoteCredentials(t *testing.T) {
 	warn.Reset()
 	local.Clear()
 	c = &Tiered{Local: local, Remote: r, Warn: &warn}
-	putAll(t, c, key, "image")
+	put(t, c, key, "image")
 	if !strings.Contains(warn.String(), "user:xxxxx@") || strings.Contains(warn.String(), "passw0rd") {
 		t.Errorf("the warning: %q", warn.String())
 	}

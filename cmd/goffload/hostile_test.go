@@ -139,6 +139,12 @@ func hostileCommands(good string) []hostileCommand {
 		// clang-linker-wrapper, as clang 22 runs it (-m, -L around the input).
 		{name: "linker-wrapper", args: []string{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
 			"-m", "elf_x86_64", "-o", "OUT", "IN", "-L/usr/lib/llvm-22/lib"}},
+		// The input as the device image that replaces the device code
+		// (LLVM 19+): its ELF header names its target.
+		{name: "linker-wrapper-override", args: []string{"linker-wrapper", "--dry-run", "--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld",
+			"--override-image=openmp=IN", "-o", "OUT", good}, any: true},
+		// What libomptarget 19 would refuse of the input's device images.
+		{name: "check-runtime", args: []string{"check", "--runtime", "19", "IN"}, any: true},
 		{name: "wrap-14", args: []string{"wrap", "--llvm", "14", "-o", "OUT", "IN"}},
 		{name: "device-archive", args: []string{"device-archive", "--target", "hip-amdgcn-amd-amdhsa--gfx90a", "-o", "OUT", "IN"}},
 		{name: "convert", args: []string{"convert", "--llvm", "19", "-o", "OUT", "IN"}},
@@ -195,13 +201,6 @@ func objectShaped(path string) bool {
 	return false
 }
 
-var (
-	exeOnce sync.Once
-	exePath string
-	exeErr  error
-	exeDir  string
-)
-
 func TestMain(m *testing.M) {
 	if record := os.Getenv(measureEnv); record != "" {
 		os.Exit(measured(record, os.Getenv(exeEnv), os.Args))
@@ -211,9 +210,6 @@ func TestMain(m *testing.M) {
 	// own tests (cache_test.go) give theirs.
 	os.Setenv("GOFFLOAD_CACHE", "off")
 	code := m.Run()
-	if exeDir != "" {
-		os.RemoveAll(exeDir)
-	}
 	shared.Remove()
 	os.Exit(code)
 }
@@ -222,22 +218,7 @@ func TestMain(m *testing.M) {
 // process.
 func goffloadExe(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds goffload")
-	}
-	exeOnce.Do(func() {
-		if exeDir, exeErr = os.MkdirTemp("", "goffload-exe"); exeErr != nil {
-			return
-		}
-		exePath = filepath.Join(exeDir, "goffload")
-		if msg, err := exec.Command("go", "build", "-o", exePath, ".").CombinedOutput(); err != nil {
-			exeErr = fmt.Errorf("go build: %v\n%s", err, msg)
-		}
-	})
-	if exeErr != nil {
-		t.Fatal(exeErr)
-	}
-	return exePath
+	return shared.Program(t, "github.com/goffload/goffload/cmd/goffload", "goffload")
 }
 
 // thinArchive returns a GNU thin archive naming files of the given sizes.

@@ -3,9 +3,12 @@ package tooltest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
+	"testing"
 )
 
 // Shared is the files that the tests of a package build once and share (a
@@ -63,4 +66,26 @@ func (s *Shared) Remove() {
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
 	}
+}
+
+// Program returns the program that `go build` makes of package pkg, named
+// name, built once into s for the tests that run it as a process.
+func (s *Shared) Program(t testing.TB, pkg, name string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds " + name)
+	}
+	dir, err := s.File("go build "+pkg, func(dir string) error {
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, name)
 }

@@ -1,9 +1,7 @@
 package wrappertest
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -24,17 +22,5 @@ func TestMain(m *testing.M) {
 // goffloadExe builds the command once for the tests that run it.
 func goffloadExe(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds goffload")
-	}
-	exe, err := shared.File("go build github.com/goffload/goffload/cmd/goffload", func(path string) error {
-		if out, err := exec.Command("go", "build", "-o", path, "github.com/goffload/goffload/cmd/goffload").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
+	return shared.Program(t, "github.com/goffload/goffload/cmd/goffload", "goffload")
 }
