@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/goffload/goffload"
@@ -538,8 +537,13 @@ func (p *planner) gatherWrapper() error {
 	}
 	// The objects, then the members that give device code, as the link
 	// uses them: checked against the release, and C++ or not.
+	listed := make(map[*fatobj.Object]bool, len(objects))
+	for _, in := range objects {
+		listed[in] = true
+	}
 	for _, f := range files {
-		if f.archive && taken[f.obj] && !slices.Contains(objects, f.obj) {
+		if f.archive && taken[f.obj] && !listed[f.obj] {
+			listed[f.obj] = true
 			objects = append(objects, f.obj)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // does, each step an action that ninja schedules, and reruns only what an
 // input's change needs. A command too long for a command line passes its
 // arguments in a response file that ninja writes (rspfile), as clang's
-// driver would. Paths holding a newline cannot be written, and are an error.
+// driver would. Paths holding a line break or '|' cannot be written in a ninja file, and are an error.
 func (l *Link) WriteNinja(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# goffload link plan: LLVM %d, %s. Run it with ninja -f THIS-FILE.\n", l.LLVM, l.Output)
@@ -76,11 +76,17 @@ func (l *Link) WriteNinja(w io.Writer) error {
 }
 
 // ninjaPaths writes paths for a build line: $, space and colon escaped.
+// Ninja has no escape for '|' (it ends a path there: "x|y.o" is the
+// explicit input x and the implicit y.o) nor for a line break: a path
+// holding one is an error.
 func ninjaPaths(paths []string) (string, error) {
 	var b strings.Builder
 	for i, p := range paths {
 		if strings.ContainsAny(p, "\n\r") {
 			return "", fmt.Errorf("ninja: a path holds a line break: %q", p)
+		}
+		if strings.Contains(p, "|") {
+			return "", fmt.Errorf("ninja: a path holds '|', which a ninja file cannot express: %q", p)
 		}
 		if i > 0 {
 			b.WriteByte(' ')

@@ -194,17 +194,21 @@ func (p *planner) cudaPathArg(t *target) []string {
 
 // planner holds what Plan gathers.
 type planner struct {
-	l        *Link
-	opt      *Options
-	rel      *offload.Release
-	relFrom  string // where the release was taken from
-	host     *hostLink
-	ldArgs   []string // the host linker's argv (a driver's, as ld sees it)
-	linkExe  bool     // ldArgs are in link.exe's syntax (an MSVC host's lld-link)
-	targets  []*target
-	byKey    map[string]*target
-	used     []entries.Input
-	names    map[string]bool
+	l       *Link
+	opt     *Options
+	rel     *offload.Release
+	relFrom string // where the release was taken from
+	host    *hostLink
+	ldArgs  []string // the host linker's argv (a driver's, as ld sees it)
+	linkExe bool     // ldArgs are in link.exe's syntax (an MSVC host's lld-link)
+	targets []*target
+	byKey   map[string]*target
+	used    []entries.Input
+	names   map[string]bool
+	// next is, for each base+ext given to tempName, the number after which
+	// the next free name lies: every number below it is taken, so that n
+	// images of one name cost n probes, not n²/2.
+	next     map[string]int
 	legacy   bool
 	cxx      bool // an input is C++
 	lto      bool // an input is LLVM bitcode: the host link needs the LTO plugin
@@ -232,7 +236,7 @@ func Plan(o *Options) (*Link, error) {
 	if opt.Language != "" && opt.Language != "c" && opt.Language != "c++" {
 		return nil, fmt.Errorf("%w: language %q: want c or c++", ErrUsage, opt.Language)
 	}
-	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}}
+	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}, next: map[string]int{}}
 	p.ldArgs = opt.LinkerArgs
 	if opt.Driver {
 		p.ldArgs, _ = driverToLD(opt.LinkerArgs)
@@ -853,8 +857,10 @@ func (p *planner) tempName(base, ext string) (string, error) {
 		base = base[:160] // a name from the inputs: within NAME_MAX
 	}
 	name := base + ext
-	for i := 1; p.names[name]; i++ {
+	key := base + "\x00" + ext
+	for i := p.next[key] + 1; p.names[name]; i++ {
 		name = base + "." + strconv.Itoa(i) + ext
+		p.next[key] = i
 	}
 	if err := atomicfile.CheckName(name); err != nil {
 		return "", err

@@ -290,10 +290,11 @@ func thinFiles(path string) []string {
 	if err != nil {
 		return out
 	}
+	var members []string
 	for _, m := range a.Members() {
-		out = appendNew(out, m.Path(filepath.Dir(path)))
+		members = append(members, m.Path(filepath.Dir(path)))
 	}
-	return out
+	return appendNew(out, members...)
 }
 
 // linkedFiles returns the files a linker's (or, driver, a compiler
@@ -308,7 +309,7 @@ func linkedFiles(args []string, driver bool) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
+	var out []string // with repeats, taken out at the end
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		value := func() string {
@@ -320,19 +321,19 @@ func linkedFiles(args []string, driver bool) []string {
 		}
 		switch {
 		case a == "-T" || a == "--script" || a == "--version-script" || a == "--dynamic-list" || a == "-plugin" || a == "--plugin":
-			out = appendNew(out, value())
+			out = append(out, value())
 		case a == "-l" || a == "--library":
-			out = appendNew(out, findLibrary(value(), h.dirs)...)
+			out = append(out, findLibrary(value(), h.dirs)...)
 		case strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
-			out = appendNew(out, findLibrary(a[2:], h.dirs)...)
+			out = append(out, findLibrary(a[2:], h.dirs)...)
 		case ldValueOptions[a]:
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
 		default:
-			out = appendNew(out, a)
+			out = append(out, a)
 		}
 	}
-	return out
+	return appendNew(nil, out...)
 }
 
 // findLibrary returns the file -lNAME names, as ld finds it, or nothing.
@@ -352,10 +353,16 @@ func findLibrary(name string, dirs []string) []string {
 	return nil
 }
 
-// appendNew appends the strings of add that list does not hold yet.
+// appendNew appends the strings of add, but "", that list does not hold
+// yet, each once, in time linear in both.
 func appendNew(list []string, add ...string) []string {
+	seen := make(map[string]bool, len(list)+len(add))
+	for _, s := range list {
+		seen[s] = true
+	}
 	for _, a := range add {
-		if a != "" && !containsString(list, a) {
+		if a != "" && !seen[a] {
+			seen[a] = true
 			list = append(list, a)
 		}
 	}

@@ -62,7 +62,12 @@ func TestLinkRunsOffloadedProgram(t *testing.T) {
 			clang := tooltest.Tool(t, "clang", major)
 			dir := t.TempDir()
 			obj := compileOpenMP(t, major, filepath.Join("testdata", "prog.c"), filepath.Join(dir, "prog.o"))
+			// Linked over a file that `touch ours` made: the program is
+			// executable, as cc and ld make it.
 			ours := filepath.Join(dir, "ours")
+			if err := os.WriteFile(ours, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			if _, stderr, code := cli(t, "link", "--llvm", fmt.Sprint(major), "--clang", clang, "--libdir", lib, tooltest.AllowShlibUndefined, "-o", ours, obj); code != 0 {
 				t.Fatalf("goffload link: exit %d: %s", code, stderr)
 			}

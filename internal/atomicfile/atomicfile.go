@@ -318,8 +318,10 @@ func Reserve(path string) (*Pending, error) {
 	return p, err
 }
 
-// Commit puts what the program wrote at the target, keeping the
-// permission bits of a regular file it replaces.
+// Commit puts what the program wrote at the target. A regular file it
+// replaces keeps its permission bits, with the execute bits of what the
+// program wrote added, as GNU ld does when it writes over a file: after
+// `touch prog`, a linked prog is executable, and a 0700 one becomes 0711.
 func (p *Pending) Commit() error {
 	return finish(p.id, func() error {
 		dir, name, err := split(p.path)
@@ -344,7 +346,11 @@ func (p *Pending) Commit() error {
 			return pathErr("write", p.path, notRegular(st.Mode()))
 		}
 		if perm != 0 {
-			if err := root.Chmod(tmp, perm); err != nil {
+			// As GNU ld writes over a file: its permission bits, and the
+			// execute bits the program gave its own output (a program is
+			// executable however the file was made; a relocatable
+			// object keeps the file's bits).
+			if err := root.Chmod(tmp, perm|st.Mode().Perm()&0o111); err != nil {
 				return pathErr("write", p.path, err)
 			}
 		}

@@ -162,8 +162,26 @@ func TestPendingCommit(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != "new" {
 		t.Errorf("got %q", data)
 	}
-	if st, _ := os.Stat(path); st.Mode().Perm() != 0o700 {
-		t.Errorf("mode %v", st.Mode())
+	// As GNU ld (cc -o prog over a 0700 prog makes it 0711).
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o711 {
+		t.Errorf("mode %v, want 0711", st.Mode())
+	}
+	// After touch prog, a program is executable; a relocatable object (no
+	// execute bit written) keeps the file's bits.
+	for _, c := range []struct{ old, written, want os.FileMode }{{0o644, 0o755, 0o755}, {0o600, 0o644, 0o600}, {0o640, 0o700, 0o740}} {
+		os.Chmod(path, c.old)
+		p, err := Reserve(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(p.Name, []byte("new"), 0o600)
+		os.Chmod(p.Name, c.written)
+		if err := p.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(path); st.Mode().Perm() != c.want {
+			t.Errorf("%v written over %v: %v, want %v", c.written, c.old, st.Mode().Perm(), c.want)
+		}
 	}
 	p, _ = Reserve(path)
 	os.WriteFile(p.Name, []byte("half"), 0o755)
