@@ -30,7 +30,7 @@ type TargetArg struct {
 	Arg    string `json:"arg"`
 }
 
-// wrapperFlags are the options of clang-linker-wrapper 15 to 22 that
+// wrapperFlags are the options of clang-linker-wrapper 15 to 24 that
 // goffload implements, with whether each takes a value.
 var wrapperFlags = map[string]bool{
 	"host-triple": true, "linker-path": true, "opt-level": true, "device-linker": true,
@@ -65,10 +65,11 @@ func wrapperLike(name string) bool {
 }
 
 // ParseWrapperArgs reads the arguments clang passes to clang-linker-wrapper
-// (argv without the program name), as releases 15 to 22 pass them: the
-// wrapper's options, then (15, 16) `--` and the host linker's argv, or (19+)
-// the wrapper's options mixed with the host linker's argv, which are kept in
-// order. The release is not chosen here: see [Plan].
+// (argv without the program name), as releases 15 to 24 pass them (23 and
+// 24 as LLVM's sources say, LinkerWrapperOpts.td): the wrapper's options,
+// then (15, 16) `--` and the host linker's argv, or (19+) the wrapper's
+// options mixed with the host linker's argv, which are kept in order. The
+// release is not chosen here: see [Plan].
 //
 // Response files are expanded first, as the wrapper's option parser
 // (llvm::opt::OptTable) expands them: an argument @FILE anywhere is replaced

@@ -1,4 +1,4 @@
-// Package link is the link flow of clang-linker-wrapper, releases 15 to 23,
+// Package link is the link flow of clang-linker-wrapper, releases 15 to 24,
 // as a library: [ParseWrapperArgs] reads the arguments clang passes to the
 // wrapper; [Plan] reads the inputs, finds their device code as the
 // release's wrapper does (every object, and the members of static libraries,

@@ -9,7 +9,8 @@
 //
 // # Releases
 //
-// The package speaks LLVM 13 to 23, 23 being LLVM's main branch after 22.
+// The package speaks LLVM 13 to 24, 24 being LLVM's main branch after the 23
+// branch.
 // [Releases] lists one [Release] row per release; every format decision reads
 // its row, so writing for another release means passing another row. The rows
 // follow docs/releases.md#release-table, measured with the real tools of LLVM
@@ -36,11 +37,12 @@
 // the table knows, each binary as the release that made it
 // ([Binary.Releases] says which).
 //
-// Row 23 of the table is LLVM's main branch after 22 (Inferred): it writes
-// version 3 (a 40-byte header; [WriteBinaries] puts several images in one
-// binary, as main's llvm-offload-binary does), and [WriteCompressedBinary]
-// and [WriteCompressedBinaries] compress the body with zstd or zlib
-// ([Compression]), streamed. Version 3 is read by default and by 23 only,
+// Row 23 (Inferred) writes version 2: several images in one binary, as 23's
+// llvm-offload-binary does ([WriteBinaries]). Row 24 of the table is LLVM's
+// main branch after the 23 branch (Inferred): it writes version 3 (a 40-byte
+// header), and [WriteCompressedBinary] and [WriteCompressedBinaries]
+// compress the body with zstd or zlib ([Compression]), streamed. Version 3
+// is read by default and by 24 only,
 // its compressed bodies inflated as far as they are read (listing a binary
 // inflates the start of its stream, reading an image streams it), in memory
 // only, never to a temporary file. [FlagMetadata] marks an entry of strings

@@ -127,7 +127,7 @@ func planFlag(a string) (string, bool) {
 	return "", false
 }
 
-// runLinkerWrapper is clang-linker-wrapper: the arguments clang 15 to 22
+// runLinkerWrapper is clang-linker-wrapper: the arguments clang 15 to 24
 // pass it (see link.ParseWrapperArgs), and --plan, --temp-dir and
 // --no-cache.
 func runLinkerWrapper(args []string, stdout io.Writer) error {
