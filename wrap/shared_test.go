@@ -19,6 +19,13 @@ import (
 var sharedDir string
 
 func TestMain(m *testing.M) {
+	// What the programs the tests run leave in the temporary folder goes
+	// with the test binary's own folder.
+	removeTemp, err := tooltest.OwnTempDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "wrap-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -27,6 +34,7 @@ func TestMain(m *testing.M) {
 	sharedDir = dir
 	code := m.Run()
 	os.RemoveAll(dir)
+	removeTemp()
 	os.Exit(code)
 }
 

@@ -209,8 +209,16 @@ func TestMain(m *testing.M) {
 	// not the user's, and no test's link is taken from another's. The cache's
 	// own tests (cache_test.go) give theirs.
 	os.Setenv("GOFFLOAD_CACHE", "off")
+	// What the programs the tests run leave in the temporary folder goes
+	// with the test binary's own folder.
+	removeTemp, err := tooltest.OwnTempDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	shared.Remove()
+	removeTemp()
 	os.Exit(code)
 }
 

@@ -62,3 +62,29 @@ func SameFile(t testing.TB, ref, ours, what string) {
 		t.Errorf("%s %s: %d bytes, LLVM's wrapper's %d bytes, not the same (first difference at byte %d)", what, filepath.Base(ours), len(got), len(want), FirstDiff(got, want))
 	}
 }
+
+// OwnTempDir points $TMPDIR at a new folder in the temporary folder, for
+// the test binary and every process it starts, and returns the function
+// that removes it (TestMain calls it after m.Run): what those processes
+// leave behind goes with it. The x86-64 plugin of libomptarget writes each
+// device image it loads to a tmpfile_XXXXXX there and never removes it: a
+// run of the tests that run offloading programs left hundreds.
+func OwnTempDir() (remove func(), err error) {
+	dir, err := os.MkdirTemp("", "goffload-tests-")
+	if err != nil {
+		return nil, err
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	return func() {
+		if had {
+			os.Setenv("TMPDIR", old)
+		} else {
+			os.Unsetenv("TMPDIR")
+		}
+		os.RemoveAll(dir)
+	}, nil
+}

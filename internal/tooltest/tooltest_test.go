@@ -2,7 +2,9 @@ package tooltest
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +33,34 @@ func TestRequired(t *testing.T) {
 		if Required() != want {
 			t.Errorf("%s=%q: Required() = %v", RequireEnv, v, !want)
 		}
+	}
+}
+
+// TestOwnTempDir: the test binary's and its children's temporary folder is
+// the new one, and what they leave there goes when it is removed.
+func TestOwnTempDir(t *testing.T) {
+	before := os.TempDir()
+	remove, err := OwnTempDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.TempDir()
+	if filepath.Dir(dir) != before {
+		t.Errorf("the folder %s is not in %s", dir, before)
+	}
+	out, err := exec.Command("sh", "-c", `mktemp "$TMPDIR/tmpfile_XXXXXX"`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := strings.TrimSpace(string(out))
+	if filepath.Dir(left) != dir {
+		t.Errorf("a child wrote %s, not in %s", left, dir)
+	}
+	remove()
+	if os.TempDir() != before {
+		t.Errorf("TMPDIR not restored: %s", os.TempDir())
+	}
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("%s left behind (%v)", left, err)
 	}
 }

@@ -1,6 +1,7 @@
 package wrappertest
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -14,8 +15,17 @@ func TestMain(m *testing.M) {
 	// The programs the tests run use no cache of link steps: not the
 	// user's, and no test's link is taken from another's.
 	os.Setenv("GOFFLOAD_CACHE", "off")
+	// What the programs the tests run leave in the temporary folder (the
+	// images libomptarget's x86-64 plugin loads) goes with the test
+	// binary's own folder.
+	removeTemp, err := tooltest.OwnTempDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	shared.Remove()
+	removeTemp()
 	os.Exit(code)
 }
 
