@@ -160,7 +160,8 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 	}
 	rel, err := offload.LookupRelease(o.LLVM)
 	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {
-		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: 17 to 23)", o.Kind, o.LLVM, goffload.ErrUnsupported)
+		known := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.GPU != facts.GPURegistrationNone })
+		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: %v)", o.Kind, o.LLVM, goffload.ErrUnsupported, known)
 	}
 	arch, ok := gpuArches[m]
 	if !ok {

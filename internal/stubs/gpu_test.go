@@ -374,6 +374,10 @@ func TestGPUErrors(t *testing.T) {
 			t.Errorf("GPU(%v, %+v) = %v, %v; want an error wrapping goffload.ErrUnsupported", tc.m, tc.o, c, err)
 		}
 	}
+	// A release without the module names those with one, from the table.
+	if _, err := GPU(elf.EM_X86_64, GPUOptions{LLVM: 16}); err == nil || !strings.HasSuffix(err.Error(), "(known: LLVM 17-24)") {
+		t.Errorf("LLVM 16: %v, want the releases with a CUDA and HIP module, LLVM 17-24", err)
+	}
 }
 
 func elfobjFrameInfo(m elf.Machine) (ehframe.FrameInfo, error) { return ehframe.FrameInfoFor(m) }
