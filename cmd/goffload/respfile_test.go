@@ -214,7 +214,15 @@ func TestLinkResponseFile(t *testing.T) {
 	}
 	obj := copyFile(t, filepath.Join("sample", "vadd-llvm19.o"), filepath.Join(objDir, "vadd.o"))
 	prog := filepath.Join(dir, "prog")
-	args := append([]string{"--clang", clang, "--libdir", rt, obj, "-o", prog, "-Wl,-rpath," + rt, tooltest.AllowShlibUndefined}, manyFolders(t, dir, 1500)...)
+	// The folders relative to dir, where the link runs: cc hands collect2
+	// every option in one environment variable (COLLECT_GCC_OPTIONS),
+	// which Linux bounds at 128 KiB, so that 1,500 absolute paths under a
+	// long temporary folder fail in cc whoever runs it.
+	folders := manyFolders(t, dir, 1500)
+	for i, f := range folders {
+		folders[i] = "-L" + strings.TrimPrefix(strings.TrimPrefix(f, "-L"), dir+string(filepath.Separator))
+	}
+	args := append([]string{"--clang", clang, "--libdir", rt, obj, "-o", prog, "-Wl,-rpath," + rt, tooltest.AllowShlibUndefined}, folders...)
 	if respfile.Fits("goffload", args) {
 		t.Fatal("the link's arguments are meant not to fit on a command line")
 	}
