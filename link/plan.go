@@ -24,7 +24,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/infile"
-	"github.com/goffload/goffload/internal/ldsym"
+	"github.com/goffload/goffload/link/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/wrap"
 )

@@ -11,8 +11,8 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // COFFHost reports whether triple names a Windows host, whose objects are

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/coffobj"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 var winTriples = []string{"x86_64-pc-windows-msvc", "x86_64-w64-windows-gnu"}

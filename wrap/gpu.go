@@ -7,10 +7,10 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // fatbin is the device code of a CUDA or HIP wrapper.

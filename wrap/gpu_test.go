@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // TestGPUMatchesLinkerWrapper wraps the fatbin of clang-linker-wrapper's own

@@ -8,11 +8,11 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/internal/ehframe"
 	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // Binary is one OffloadBinary to embed in a registration object: the bytes

@@ -12,8 +12,8 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // SYCLImage is one SYCL device image as LLVM's wrapSYCLBinaries takes it from

@@ -10,8 +10,8 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
-	"github.com/goffload/goffload/internal/stubs"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // Names of the SYCL module of LLVM main after 23 (llvm-project #193876,

@@ -17,7 +17,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
@@ -585,7 +585,7 @@ func TestMatchesLLC(t *testing.T) {
 func TestMatchesClangLinkerWrapper(t *testing.T) {
 	for _, llvm := range []int{15, 16, 19, 22} {
 		t.Run(fmt.Sprintf("llvm%d", llvm), func(t *testing.T) {
-			obj := filepath.Join("..", "..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("openmp-wrapper-llvm%d.o", llvm))
+			obj := filepath.Join("..", "..", "..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("openmp-wrapper-llvm%d.o", llvm))
 			c := openMP(t, elf.EM_X86_64, Options{LLVM: llvm, Atexit: llvm >= 19})
 			compareObject(t, obj, elf.EM_X86_64, c)
 			f, err := elf.Open(obj)

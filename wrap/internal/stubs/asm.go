@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // codegen is what changed between releases in the code that LLVM's code

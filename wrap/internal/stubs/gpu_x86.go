@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/facts"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
 
@@ -120,7 +120,7 @@ func TestGPUMatchesClangLinkerWrapper(t *testing.T) {
 	for _, llvm := range []int{19, 22} {
 		for _, kind := range gpuKinds {
 			t.Run(fmt.Sprintf("llvm%d/%v", llvm, kind), func(t *testing.T) {
-				obj := filepath.Join("..", "..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("%s-wrapper-llvm%d.o", kind.prefix(), llvm))
+				obj := filepath.Join("..", "..", "..", "offload", "testdata", "llvm", "wrapper", fmt.Sprintf("%s-wrapper-llvm%d.o", kind.prefix(), llvm))
 				if _, err := os.Stat(obj); err != nil {
 					tooltest.Missing(t, fmt.Sprintf("fixture %s: %v", obj, err))
 				}

@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"fmt"
 
-	"github.com/goffload/goffload/internal/stubs"
+	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 func ExampleGPU() {

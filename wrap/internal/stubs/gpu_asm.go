@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // gpuAsm lays out the three functions of a CUDA or HIP wrapper. Unlike the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // Build the .eh_frame of a function that pushes one register, with the CIE

@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // x86-64: `push %rax` aligns the stack to 16 for the calls; the descriptor

@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // ppc64le (ELFv2): each function starts with the global entry point that

@@ -7,7 +7,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // Target is what a relocation of the stub code refers to.

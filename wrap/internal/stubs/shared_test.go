@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/tooltest"
 )
 

@@ -1,6 +1,11 @@
-// Package ehframe builds the .eh_frame section of a relocatable object: the
-// unwind rules of the functions the registration code defines (one CIE,
-// an FDE per function), encoded as LLVM's assembler encodes them.
+// Package ehframe builds the .eh_frame section of a relocatable object that
+// package elfobj writes: the unwind rules of the functions it defines (one
+// CIE, an FDE per function), encoded as LLVM's assembler encodes them for
+// x86-64, AArch64, ppc64 and riscv64 ([FrameInfoFor]). Package wrap gives
+// its registration code's functions their rules so.
+//
+// [Build] returns the section, with its relocations against the functions'
+// symbols, for the Sections of an [elfobj.Object].
 package ehframe
 
 import (

@@ -3,7 +3,7 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/internal/ehframe"
+	"github.com/goffload/goffload/elfobj/ehframe"
 )
 
 // AArch64: save x30 with a pre-indexed store, address the descriptor (and
