@@ -3,17 +3,14 @@ package main
 import (
 	"debug/elf"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -163,16 +160,20 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 		fmt.Fprintf(sb, "  [%d] %s triple=%s arch=%s size=%d %s\n", n, quoteName(im.Section), shown(im.Triple()), quoteName(im.Arch()), im.Size, contentsName(im))
 		n++
 	}
-	fatbins, err := cudaFatbins(o)
+	l, err := o.Listing()
 	if err != nil {
 		return err
 	}
-	for _, fb := range fatbins {
-		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s at %#x] (cuobjdump -lelf -lptx):\n", shown(fb.im.Section), fb.im.Offset)
-		if fb.err != nil {
-			fmt.Fprintf(sb, "  not read: %s\n", shown(fb.err.Error()))
+	for i, im := range o.Images {
+		if im.Kind != offload.ImageFatbinary {
+			continue
 		}
-		for _, e := range fb.entries {
+		fb := l.Images[i]
+		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s at %#x] (cuobjdump -lelf -lptx):\n", shown(im.Section), im.Offset)
+		if fb.FatbinError != "" {
+			fmt.Fprintf(sb, "  not read: %s\n", shown(string(fb.FatbinError)))
+		}
+		for _, e := range fb.FatbinEntries {
 			fmt.Fprintf(sb, "%s file %4d: %s\n", strings.ToUpper(e.Kind), e.Number, shown(string(e.Name)))
 		}
 	}
@@ -310,256 +311,21 @@ func fileFormat(f *elfobj.File) string {
 	return "elf64-unknown"
 }
 
-// jsonFile is the object list --json prints per file (per archive member).
-type jsonFile struct {
-	File   jsonText `json:"file"`
-	Format string   `json:"format"`
-	// MadeBy are the releases that made the object (every one when nothing
-	// in it differs between releases); ReadAs the one it was read as.
-	MadeBy  offload.ReleaseSet `json:"made_by"`
-	ReadAs  int                `json:"read_as"`
-	Images  []jsonImage        `json:"images"`
-	Entries []jsonEntry        `json:"entries"`
-	Bundles []jsonBundle       `json:"bundles"`
-	// Bundled lists a bundled object's sections, ImageSections clang 14's
-	// image sections.
-	Bundled       []jsonBundled `json:"bundled"`
-	ImageSections []jsonBundled `json:"image_sections"`
-}
-
-// jsonBundled is a bundled object's entry, or a clang 14 image section (no
-// ID, kind).
-type jsonBundled struct {
-	Section  jsonText `json:"section"`
-	ID       jsonText `json:"id,omitempty"`
-	Kind     jsonText `json:"kind,omitempty"`
-	Offload  string   `json:"offload_kind"`
-	Triple   jsonText `json:"triple"`
-	TargetID jsonText `json:"target_id"`
-	Offset   int64    `json:"offset"`
-	Size     int64    `json:"size"`
-	Contents string   `json:"contents"`
-}
-
-type jsonBundle struct {
-	Section jsonText `json:"section"`
-	Offset  int64    `json:"offset"`
-	Size    int64    `json:"size"`
-	// Compression is "" for an uncompressed bundle, else "zlib" or "zstd";
-	// the entries' offsets are then in the decompressed bundle.
-	Compression string            `json:"compression"`
-	Version     uint16            `json:"compressed_version,omitempty"`
-	Entries     []jsonBundleEntry `json:"entries"`
-}
-
-type jsonBundleEntry struct {
-	ID     jsonText `json:"id"`
-	Offset uint64   `json:"offset"`
-	Size   uint64   `json:"size"`
-}
-
-// jsonImage is one device image. Offset and Size are those of its
-// OffloadBinary for an image of one (Version, ImageOffset and ImageSize are
-// then the binary's fields), else of its bytes; DataOffset is where its
-// bytes are in the file, -1 where they are stored compressed or are not in
-// place (a binary in a bitcode module: Offset -1 too).
-type jsonImage struct {
-	Index       int         `json:"index"`
-	Source      string      `json:"source"`
-	Path        string      `json:"path,omitempty"`
-	Section     jsonText    `json:"section"`
-	Global      jsonText    `json:"global,omitempty"` // the bitcode global holding its binary
-	BundleID    jsonText    `json:"bundle_id,omitempty"`
-	Offset      int64       `json:"offset"`
-	Size        uint64      `json:"size"`
-	Version     uint32      `json:"version"`
-	ImageKind   string      `json:"image_kind"`
-	OffloadKind string      `json:"offload_kind"`
-	Flags       uint32      `json:"flags"`
-	Triple      jsonText    `json:"triple"`
-	Arch        jsonText    `json:"arch"`
-	Strings     jsonStrings `json:"strings"`
-	ImageOffset uint64      `json:"image_offset"`
-	ImageSize   uint64      `json:"image_size"`
-	DataOffset  int64       `json:"data_offset"`
-	// Metadata is set for an entry with the OIF_Metadata flag (bit 0 of
-	// flags) where the release knows it (23 and later): strings, no image.
-	Metadata bool `json:"metadata,omitempty"`
-	// FatbinEntries are the cubins and PTX of a CUDA fat binary image;
-	// FatbinError says why they are not, where the fat binary is malformed.
-	FatbinEntries []jsonFatbinEntry `json:"fatbin_entries,omitempty"`
-	FatbinError   jsonText          `json:"fatbin_error,omitempty"`
-}
-
-// jsonFatbinEntry is a cubin or PTX file of a CUDA fat binary: what
-// cuobjdump -lelf -lptx names it (Number, Name), and where its payload lies
-// in the input (Offset -1 where the image's bytes are not in place).
-type jsonFatbinEntry struct {
-	Kind       string   `json:"kind"` // "elf" or "ptx"
-	Number     int      `json:"number"`
-	Name       jsonText `json:"name"`
-	Arch       string   `json:"arch"`
-	Flags      uint64   `json:"flags"`
-	Compressed bool     `json:"compressed"`
-	Offset     int64    `json:"offset"`
-	Size       int64    `json:"size"`
-}
-
-type jsonEntry struct {
-	Section jsonText `json:"section"`
-	Format  string   `json:"format"`
-	Kind    string   `json:"kind"`
-	Name    jsonText `json:"name"`
-	Symbol  jsonText `json:"symbol"`
-	Addend  int64    `json:"addend"`
-	Size    uint64   `json:"size"`
-	Flags   uint32   `json:"flags"`
-	Role    string   `json:"role"` // offload.Entry.Role: kernel, global, link, indirect, requires...
-	Data    uint64   `json:"data"`
-	Aux     jsonText `json:"aux"`
-}
+// The listing types are the library's (fatobj.Listing): list --json
+// prints each object's.
+type (
+	jsonFile    = fatobj.Listing
+	jsonImage   = fatobj.ListedImage
+	jsonEntry   = fatobj.ListedEntry
+	jsonStrings = fatobj.StringTable
+)
 
 func printJSON(w io.Writer, o *fatobj.Object) error {
-	for _, im := range o.Images {
-		if im.NestedErr != nil {
-			return im.NestedErr
-		}
-	}
-	made, err := o.Made()
+	l, err := o.Listing()
 	if err != nil {
 		return err
-	}
-	// Each image finds its binary in one look-up: an object may hold
-	// tens of thousands of binaries of one image each.
-	binaries := make(map[*offload.Binary]int, len(o.Binaries))
-	for i, b := range o.Binaries {
-		if _, ok := binaries[b.Binary]; !ok {
-			binaries[b.Binary] = i
-		}
-	}
-	out := jsonFile{File: jsonText(o.Name), Format: o.Format.String(), MadeBy: made, ReadAs: o.Release.Major,
-		Images: []jsonImage{}, Entries: []jsonEntry{}, Bundles: []jsonBundle{}, Bundled: []jsonBundled{}, ImageSections: []jsonBundled{}}
-	for _, s := range o.Bundled {
-		jb := jsonBundled{Section: jsonText(s.Section), ID: jsonText(s.ID), Offload: s.OffloadKind.String(), Triple: jsonText(s.Triple()), TargetID: jsonText(s.Arch()),
-			Offset: s.Offset, Size: s.Size, Contents: s.Contents.String()}
-		kind, _, _ := strings.Cut(s.ID, "-")
-		jb.Kind = jsonText(kind)
-		out.Bundled = append(out.Bundled, jb)
-	}
-	fatbins, err := cudaFatbins(o)
-	if err != nil {
-		return err
-	}
-	fatbinOf := map[*fatobj.Image]cudaFatbin{}
-	for _, fb := range fatbins {
-		fatbinOf[fb.im] = fb
-	}
-	for _, im := range o.Images {
-		if im.Source == fatobj.SourceImageSection {
-			out.ImageSections = append(out.ImageSections, jsonBundled{Section: jsonText(im.Section), Offload: im.OffloadKind.String(), Triple: jsonText(im.Triple()),
-				TargetID: jsonText(im.Arch()), Offset: im.Offset, Size: im.Size, Contents: contentsName(im)})
-		}
-		ji := jsonImage{Index: len(out.Images), Source: im.Source.String(), Section: jsonText(im.Section), BundleID: jsonText(im.BundleID),
-			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
-			Flags: im.Flags, Triple: jsonText(im.Triple()), Arch: jsonText(im.Arch()), Strings: jsonStrings(im.Strings), ImageSize: uint64(im.Size), DataOffset: im.Offset}
-		i, top := binaries[im.Binary]
-		if top {
-			ji.Global = jsonText(o.Binaries[i].Global)
-		}
-		if b := im.Binary; b != nil {
-			bi := &b.Images[im.Index]
-			ji.Path, ji.Version, ji.Size = im.Number(), b.Version, b.Size
-			ji.ImageOffset, ji.ImageSize = bi.ImageOffset, bi.ImageSize
-			ji.Offset = -1
-			switch {
-			case im.Parent == nil && top:
-				ji.Offset = o.Binaries[i].FileOffset
-			case im.Parent != nil && im.Parent.Offset >= 0:
-				// A nested image's binary is inside its parent's bytes.
-				ji.Offset = im.Parent.Offset + b.Offset
-			}
-			// Only where the release knows OIF_Metadata (23 and later).
-			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
-		}
-		if fb, ok := fatbinOf[im]; ok {
-			ji.FatbinEntries = fb.entries
-			if fb.err != nil {
-				ji.FatbinError = jsonText(fb.err.Error())
-			}
-		}
-		out.Images = append(out.Images, ji)
-	}
-	for _, e := range o.Entries {
-		je := jsonEntry{Section: jsonText(e.Section), Format: e.Layout.String(), Kind: e.Kind.String(), Name: jsonText(e.Name),
-			Symbol: jsonText(e.Address.Symbol), Addend: e.Address.Addend, Size: e.Size, Flags: e.Flags, Role: string(e.Role()), Data: e.Data}
-		if !e.Aux.IsNull() {
-			je.Aux = jsonText(e.Aux.String())
-		}
-		out.Entries = append(out.Entries, je)
-	}
-	for _, b := range o.Bundles {
-		jb := jsonBundle{Section: jsonText(b.Section), Offset: b.Offset, Size: b.Size, Entries: []jsonBundleEntry{}}
-		if b.Compressed != nil {
-			jb.Compression, jb.Version = b.Compressed.Method.String(), b.Compressed.Version
-		}
-		for _, e := range b.Entries {
-			jb.Entries = append(jb.Entries, jsonBundleEntry{ID: jsonText(e.ID), Offset: e.Offset, Size: e.Size})
-		}
-		out.Bundles = append(out.Bundles, jb)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
-}
-
-// cudaFatbin is an image that holds a CUDA fat binary, and its entries, or
-// why they were not read.
-type cudaFatbin struct {
-	im      *fatobj.Image
-	entries []jsonFatbinEntry
-	err     error
-}
-
-// cudaFatbins reads the CUDA fat binaries among o's images (those of kind
-// fatbinary: .nv_fatbin, or an OffloadBinary's), numbering their entries
-// across the file as cuobjdump does: the cubins 1, 2, ..., the PTX files 1,
-// 2, ... A fat binary that does not read is reported with its error, as
-// what list --all adds to llvm-objdump's listing is: the listing stands.
-func cudaFatbins(o *fatobj.Object) ([]cudaFatbin, error) {
-	var out []cudaFatbin
-	input := o.Name
-	if o.Member != "" {
-		input = o.Member
-	}
-	n := map[nvfatbin.Kind]int{}
-	for _, im := range o.Images {
-		if im.Kind != offload.ImageFatbinary {
-			continue
-		}
-		fb := cudaFatbin{im: im}
-		r, err := im.Open()
-		var f *nvfatbin.File
-		if err == nil {
-			f, err = nvfatbin.Read(r, r.Size())
-		}
-		if err != nil {
-			if !errors.Is(err, goffload.ErrInvalid) && !errors.Is(err, goffload.ErrUnsupported) {
-				return nil, fmt.Errorf("%s: image %s: %w", shown(o.Name), im.Number(), err)
-			}
-			fb.err = err
-			out = append(out, fb)
-			continue
-		}
-		for _, e := range f.Entries {
-			n[e.Kind]++
-			je := jsonFatbinEntry{Kind: e.Kind.String(), Number: n[e.Kind], Name: jsonText(e.CuobjdumpName(input, n[e.Kind])), Arch: e.Arch(),
-				Flags: e.Flags, Compressed: e.Compressed(), Offset: -1, Size: e.Size}
-			if im.Offset >= 0 {
-				je.Offset = im.Offset + e.Offset
-			}
-			fb.entries = append(fb.entries, je)
-		}
-		out = append(out, fb)
-	}
-	return out, nil
+	return enc.Encode(l)
 }

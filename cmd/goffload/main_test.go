@@ -252,10 +252,10 @@ func TestEntriesSpecThenListAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []jsonEntry{
-		{"llvm_offload_entries", "v1", "openmp", "__omp_offloading_10_20_kern_l5", ".__omp_offloading_10_20_kern_l5.region_id", 0, 0, 0, "kernel", 0, ""},
-		{"llvm_offload_entries", "v1", "openmp", "gvar", "gvar", 0, 4, 0, "global", 0, ""},
-		{"llvm_offload_entries", "v1", "openmp", "lvar_decl_tgt_ref_ptr", "lvar_decl_tgt_ref_ptr", 0, 8, 1, "link", 0, ""},
-		{"llvm_offload_entries", "v1", "hip", "mvar", "mvar.managed", 0, 4, 1, "managed", 4, "mvar"},
+		{Section: "llvm_offload_entries", Format: "v1", Kind: "openmp", Name: "__omp_offloading_10_20_kern_l5", Symbol: ".__omp_offloading_10_20_kern_l5.region_id", Addend: 0, Size: 0, Flags: 0, Role: "kernel", Data: 0, Aux: ""},
+		{Section: "llvm_offload_entries", Format: "v1", Kind: "openmp", Name: "gvar", Symbol: "gvar", Addend: 0, Size: 4, Flags: 0, Role: "global", Data: 0, Aux: ""},
+		{Section: "llvm_offload_entries", Format: "v1", Kind: "openmp", Name: "lvar_decl_tgt_ref_ptr", Symbol: "lvar_decl_tgt_ref_ptr", Addend: 0, Size: 8, Flags: 1, Role: "link", Data: 0, Aux: ""},
+		{Section: "llvm_offload_entries", Format: "v1", Kind: "hip", Name: "mvar", Symbol: "mvar.managed", Addend: 0, Size: 4, Flags: 1, Role: "managed", Data: 4, Aux: "mvar"},
 	}
 	if fmt.Sprint(got.Entries) != fmt.Sprint(want) {
 		t.Errorf("entries\n got %+v\nwant %+v", got.Entries, want)

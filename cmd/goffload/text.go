@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/fatobj"
 )
 
 // The strings of an input (triples, arches, archive member and section
@@ -75,84 +71,6 @@ func quoteName(s string) string {
 	return shown(s)
 }
 
-// jsonText is a string from a file in JSON output. JSON strings are
-// Unicode; a byte that is not UTF-8 is written as the lone surrogate
-// \udc80 to \udcff (U+DC00 plus the byte), as Python's "surrogateescape"
-// decodes it, so that no two strings that differ are written alike (
-// encoding/json would write U+FFFD for each). A valid string is written
-// as encoding/json writes it.
-type jsonText string
-
-func (s jsonText) MarshalJSON() ([]byte, error) {
-	if utf8.ValidString(string(s)) {
-		return json.Marshal(string(s))
-	}
-	b := []byte{'"'}
-	for rest := string(s); rest != ""; {
-		i := 0
-		for i < len(rest) {
-			r, n := utf8.DecodeRuneInString(rest[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
-		if i > 0 {
-			q, err := json.Marshal(rest[:i])
-			if err != nil {
-				return nil, err
-			}
-			b = append(b, q[1:len(q)-1]...)
-		}
-		if i < len(rest) {
-			b = fmt.Appendf(b, `\udc%02x`, rest[i])
-			i++
-		}
-		rest = rest[i:]
-	}
-	return append(b, '"'), nil
-}
-
-// jsonStrings is an image's string table in JSON: an object of its keys
-// in byte order (the last value of a key given twice), keys and values
-// written as jsonText.
-type jsonStrings []offload.KeyValue
-
-func (kvs jsonStrings) MarshalJSON() ([]byte, error) {
-	m := make(map[string]string, len(kvs))
-	for _, kv := range kvs {
-		m[kv.Key] = kv.Value
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	b := []byte{'{'}
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		kj, err := jsonText(k).MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		vj, err := jsonText(m[k]).MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(b, kj...), ':'), vj...)
-	}
-	return append(b, '}'), nil
-}
-
-// UnmarshalJSON reads what MarshalJSON writes, for the tests and for
-// programs of the module that read list's output (lone surrogates are
-// read as U+FFFD, as encoding/json reads them).
-func (kvs *jsonStrings) UnmarshalJSON(b []byte) error {
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		return err
-	}
-	*kvs = (*kvs)[:0]
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		*kvs = append(*kvs, offload.KeyValue{Key: k, Value: m[k]})
-	}
-	return nil
-}
+// jsonText is a string from a file in JSON output: fatobj.Text, which
+// keeps the bytes that are not UTF-8.
+type jsonText = fatobj.Text
