@@ -13,6 +13,13 @@ import (
 	"github.com/goffload/goffload/offload"
 )
 
+// check ends an example on an error.
+func check(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // member reads a file into an archive member of that name.
 func member(name, path string) ar.NewMember {
 	b, err := os.ReadFile(path)
@@ -53,39 +60,24 @@ func ExampleOpen_nestedArchive() {
 // device code clang put there, and read the object back.
 func ExampleEmbed_intoClangObject() {
 	cubin, err := os.ReadFile("../offload/testdata/nvidia/openmp-llvm19/teams.sm_90.cubin")
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadOpenMP}
 	im.Set("triple", "nvptx64-nvidia-cuda")
 	im.Set("arch", "sm_90")
 	bin, err := offload.MarshalBinary(offload.Default(), &im, cubin)
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	host, err := os.ReadFile("../offload/testdata/llvm/host-objects/openmp-x86-llvm22.o")
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	hf, err := elfobj.Read(bytes.NewReader(host), int64(len(host)))
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	o, err := hf.Object()
-	if err != nil {
-		panic(err)
-	}
-	if err := fatobj.Embed(o, io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin)))); err != nil {
-		panic(err)
-	}
+	check(err)
+	check(fatobj.Embed(o, io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin)))))
 	var out bytes.Buffer
-	if _, err := elfobj.Write(&out, o); err != nil {
-		panic(err)
-	}
+	_, err = elfobj.Write(&out, o)
+	check(err)
 	f, err := fatobj.NewFile("fat.o", bytes.NewReader(out.Bytes()), int64(out.Len()), nil)
-	if err != nil {
-		panic(err)
-	}
+	check(err)
 	for _, im := range f.Images() {
 		fmt.Println(im)
 	}
