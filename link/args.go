@@ -46,7 +46,7 @@ var wrapperFlags = map[string]bool{
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
 	"print-wrapped-module": true,
-	"bitcode-library":      true, "builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
+	"builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
@@ -128,6 +128,13 @@ func ParseWrapperArgs(argv []string) (*Options, error) {
 		}
 		name, val, hasVal := strings.Cut(a[2:], "=")
 		takes, known := wrapperFlags[name]
+		if name == "bitcode-library" && hasVal {
+			// The option of 15 to 19's wrapper, whose Plan refuses it; a
+			// linker argument to 20's and later, which pass it on there.
+			o.BitcodeLibraries = append(o.BitcodeLibraries, val)
+			o.LinkerArgs = append(o.LinkerArgs, a)
+			continue
+		}
 		switch {
 		case unsupportedFlags[name]:
 			return nil, fmt.Errorf("%w: %s: an option of clang-linker-wrapper that goffload does not implement", ErrUsage, a)

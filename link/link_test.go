@@ -274,6 +274,13 @@ func TestDryRunStepOrder(t *testing.T) {
 	ompOverride.name = "openmp-override"
 	ompOverride.wrapper = []string{"--override-image=openmp=" + filepath.Join(dir, "override.x86.o"), "--override-image=openmp=" + codeObject}
 	links = append(links, hipOverride, ompOverride)
+	// --bitcode-library: no option of 22's wrapper (#114298), which passes
+	// it to the host linker where it stands (ld would refuse it: a dry run
+	// does not run ld).
+	bcLib := openmpLink(22)
+	bcLib.name = "openmp-bitcode-library"
+	bcLib.wrapper = []string{"--bitcode-library=openmp-x86_64-unknown-linux-gnu-=" + filepath.Join(dir, "lib.bc")}
+	links = append(links, bcLib)
 	// The objects and libx.a of each compile, made once for the links that
 	// share it (hip-22 and hip-compress-22), by compile.
 	inputs := map[string]string{}
@@ -729,5 +736,50 @@ func TestEmbedBitcodePerRelease(t *testing.T) {
 		case major < 22 && (!errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "--embed-bitcode")):
 			t.Errorf("LLVM %d: %v, want ErrUnsupported naming --embed-bitcode", major, err)
 		}
+	}
+}
+
+// TestBitcodeLibraryPerRelease: --bitcode-library is an option of 15 to
+// 19's wrapper, which links the file in the LTO it runs in its own process
+// (Plan refuses it, saying so and what to do instead); 20 and later have
+// none (#114298) and pass it to the host linker where it stands, as
+// clang-linker-wrapper-22 --dry-run shows (TestDryRunStepOrder).
+func TestBitcodeLibraryPerRelease(t *testing.T) {
+	const lib = "--bitcode-library=openmp-x86_64-unknown-linux-gnu-=lib.bc"
+	for _, c := range []struct {
+		major   int
+		refused bool
+	}{{15, true}, {16, true}, {19, true}, {20, false}, {22, false}, {24, false}} {
+		obj := filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
+		if c.major < 21 {
+			obj = filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm16.o")
+		}
+		o, err := ParseWrapperArgs([]string{"--host-triple=x86_64-unknown-linux-gnu", "--linker-path=/usr/bin/ld", "--dry-run", lib, "-o", "prog", obj})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cmp.Equal(o.BitcodeLibraries, []string{"openmp-x86_64-unknown-linux-gnu-=lib.bc"}) || !cmp.Equal(o.LinkerArgs, []string{lib, "-o", "prog", obj}) {
+			t.Fatalf("%+v", o)
+		}
+		o.Release, err = offload.LookupRelease(c.major)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.TempDir = "tmp"
+		l, err := Plan(o)
+		if c.refused {
+			if !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), lib) || !strings.Contains(err.Error(), "-Xoffload-linker") {
+				t.Errorf("LLVM %d: %v, want a refusal naming the option and -Xoffload-linker", c.major, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("LLVM %d: %v", c.major, err)
+		}
+		host := l.Steps[len(l.Steps)-1]
+		if host.Kind != StepHostLink || len(host.Args) == 0 || host.Args[0] != lib {
+			t.Errorf("LLVM %d: the host link is %s %q, want %s first", c.major, host.Kind, host.Args, lib)
+		}
+		l.Close()
 	}
 }

@@ -304,6 +304,10 @@ func Plan(o *Options) (*Link, error) {
 			return nil, err
 		}
 	}
+	if len(opt.BitcodeLibraries) > 0 && facts.Of(p.rel).Wrapper.BitcodeLibrary {
+		return nil, fmt.Errorf("--bitcode-library=%s of %v: its wrapper links the library's bitcode in the device LTO it runs in its own process, which goffload does not (give the file to the device link with -Xoffload-linker FILE, as LLVM 20 and later ask): %w",
+			opt.BitcodeLibraries[0], p.rel, goffload.ErrUnsupported)
+	}
 	if opt.EmbedBitcode && p.deviceLinkStyle() != facts.DeviceLinkClang22 {
 		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: its wrapper runs the device LTO in its own process, which goffload does not: %w", p.rel, goffload.ErrUnsupported)
 	}

@@ -108,6 +108,11 @@ type Wrapper struct {
 	// OverrideImage: the wrapper takes --override-image=KIND=FILE (#91984,
 	// May 2024: 19 and later).
 	OverrideImage bool
+	// BitcodeLibrary: the wrapper takes --bitcode-library=KIND-TRIPLE-ARCH=FILE,
+	// a bitcode file given to the device link of that target (15 to 19;
+	// #114298, October 2024, removed it: 20 and later pass it to the host
+	// linker, as any option not theirs).
+	BitcodeLibrary bool
 	// RelocatableSection is the image section under -r, or "" without
 	// special -r handling; RelocatableRenames the entries sections renamed
 	// with a content hash suffix after a relocatable link.
