@@ -32,7 +32,7 @@ var layers = [][]string{
 	{"fatobj", "wrap/internal/stubs"},
 	{"wrap"},
 	{"link"},
-	{"cmd/goffload", "cmd/goffload/wrappertest", "examples/check", "examples/embed", "examples/list", "examples/plan",
+	{"cmd/goffload", "cmd/goffload/wrappertest", "examples/check", "examples/embed", "examples/link", "examples/list", "examples/plan",
 		"examples/wrap", "bench/codeobj", "bench/streamobj", "bench/testtimes"},
 }
 
