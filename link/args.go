@@ -46,7 +46,7 @@ var wrapperFlags = map[string]bool{
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
 	"print-wrapped-module": true,
-	"builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
+	"builtin-bitcode":      true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
