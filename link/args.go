@@ -30,6 +30,14 @@ type TargetArg struct {
 	Arg    string `json:"arg"`
 }
 
+// value returns the argument as the option gave it: TRIPLE=ARG, or ARG.
+func (a TargetArg) value() string {
+	if a.Triple == "" {
+		return a.Arg
+	}
+	return a.Triple + "=" + a.Arg
+}
+
 // wrapperFlags are the options of clang-linker-wrapper 15 to 24 that
 // goffload implements, with whether each takes a value.
 var wrapperFlags = map[string]bool{

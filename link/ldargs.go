@@ -95,6 +95,8 @@ func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
 			h.output, h.outputIndex = v, i
 		case strings.HasPrefix(a, "--output="):
 			h.output, h.outputIndex = a[len("--output="):], i
+		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+			h.output, h.outputIndex = a[2:], i // -oFILE, as ld and LLVM's wrapper read it
 		case a == "-l" || a == "--library":
 			v, err := val()
 			if err != nil {

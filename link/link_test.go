@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,7 +170,10 @@ func stepsOf(out string) []string {
 // that is never run): OpenMP for sm_90 with -g, -save-temps and
 // -Xoffload-linker (16, 19, 22; both objects named: which archive members
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
-// is the same), and CUDA -fgpu-rdc (19, 22).
+// is the same), and CUDA -fgpu-rdc (19, 22). The driver's flags that reach
+// the wrapper (-O0, -O3, -Os, -g, -Xoffload-linker, -foffload-lto, -r) are
+// a matrix with those links of 19 and 22; the two cells where goffload
+// differs say why (knownDifferences).
 func TestDryRunStepOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with every release")
@@ -248,6 +252,23 @@ func TestDryRunStepOrder(t *testing.T) {
 			links = append(links, l)
 		}
 	}
+	// The driver's flags that reach the wrapper, each with the kinds of
+	// link of 19 and 22: a matrix of flags × (release, kind) of which the
+	// default run links each flag once and each (release, kind) once.
+	flagSets := [][]string{{"-O0"}, {"-O3"}, {"-g"}, {"-Xoffload-linker", "--build-id=none"}, {"-foffload-lto"}, {"-r"}, {"-Os"}}
+	var bases []link
+	for _, n := range matrixReleases {
+		bases = append(bases, openmpLink(n), hipLink(n, "gfx90a"), nvptxLink(n), cudaLink(n))
+	}
+	for i, f := range flagSets {
+		for j, b := range bases {
+			l := b
+			l.name = b.name + "-flags" + strings.Join(f, "")
+			l.link = slices.Concat(b.link, f)
+			l.cell = &[4]int{i, j, len(flagSets), len(bases)}
+			links = append(links, l)
+		}
+	}
 	// --offload-compress: the wrapper passes -compress (and the level)
 	// to the bundler (clang-19 does not pass it on).
 	compress := hipLink(22, "gfx90a")
@@ -284,10 +305,19 @@ func TestDryRunStepOrder(t *testing.T) {
 	// The objects and libx.a of each compile, made once for the links that
 	// share it (hip-22 and hip-compress-22), by compile.
 	inputs := map[string]string{}
+	// The links of the flags' matrix where goffload differs from LLVM's
+	// wrapper, and why.
+	knownDifferences := map[string]string{
+		"hip-flags-O0-19": "LLVM 19's wrapper crashes in the device LTO it runs in its own process at O0 (in AMDGPU's register usage analysis)",
+		"hip-flags-g-19":  "with --device-debug LLVM 19's wrapper runs the device LTO of HIP's bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
+	}
 	for _, l := range links {
 		t.Run(l.name+"-"+strconv.Itoa(l.major), func(t *testing.T) {
 			if c := l.cell; c != nil {
 				tooltest.Sample(t, c[0], c[1], c[2], c[3])
+			}
+			if why, ok := knownDifferences[l.name+"-"+strconv.Itoa(l.major)]; ok {
+				t.Skip("a difference the test names: " + why)
 			}
 			clang := tooltest.Tool(t, "clang", l.major)
 			wrapper := tooltest.Tool(t, "clang-linker-wrapper", l.major)
@@ -375,14 +405,28 @@ func TestDryRunStepOrder(t *testing.T) {
 			}
 			want := stepsOf(theirs)
 			for i, s := range want {
-				if s == "clang-offload-bundler" {
+				switch s {
+				case "clang-offload-bundler":
 					want[i] = "bundle" // ours
+				case "llvm-objcopy":
+					want[i] = "finish" // ours, for -r
 				}
 			}
 			if got := stepsOf(printed); !cmp.Equal(got, want) {
 				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours, theirs)
 			}
 			a, b := masked(printed), masked(theirs)
+			if slices.Contains(l.link, "-r") {
+				// LLVM's ld writes the output, which llvm-objcopy then
+				// edits in place; goffload's writes a temporary object,
+				// which its own finish step writes to the output, renamed
+				// alike (TestRelocatableLinkMakesStaticLibrary).
+				a = strings.Join(slices.DeleteFunc(strings.Split(a, "\n"), func(s string) bool { return strings.HasPrefix(s, "# goffload: finish ") }), "\n")
+				b = strings.Join(slices.DeleteFunc(strings.Split(b, "\n"), func(s string) bool { return strings.Contains(s, "/llvm-objcopy\" ") }), "\n")
+				if m := regexp.MustCompile(`(?m)^"/usr/bin/ld" .*? -o (\S+) `).FindStringSubmatch(a); m != nil {
+					b = strings.Replace(b, " -o prog ", " -o "+m[1]+" ", 1)
+				}
+			}
 			if a != b {
 				t.Errorf("commands differ beyond temporary names:\n%s", cmp.Diff(b, a))
 			}
@@ -781,5 +825,71 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 			t.Errorf("LLVM %d: the host link is %s %q, want %s first", c.major, host.Kind, host.Args, lib)
 		}
 		l.Close()
+	}
+}
+
+// TestHostLinkOutputAsLLVM: the wrapper of each release (16, 19, 22) gives
+// the host linker its output as -o OUT, however it was given (-o OUT,
+// -oOUT, --output=OUT), each -o followed by the registration object, and
+// -r as --relocatable (19 and later); goffload's host link is LLVM's but
+// for the temporary files' names.
+func TestHostLinkOutputAsLLVM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with three releases")
+	}
+	src := filepath.Join(t.TempDir(), "x.c")
+	if err := os.WriteFile(src, []byte("int main(void){int s=0;\n#pragma omp target map(from:s)\ns=2;\nreturn s!=2;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, major := range []int{16, 19, 22} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			clang := tooltest.Tool(t, "clang", major)
+			wrapper := tooltest.Tool(t, "clang-linker-wrapper", major)
+			work := t.TempDir()
+			cmd := exec.Command(clang, "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src, "-o", "x.o")
+			cmd.Dir = work
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			cmd = exec.Command(clang, "-x", "c", "-c", "-", "-o", "y.o")
+			cmd.Dir, cmd.Stdin = work, strings.NewReader("int y;\n")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			wrapperOpts := []string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld"}
+			forms := [][]string{{"x.o", "-o", "prog", "y.o"}, {"x.o", "y.o", "-oprog"}, {"x.o", "--output=prog", "y.o"},
+				{"x.o", "-o", "first", "y.o", "-o", "prog"}, {"-o", "prog", "x.o", "-r"}}
+			for _, form := range forms {
+				if slices.Contains(form, "-r") && major == 16 {
+					continue // 16 has no relocatable offloading link: Plan refuses -r
+				}
+				argv := append(slices.Clone(wrapperOpts), form...)
+				if major == 16 {
+					argv = append(append(slices.Clone(wrapperOpts), "--"), form...)
+				}
+				c := exec.Command(wrapper, append([]string{"--dry-run"}, argv...)...)
+				c.Dir = work
+				theirs, err := c.CombinedOutput()
+				if err != nil {
+					t.Fatalf("%q: %v\n%s", form, err, theirs)
+				}
+				_, ours := dryRunIn(t, work, argv)
+				host := func(out string) string {
+					lines := strings.Split(masked(out), "\n")
+					return lines[len(lines)-1]
+				}
+				if slices.Contains(form, "-r") {
+					// goffload's ld writes a temporary object, which its own
+					// finish step writes to prog (TestDryRunStepOrder).
+					if !strings.Contains(host(ours), "-o TMP.o TMP.o x.o --relocatable") || !strings.Contains(string(theirs), "-o prog ") {
+						t.Errorf("%q: ours\n%s\ntheirs\n%s", form, ours, theirs)
+					}
+					continue
+				}
+				if host(ours) != host(string(theirs)) {
+					t.Errorf("%q: the host link\n%s\nLLVM %d's\n%s", form, host(ours), major, host(string(theirs)))
+				}
+			}
+		})
 	}
 }

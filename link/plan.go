@@ -1149,12 +1149,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		}
 		return []string{"-march=" + a}
 	}
-	var devLinker []string
-	for _, a := range p.opt.DeviceLinkerArgs {
-		if a.Triple == "" || a.Triple == t.triple {
-			devLinker = append(devLinker, a.Arg)
-		}
-	}
+	devLinker := p.targetArgs(p.opt.DeviceLinkerArgs, t.triple)
 	var flags []string
 	if p.opt.DeviceDebug {
 		flags = append(flags, "-g")
@@ -1246,11 +1241,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	for _, a := range devLinker {
 		args = append(args, "-Xlinker", a)
 	}
-	for _, a := range p.opt.DeviceCompilerArgs {
-		if a.Triple == "" || a.Triple == t.triple {
-			args = append(args, a.Arg)
-		}
-	}
+	args = append(args, p.targetArgs(p.opt.DeviceCompilerArgs, t.triple)...)
 	if p.opt.DeviceDebug {
 		args = append(args, "-g")
 	}
@@ -1279,12 +1270,31 @@ func (p *planner) deviceLTO(t *target) bool {
 		p.opt.DeviceDebug || !ltoLevel.MatchString(p.opt.OptLevel) {
 		return false
 	}
-	for _, a := range append(slices.Clone(p.opt.DeviceLinkerArgs), p.opt.DeviceCompilerArgs...) {
-		if a.Triple == "" || a.Triple == t.triple {
-			return false
+	return len(p.targetArgs(p.opt.DeviceLinkerArgs, t.triple)) == 0 && len(p.targetArgs(p.opt.DeviceCompilerArgs, t.triple)) == 0
+}
+
+// targetArgs returns the arguments of list that go to the device tools of
+// triple, as the release's wrapper reads TRIPLE=ARG: 15 to 19 take the text
+// before the first '=' as the triple whatever it is (an option A=B given
+// to every target goes to none), 20 and later only where it is one.
+func (p *planner) targetArgs(list []TargetArg, triple string) []string {
+	var out []string
+	for _, a := range list {
+		if facts.Of(p.rel).Wrapper.TripleBeforeFirstEquals {
+			before, after, ok := strings.Cut(a.value(), "=")
+			switch {
+			case !ok:
+				out = append(out, before)
+			case before == triple:
+				out = append(out, after)
+			}
+			continue
+		}
+		if a.Triple == "" || a.Triple == triple {
+			out = append(out, a.Arg)
 		}
 	}
-	return true
+	return out
 }
 
 // ltoSteps plans the device LTO of t as LLVM 17-21's wrapper runs it in

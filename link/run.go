@@ -291,7 +291,7 @@ func (p *planner) gpuWrap(k offload.OffloadKind, flags []string, fb string) (str
 
 // hostLinkSteps plans the host link (and, for -r, the renaming after it).
 func (p *planner) hostLinkSteps(wrappers []string) error {
-	l, opt := p.l, p.opt
+	opt := p.opt
 	if p.linkExe {
 		return p.linkExeStep(wrappers)
 	}
@@ -313,23 +313,63 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 		if opt.Relocatable {
 			args = append(args, "-nostdlib")
 		}
-	} else {
-		// As LLVM's wrapper runs it: -LDIR and -lNAME as two arguments.
-		for _, a := range p.ldArgs {
-			if len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")) {
-				args = append(args, a[:2], a[2:])
-				continue
-			}
-			args = append(args, a)
-		}
-		at := len(args)
-		if h, err := scanLD(args, nil); err == nil && h.firstInput >= 0 {
-			at = h.firstInput
-		}
-		args = append(args[:at:at], append(slices.Clone(wrappers), args[at:]...)...)
+		step := Step{Kind: StepHostLink, Tool: opt.Linker, Args: withOutput(args, out, true), Outputs: []string{out}}
+		return p.addHostLink(step, wrappers, final)
 	}
-	step := Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Outputs: []string{out}}
-	step.Args = withOutput(step.Args, out, opt.Driver)
+	// As LLVM's wrapper (15 to 24, measured) renders the linker's
+	// arguments: -LDIR and -lNAME as two arguments, -r by its option's own
+	// name where the wrapper reads it (19 and later: --relocatable), and the
+	// output as -o OUT (-oOUT, --output=OUT and --output OUT alike), each
+	// followed by the registration objects. Without -o, goffload adds
+	// -o OUT and the objects at the end (LLVM's links none).
+	outputs := 0
+	output := func(value string) {
+		args = append(append(args, "-o", value), wrappers...)
+		outputs++
+	}
+	for i := 0; i < len(p.ldArgs); i++ {
+		a := p.ldArgs[i]
+		switch {
+		case (a == "-o" || a == "--output") && i+1 < len(p.ldArgs):
+			i++
+			output(p.ldArgs[i])
+			continue
+		case strings.HasPrefix(a, "--output="):
+			output(a[len("--output="):])
+			continue
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "--"):
+			output(a[2:])
+			continue
+		case len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")):
+			args = append(args, a[:2], a[2:])
+			continue
+		case (a == "-r" || a == "-relocatable") && facts.Of(p.rel).Wrapper.RelocatableSection != "":
+			a = "--relocatable"
+		case ldValueOptions[a] && i+1 < len(p.ldArgs):
+			args = append(args, a, p.ldArgs[i+1])
+			i++
+			continue
+		}
+		args = append(args, a)
+	}
+	if outputs == 0 {
+		output(out)
+	}
+	// The last -o names ld's output: the temporary object for -r.
+	for i := len(args) - 2; i >= 0; i-- {
+		if args[i] == "-o" {
+			args[i+1] = out
+			break
+		}
+	}
+	return p.addHostLink(Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Outputs: []string{out}}, wrappers, final)
+}
+
+// addHostLink adds the host link step (its inputs the files it names) and,
+// for -r with registration objects, the finish step that writes final.
+func (p *planner) addHostLink(step Step, wrappers []string, final string) error {
+	l, opt := p.l, p.opt
+	out := step.Outputs[0]
 	ld := step.Args
 	if opt.Driver {
 		ld, _ = driverToLD(step.Args)
@@ -355,28 +395,30 @@ func (p *planner) hasKind(k offload.OffloadKind) bool {
 // if there is none.
 func withOutput(args []string, out string, driver bool) []string {
 	args = slices.Clone(args)
+	found := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "-o" && i+1 < len(args):
+		case (a == "-o" || a == "--output") && i+1 < len(args):
 			args[i+1] = out
-			return args
+			found = true
+			i++
 		case strings.HasPrefix(a, "--output="):
 			args[i] = "--output=" + out
-			return args
-		case a == "--output" && i+1 < len(args):
-			args[i+1] = out
-			return args
-		case driver && strings.HasPrefix(a, "-o") && len(a) > 2:
+			found = true
+		case strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "--"):
 			args[i] = "-o" + out
-			return args
+			found = true
 		case !driver && ldValueOptions[a]:
 			i++
 		case driver && driverValueOptions[a]:
 			i++
 		}
 	}
-	return append(args, "-o", out)
+	if !found {
+		args = append(args, "-o", out)
+	}
+	return args
 }
 
 // insertDriver puts the registration objects before a driver's first input.
@@ -727,10 +769,11 @@ func (t *tailWriter) String() string {
 }
 
 // printCommand prints the step's command with Verbose, Print or DryRun, as
-// LLVM's wrapper prints its commands (the programs, and the bundling).
+// LLVM's wrapper prints its commands (the programs, the bundling, and for
+// -r the renaming of the merged object's sections, llvm-objcopy's there).
 func (l *Link) printCommand(s *Step) {
 	opt := l.opt
-	if (!s.Goffload || s.Kind == StepBundle) && (opt.Verbose || opt.Print || opt.DryRun) {
+	if (!s.Goffload || s.Kind == StepBundle || s.Kind == StepFinish) && (opt.Verbose || opt.Print || opt.DryRun) {
 		printMu.Lock()
 		fmt.Fprintln(writer(opt.Stdout), FormatCommand(s))
 		printMu.Unlock()

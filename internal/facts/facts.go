@@ -113,6 +113,12 @@ type Wrapper struct {
 	// #114298, October 2024, removed it: 20 and later pass it to the host
 	// linker, as any option not theirs).
 	BitcodeLibrary bool
+	// TripleBeforeFirstEquals: --device-linker=A=B is for the target whose
+	// triple is A, whatever A is, so that an option holding '=' given to
+	// every target (--device-linker=--build-id=none, from -Xoffload-linker)
+	// goes to none (15 to 19, measured). #100270 (July 2024) takes A as a
+	// triple only where it names an architecture: 20 and later.
+	TripleBeforeFirstEquals bool
 	// RelocatableSection is the image section under -r, or "" without
 	// special -r handling; RelocatableRenames the entries sections renamed
 	// with a content hash suffix after a relocatable link.
