@@ -467,7 +467,9 @@ func fileRelease(f *fatobj.File) (*offload.Release, string) {
 
 // linkerScript reports whether the file at path, which is no object or
 // archive, reads as text, as a linker script does (libc.so is one): the
-// host linker reads it. Empty and binary files are refused.
+// host linker reads it. An empty file is an empty script to ld and lld
+// (both link with one), and LLVM's wrapper leaves it to them; binary files
+// are refused.
 func linkerScript(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -482,7 +484,7 @@ func linkerScript(path string) bool {
 			return false // a broken object or archive
 		}
 	}
-	return n > 0 && bytes.IndexByte(b, 0) < 0
+	return bytes.IndexByte(b, 0) < 0
 }
 
 // safeName replaces the characters of a file name part taken from the

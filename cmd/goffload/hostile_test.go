@@ -447,9 +447,11 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		t.Fatal(err)
 	}
 	add("fifo", fifo)
-	add("empty", write("empty", nil))
-	// A text file may be a linker script (libc.so is one): link leaves it
-	// to the host linker, which a dry run does not run.
+	// An empty file is an empty linker script to ld and lld, which link
+	// with one; LLVM's wrapper leaves it to them, and so does link. A text
+	// file may be a linker script too (libc.so is one). A dry run does not
+	// run the host linker.
+	add("empty", write("empty", nil), "package", "link")
 	add("text", write("passwd", []byte("root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534::/:/usr/sbin/nologin\n")), "package", "link")
 	add("zeros", write("zeros", make([]byte, 4096)))
 	// Objects whose .nv_fatbin (whole-program CUDA) holds a fat binary that
