@@ -831,8 +831,9 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 // TestHostLinkOutputAsLLVM: the wrapper of each release (16, 19, 22) gives
 // the host linker its output as -o OUT, however it was given (-o OUT,
 // -oOUT, --output=OUT), each -o followed by the registration object, and
-// -r as --relocatable (19 and later); goffload's host link is LLVM's but
-// for the temporary files' names.
+// -r as --relocatable (19 and later), and passes an empty file on (an empty
+// linker script to ld); goffload's host link is LLVM's but for the
+// temporary files' names.
 func TestHostLinkOutputAsLLVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with three releases")
@@ -856,8 +857,13 @@ func TestHostLinkOutputAsLLVM(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
+			// An empty file: an empty linker script to ld, which LLVM's
+			// wrapper passes on.
+			if err := os.WriteFile(filepath.Join(work, "empty.o"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			wrapperOpts := []string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld"}
-			forms := [][]string{{"x.o", "-o", "prog", "y.o"}, {"x.o", "y.o", "-oprog"}, {"x.o", "--output=prog", "y.o"},
+			forms := [][]string{{"x.o", "-o", "prog", "y.o", "empty.o"}, {"x.o", "y.o", "-oprog"}, {"x.o", "--output=prog", "y.o"},
 				{"x.o", "-o", "first", "y.o", "-o", "prog"}, {"-o", "prog", "x.o", "-r"}}
 			for _, form := range forms {
 				if slices.Contains(form, "-r") && major == 16 {
