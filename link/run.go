@@ -29,9 +29,6 @@ import (
 // steps plans every step after the inputs are read.
 func (p *planner) steps() error {
 	l, opt := p.l, p.opt
-	if opt.Relocatable && facts.Of(p.rel).Wrapper.RelocatableSection == "" && len(p.targets) > 0 {
-		return fmt.Errorf("%w: -r: %v has no relocatable offloading link", goffload.ErrUnsupported, p.rel)
-	}
 	hasOpenMP := false
 	for _, t := range p.targets {
 		hasOpenMP = hasOpenMP || t.kind == offload.OffloadOpenMP
@@ -179,7 +176,7 @@ func (p *planner) extractSteps() {
 func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error) {
 	l, opt := p.l, p.opt
 	var flags []string
-	if opt.Relocatable {
+	if p.relocatable() {
 		flags = append(flags, "--relocatable")
 	}
 	var linked []string
@@ -289,6 +286,15 @@ func (p *planner) gpuWrap(k offload.OffloadKind, flags []string, fb string) (str
 	return name, nil
 }
 
+// relocatable reports whether the link is a relocatable offloading link
+// (-r, 19 and later): the registration object made for it, and the merged
+// object's entries sections renamed after it. 15 and 16's wrappers take -r
+// as any linker option: the object they link registers its images as a
+// program would.
+func (p *planner) relocatable() bool {
+	return p.opt.Relocatable && facts.Of(p.rel).Wrapper.RelocatableSection != ""
+}
+
 // hostLinkSteps plans the host link (and, for -r, the renaming after it).
 func (p *planner) hostLinkSteps(wrappers []string) error {
 	opt := p.opt
@@ -297,7 +303,7 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 	}
 	out := p.host.output
 	final := out
-	if opt.Relocatable && len(wrappers) > 0 {
+	if p.relocatable() && len(wrappers) > 0 {
 		merged, err := p.tempName(filepath.Base(out)+".merged", ".o")
 		if err != nil {
 			return err
@@ -376,7 +382,7 @@ func (p *planner) addHostLink(step Step, wrappers []string, final string) error 
 	}
 	step.Inputs = appendNew(slices.Clone(wrappers), linkedFiles(ld, false)...)
 	l.Steps = append(l.Steps, step)
-	if opt.Relocatable && len(wrappers) > 0 {
+	if p.relocatable() && len(wrappers) > 0 {
 		l.Steps = append(l.Steps, p.own(StepFinish, "", []string{"-o", final, out}, []string{out}, []string{final}))
 	}
 	return nil

@@ -115,38 +115,84 @@ func TestLinkDryRunRunsNothing(t *testing.T) {
 
 // TestRelocatableLinkMakesStaticLibrary: `goffload link -r` merges an
 // offloading object with its wrapper into merged.o; in a static library, a
-// plain cc link of an application runs the library's kernel.
+// plain cc link of an application runs the library's kernel. For 19 the
+// entries section is renamed as LLVM 19's wrapper renames it. 16's wrapper
+// takes -r as any linker option, and so does goffload for it: through
+// clang-16 -B, the -r object is the one clang-16's own wrapper makes, byte
+// for byte, and the application linked with goffload link's crashes under
+// libomptarget 16 as the one linked with clang-16's does.
 func TestRelocatableLinkMakesStaticLibrary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("links and runs programs")
 	}
-	lib := tooltest.OpenMPRuntime(t, 19)
 	arPath, err := exec.LookPath("ar")
 	if err != nil {
 		tooltest.Missing(t, "ar not found")
 	}
-	dir := t.TempDir()
-	obj := compileOpenMP(t, 19, filepath.Join("testdata", "foo.c"), filepath.Join(dir, "foo.o"))
-	merged := filepath.Join(dir, "merged.o")
-	if _, stderr, code := cli(t, "link", "-r", "--llvm", "19", "-o", merged, obj); code != 0 {
-		t.Fatalf("goffload link -r: exit %d: %s", code, stderr)
-	}
-	stdout, _, code := cli(t, "list", "--json", merged)
-	if code != 0 || !strings.Contains(stdout, `"section": "omp_offloading_entries_`) {
-		t.Errorf("merged.o: entries section not renamed:\n%s", stdout)
-	}
-	if msg, err := exec.Command(arPath, "rcs", filepath.Join(dir, "libfoo.a"), merged).CombinedOutput(); err != nil {
-		t.Fatalf("ar: %v\n%s", err, msg)
-	}
-	app := filepath.Join(dir, "app")
-	cmd := exec.Command("cc", filepath.Join("testdata", "app.c"), "-L"+dir, "-lfoo", "-L"+lib, "-lomptarget", "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined, "-o", app)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v\n%s", err, msg)
-	}
-	assertCheckPasses(t, obj, merged, app)
-	got, kernels := runProgram(t, app, lib)
-	if got != "foo(1)=44\n" || kernels != 1 {
-		t.Errorf("app printed %q with %d kernels on device 0", got, kernels)
+	for _, major := range []int{19, 16} {
+		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
+			lib := tooltest.OpenMPRuntime(t, major)
+			dir := t.TempDir()
+			obj := compileOpenMP(t, major, filepath.Join("testdata", "foo.c"), filepath.Join(dir, "foo.o"))
+			// The application of a static library holding merged.
+			app := func(merged, name string) string {
+				t.Helper()
+				libDir := filepath.Join(dir, name)
+				if err := os.Mkdir(libDir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if msg, err := exec.Command(arPath, "rcs", filepath.Join(libDir, "libfoo.a"), merged).CombinedOutput(); err != nil {
+					t.Fatalf("ar: %v\n%s", err, msg)
+				}
+				app := filepath.Join(libDir, "app")
+				cmd := exec.Command("cc", filepath.Join("testdata", "app.c"), "-L"+libDir, "-lfoo", "-L"+lib, "-lomptarget", "-Wl,-rpath,"+lib, tooltest.AllowShlibUndefined, "-o", app)
+				if msg, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("cc: %v\n%s", err, msg)
+				}
+				return app
+			}
+			merged := filepath.Join(dir, "merged.o")
+			if _, stderr, code := cli(t, "link", "-r", "--llvm", fmt.Sprint(major), "--libdir", lib, "-o", merged, obj); code != 0 {
+				t.Fatalf("goffload link -r: exit %d: %s", code, stderr)
+			}
+			stdout, _, code := cli(t, "list", "--json", merged)
+			renamed := strings.Contains(stdout, `"section": "omp_offloading_entries_`)
+			if code != 0 || renamed != (major >= 19) {
+				t.Errorf("merged.o: entries section renamed: %v, want %v:\n%s", renamed, major >= 19, stdout)
+			}
+			ours := app(merged, "ours")
+			if major >= 19 {
+				assertCheckPasses(t, obj, merged, ours)
+				got, kernels := runProgram(t, ours, lib)
+				if got != "foo(1)=44\n" || kernels != 1 {
+					t.Errorf("app printed %q with %d kernels on device 0", got, kernels)
+				}
+				return
+			}
+			// clang-16 -r, with its own wrapper and with goffload as its
+			// wrapper: the same object.
+			clang := tooltest.Tool(t, "clang", major)
+			wrapperBins(t, dir, tooltest.Tool(t, "clang-linker-wrapper", major), goffloadExe(t))
+			for _, who := range []string{"theirs", "ours"} {
+				cmd := exec.Command(clang, "-B", filepath.Join(dir, who+"-bin"), "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-r", obj, "-o", filepath.Join(dir, who+"-merged.o"), "-L"+lib)
+				if msg, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("clang-%d -r (%s): %v\n%s", major, who, err, msg)
+				}
+			}
+			theirsObj := filepath.Join(dir, "theirs-merged.o")
+			tooltest.SameFile(t, theirsObj, filepath.Join(dir, "ours-merged.o"), "the -r object")
+			theirs := app(theirsObj, "theirs")
+			run := func(exe string) error {
+				cmd := exec.Command(exe)
+				cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+lib)
+				return cmd.Run()
+			}
+			if a, b := run(ours), run(theirs); fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Errorf("the application of goffload's -r object: %v; of clang-%d's: %v", a, major, b)
+			} else {
+				t.Logf("both applications: %v (as LLVM %d's -r link makes them)", a, major)
+			}
+		})
 	}
 }
 
