@@ -170,7 +170,9 @@ func stepsOf(out string) []string {
 // that is never run): OpenMP for sm_90 with -g, -save-temps and
 // -Xoffload-linker (16, 19, 22; both objects named: which archive members
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
-// is the same), and CUDA -fgpu-rdc (19, 22). The driver's flags that reach
+// is the same), and CUDA -fgpu-rdc (19, 22); HIP for two processors, HIP
+// whole-program and OpenMP for an AMDGPU processor (19, 22) too. The
+// driver's flags that reach
 // the wrapper (-O0, -O3, -Os, -g, -Xoffload-linker, -foffload-lto, -r) are
 // a matrix with those links of 19 and 22; the two cells where goffload
 // differs say why (knownDifferences).
@@ -239,6 +241,39 @@ func TestDryRunStepOrder(t *testing.T) {
 		return link{name: "cuda", major: n, compile: cudaArgs, sources: [2]string{cu, cuLib},
 			link: []string{"--offload-link", "--offload-new-driver", "-fgpu-rdc", "--cuda-path=" + cuda, "--offload-arch=sm_90", "a.o", "-L.", "-lx", "-L" + rtDir, "-o", "prog"}}
 	}
+	// HIP for two processors; HIP whole-program (no -fgpu-rdc: the objects
+	// hold their fat binaries, and the wrapper links no device code; CUDA's
+	// would need NVIDIA's fatbinary to compile); OpenMP for an AMDGPU
+	// processor.
+	hipTwoArches := func(n int) link {
+		l := hipLink(n, "gfx90a")
+		l.name = "hip-two-arches"
+		l.compile = append(slices.Clone(l.compile), "--offload-arch=gfx1100")
+		l.link = slices.Insert(slices.Clone(l.link), 3, "--offload-arch=gfx1100")
+		return l
+	}
+	// Whole-program sources: each file's device code stands alone, and the
+	// host code launches it.
+	wholeA, wholeB := filepath.Join(dir, "w1.hip"), filepath.Join(dir, "w2.hip")
+	launch := "struct dim3 { unsigned x, y, z; };\ntypedef struct ihipStream_t *hipStream_t;\n" +
+		"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);\n"
+	os.WriteFile(wholeA, []byte(defs+launch+"__global__ void k1(int *p) { *p = 1; }\n"), 0o644)
+	os.WriteFile(wholeB, []byte(defs+launch+"__global__ void k2(int *p) { *p = 2; }\n"), 0o644)
+	noRDC := func(args []string) []string {
+		return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-fgpu-rdc" })
+	}
+	hipWhole := func(n int) link {
+		l := hipLink(n, "gfx90a")
+		l.name, l.sources = "hip-whole", [2]string{wholeA, wholeB}
+		l.compile, l.link = noRDC(l.compile), noRDC(l.link)
+		return l
+	}
+
+	amdgpuOMP := []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib"}
+	openmpAMDGPU := func(n int) link {
+		return link{name: "openmp-amdgpu", major: n, compile: amdgpuOMP, sources: [2]string{src, lib},
+			link: append(slices.Clone(amdgpuOMP), "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")}
+	}
 	// OpenMP only for 15 and 16 (and NVPTX for 16); for 19 and 22, the
 	// releases × OpenMP, HIP, HIP with xnack+, OpenMP for NVPTX and CUDA
 	// are a matrix, sampled by default (tooltest.Sample: each release and
@@ -246,7 +281,8 @@ func TestDryRunStepOrder(t *testing.T) {
 	links := []link{openmpLink(15), openmpLink(16), nvptxLink(16)}
 	matrixReleases := []int{19, 22}
 	for i, n := range matrixReleases {
-		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n)}
+		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n),
+			hipTwoArches(n), hipWhole(n), openmpAMDGPU(n)}
 		for j, l := range kinds {
 			l.cell = &[4]int{i, j, len(matrixReleases), len(kinds)}
 			links = append(links, l)
@@ -308,8 +344,9 @@ func TestDryRunStepOrder(t *testing.T) {
 	// The links of the flags' matrix where goffload differs from LLVM's
 	// wrapper, and why.
 	knownDifferences := map[string]string{
-		"hip-flags-O0-19": "LLVM 19's wrapper crashes in the device LTO it runs in its own process at O0 (in AMDGPU's register usage analysis)",
-		"hip-flags-g-19":  "with --device-debug LLVM 19's wrapper runs the device LTO of HIP's bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
+		"hip-flags-O0-19":  "LLVM 19's wrapper crashes in the device LTO it runs in its own process at O0 (in AMDGPU's register usage analysis)",
+		"hip-flags-g-19":   "with --device-debug LLVM 19's wrapper runs the device LTO of HIP's bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
+		"openmp-amdgpu-19": "LLVM 19's wrapper runs the device LTO of OpenMP's AMDGPU bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
 	}
 	for _, n := range matrixReleases {
 		for _, k := range []string{"hip", "cuda"} {
@@ -347,8 +384,8 @@ func TestDryRunStepOrder(t *testing.T) {
 			key := fmt.Sprint(l.major, l.compile, l.sources)
 			in, ok := inputs[key]
 			if !ok {
-				in = filepath.Join(dir, "inputs"+strconv.Itoa(len(inputs)))
-				if err := os.Mkdir(in, 0o755); err != nil {
+				var err error
+				if in, err = os.MkdirTemp(dir, "inputs"); err != nil {
 					t.Fatal(err)
 				}
 				// One clang for both sources, each compiled to its base name.
@@ -405,7 +442,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				}
 				printed = strings.Replace(printed, FormatCommand(&s)+"\n", "", 1)
 			}
-			if wantLTO := strings.HasPrefix(l.name, "hip") && l.major < 22; wantLTO != (lto == 2) {
+			if wantLTO := strings.HasPrefix(l.name, "hip") && l.name != "hip-whole" && l.major < 22; wantLTO != (lto > 0 && lto%2 == 0) {
 				t.Errorf("%d device LTO steps (lld, llc), want them: %v\n%s", lto, wantLTO, ours)
 			}
 			want := stepsOf(theirs)
