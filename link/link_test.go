@@ -292,7 +292,7 @@ func TestDryRunStepOrder(t *testing.T) {
 	// link of 19 and 22: a matrix of flags × (release, kind) of which the
 	// default run links each flag once and each (release, kind) once.
 	flagSets := [][]string{{"-O0"}, {"-O3"}, {"-g"}, {"-Xoffload-linker", "--build-id=none"}, {"-foffload-lto"}, {"-r"}, {"-Os"}, {"-ftime-trace"}, {"-save-temps"}, {"-fno-lto"}}
-	var bases []link
+	bases := []link{openmpLink(15), openmpLink(16), nvptxLink(16)}
 	for _, n := range matrixReleases {
 		bases = append(bases, openmpLink(n), hipLink(n, "gfx90a"), nvptxLink(n), cudaLink(n))
 	}
@@ -348,6 +348,7 @@ func TestDryRunStepOrder(t *testing.T) {
 		"hip-flags-g-19":   "with --device-debug LLVM 19's wrapper runs the device LTO of HIP's bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
 		"openmp-amdgpu-19": "LLVM 19's wrapper runs the device LTO of OpenMP's AMDGPU bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
 	}
+	knownDifferences["openmp-flags-save-temps-15"] = "LLVM 15's wrapper's dry run with --save-temps fails: it reads the device image it did not write ('prog-x86_64-.out': No such file or directory)"
 	for _, n := range matrixReleases {
 		for _, k := range []string{"hip", "cuda"} {
 			knownDifferences[fmt.Sprintf("%s-flags-save-temps-%d", k, n)] = "LLVM's wrapper's dry run with --save-temps fails for HIP and CUDA: it reads the bundle or fat binary it did not write ('prog.hipfb': No such file or directory)"
@@ -458,7 +459,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours, theirs)
 			}
 			a, b := masked(printed), masked(theirs)
-			if slices.Contains(l.link, "-r") {
+			if slices.Contains(l.link, "-r") && l.major >= 19 {
 				// LLVM's ld writes the output, which llvm-objcopy then
 				// edits in place; goffload's writes a temporary object,
 				// which its own finish step writes to the output, renamed
