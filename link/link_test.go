@@ -172,10 +172,11 @@ func stepsOf(out string) []string {
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
 // is the same), and CUDA -fgpu-rdc (19, 22); HIP for two processors, HIP
 // whole-program and OpenMP for an AMDGPU processor (19, 22) too. The
-// driver's flags that reach
-// the wrapper (-O0, -O3, -Os, -g, -Xoffload-linker, -foffload-lto, -r) are
-// a matrix with those links of 19 and 22; the two cells where goffload
-// differs say why (knownDifferences).
+// driver's flags that reach the wrapper (-O0, -O3, -Os, -g,
+// -Xoffload-linker, -foffload-lto, -fno-lto, -r, -ftime-trace,
+// -save-temps) are a matrix with the OpenMP links of 15 and 16, NVPTX's of
+// 16, and those links of 19 and 22; the cells that cannot be compared say
+// why (knownDifferences).
 func TestDryRunStepOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with every release")
