@@ -3,6 +3,7 @@ package tooltest
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,9 +67,11 @@ func SameFile(t testing.TB, ref, ours, what string) {
 // OwnTempDir points $TMPDIR at a new folder in the temporary folder, for
 // the test binary and every process it starts, and returns the function
 // that removes it (TestMain calls it after m.Run): what those processes
-// leave behind goes with it. The x86-64 plugin of libomptarget writes each
-// device image it loads to a tmpfile_XXXXXX there and never removes it: a
-// run of the tests that run offloading programs left hundreds.
+// leave behind goes with it. libomptarget's x86-64 plugin writes each
+// device image it loads to /tmp/tmpfile_XXXXXX, whatever $TMPDIR says, and
+// never removes it (hundreds a run): remove also takes away those of
+// /tmp that name the folder (the images of the tests' programs carry
+// their runtime folder, inside it, as a run path).
 func OwnTempDir() (remove func(), err error) {
 	dir, err := os.MkdirTemp("", "goffload-tests-")
 	if err != nil {
@@ -86,5 +89,28 @@ func OwnTempDir() (remove func(), err error) {
 			os.Unsetenv("TMPDIR")
 		}
 		os.RemoveAll(dir)
+		removeImagesNaming("/tmp", dir)
 	}, nil
+}
+
+// removeImagesNaming removes the regular files tmpfile_* of folder whose
+// first MiB holds the text name.
+func removeImagesNaming(folder, name string) {
+	paths, _ := filepath.Glob(filepath.Join(folder, "tmpfile_*"))
+	buf := make([]byte, 1<<20)
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		st, err := f.Stat()
+		n := 0
+		if err == nil && st.Mode().IsRegular() {
+			n, _ = io.ReadFull(f, buf)
+		}
+		f.Close()
+		if bytes.Contains(buf[:n], []byte(name)) {
+			os.Remove(p)
+		}
+	}
 }

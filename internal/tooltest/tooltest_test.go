@@ -1,6 +1,7 @@
 package tooltest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +57,27 @@ func TestOwnTempDir(t *testing.T) {
 	if filepath.Dir(left) != dir {
 		t.Errorf("a child wrote %s, not in %s", left, dir)
 	}
+	// As libomptarget's x86-64 plugin writes them: in /tmp, whatever
+	// $TMPDIR says; an image naming the folder, and another.
+	ours, err := os.CreateTemp("/tmp", "tmpfile_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(ours, "\x7fELF...%s/001\x00", dir)
+	ours.Close()
+	other, err := os.CreateTemp("/tmp", "tmpfile_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	defer os.Remove(other.Name())
 	remove()
+	if _, err := os.Stat(ours.Name()); !os.IsNotExist(err) {
+		t.Errorf("%s, an image naming %s, left behind (%v)", ours.Name(), dir, err)
+	}
+	if _, err := os.Stat(other.Name()); err != nil {
+		t.Errorf("%s, naming something else, removed: %v", other.Name(), err)
+	}
 	if os.TempDir() != before {
 		t.Errorf("TMPDIR not restored: %s", os.TempDir())
 	}
