@@ -120,7 +120,7 @@ func (k *keyer) normAll(args []string) []string {
 			continue
 		}
 		for j, o := range k.s.Outputs {
-			if a == filepath.Base(o)+"." {
+			if filepath.Base(a) == filepath.Base(o)+"." {
 				out[i] = "\x00outname" + strconv.Itoa(j)
 			}
 		}

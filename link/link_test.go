@@ -171,7 +171,8 @@ func stepsOf(out string) []string {
 // -Xoffload-linker (16, 19, 22; both objects named: which archive members
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
 // is the same), and CUDA -fgpu-rdc (19, 22); HIP for two processors, HIP
-// whole-program and OpenMP for an AMDGPU processor (19, 22) too. The
+// whole-program and OpenMP for an AMDGPU processor (19, 22), and OpenMP for
+// SPIR-V (22) too. The
 // driver's flags that reach the wrapper (-O0, -O3, -Os, -g,
 // -Xoffload-linker, -foffload-lto, -fno-lto, -r, -ftime-trace,
 // -save-temps) are a matrix with the OpenMP links of 15 and 16, NVPTX's of
@@ -275,11 +276,16 @@ func TestDryRunStepOrder(t *testing.T) {
 		return link{name: "openmp-amdgpu", major: n, compile: amdgpuOMP, sources: [2]string{src, lib},
 			link: append(slices.Clone(amdgpuOMP), "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")}
 	}
+	// OpenMP for SPIR-V (spirv64-intel, 22: 19's driver has no
+	// --offload-targets).
+	spirv := []string{"-fopenmp", "--offload-targets=spirv64-intel", "-nogpulib"}
+	openmpSPIRV := link{name: "openmp-spirv", major: 22, compile: spirv, sources: [2]string{src, lib},
+		link: append(slices.Clone(spirv), "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")}
 	// OpenMP only for 15 and 16 (and NVPTX for 16); for 19 and 22, the
 	// releases × OpenMP, HIP, HIP with xnack+, OpenMP for NVPTX and CUDA
 	// are a matrix, sampled by default (tooltest.Sample: each release and
 	// each kind of link once).
-	links := []link{openmpLink(15), openmpLink(16), nvptxLink(16)}
+	links := []link{openmpLink(15), openmpLink(16), nvptxLink(16), openmpSPIRV}
 	matrixReleases := []int{19, 22}
 	for i, n := range matrixReleases {
 		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n),
@@ -876,8 +882,9 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 // the host linker its output as -o OUT, however it was given (-o OUT,
 // -oOUT, --output=OUT), each -o followed by the registration object, and
 // -r as --relocatable (19 and later), and passes an empty file on (an empty
-// linker script to ld); goffload's host link is LLVM's but for the
-// temporary files' names.
+// linker script to ld); the device link's -dumpdir names the image beside
+// the program (sub/prog.x86_64..img.); goffload's commands are LLVM's but
+// for the temporary files' names.
 func TestHostLinkOutputAsLLVM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with three releases")
@@ -907,7 +914,10 @@ func TestHostLinkOutputAsLLVM(t *testing.T) {
 				t.Fatal(err)
 			}
 			wrapperOpts := []string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld"}
-			forms := [][]string{{"x.o", "-o", "prog", "y.o", "empty.o"}, {"x.o", "y.o", "-oprog"}, {"x.o", "--output=prog", "y.o"},
+			if err := os.Mkdir(filepath.Join(work, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			forms := [][]string{{"x.o", "-o", "prog", "y.o", "empty.o"}, {"x.o", "-o", "sub/prog"}, {"x.o", "y.o", "-oprog"}, {"x.o", "--output=prog", "y.o"},
 				{"x.o", "-o", "first", "y.o", "-o", "prog"}, {"-o", "prog", "x.o", "-r"}}
 			for _, form := range forms {
 				argv := append(slices.Clone(wrapperOpts), form...)
@@ -934,8 +944,8 @@ func TestHostLinkOutputAsLLVM(t *testing.T) {
 					}
 					continue
 				}
-				if host(ours) != host(string(theirs)) {
-					t.Errorf("%q: the host link\n%s\nLLVM %d's\n%s", form, host(ours), major, host(string(theirs)))
+				if masked(ours) != masked(string(theirs)) {
+					t.Errorf("%q: the commands\n%s\nLLVM %d's\n%s", form, masked(ours), major, masked(string(theirs)))
 				}
 			}
 		})

@@ -1215,7 +1215,10 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, p.cudaPathArg(t)...)
 		return p.findClang(), append(args, devLinker...), nil
 	}
-	args := []string{"--no-default-config", "-o", out, "-dumpdir", filepath.Base(out) + ".", "--target=" + t.triple}
+	// -dumpdir: the image's name beside the program, as the wrapper names
+	// it from -o as given (/tmp/sub/prog.x86_64..img.).
+	dumpdir := filepath.Join(filepath.Dir(p.host.output), filepath.Base(out)) + "."
+	args := []string{"--no-default-config", "-o", out, "-dumpdir", dumpdir, "--target=" + t.triple}
 	args = append(args, archFlag()...)
 	if t.amdgpu() {
 		args = append(args, "-flto") // whatever the inputs
