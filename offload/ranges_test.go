@@ -70,6 +70,8 @@ func TestDocsStateTheTable(t *testing.T) {
 		{"docs/offload-binary.md", `releases (\d+) to (\d+) write version 1, LLVM (\d+) version 2`, span(v1) + " " + strings.Trim(fmt.Sprint(v2), "[]")},
 		{"docs/offload-binary.md", `called release (\d+) here, writes version 3`, main},
 		{"docs/commands.md", `LLVM releases: LLVM (\d+)-(\d+) \(default (\d+)`, fmt.Sprintf("%s %d", all, DefaultRelease)},
+		{"docs/commands.md", `main checked against its sources on (\d+)-(\d+)-(\d+)\)`, strings.ReplaceAll(MainCheckedOn, "-", " ")},
+		{"docs/releases.md", `last checked against main on (\d+)-(\d+)-(\d+)`, strings.ReplaceAll(MainCheckedOn, "-", " ")},
 	} {
 		data, err := os.ReadFile(filepath.Join("..", c.file))
 		if err != nil {

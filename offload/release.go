@@ -14,6 +14,12 @@ import (
 // none is chosen: the newest release verified with the real tools.
 const DefaultRelease = 22
 
+// MainCheckedOn is when the rows of LLVM 23 and main (24), which no
+// released tool can measure, were last checked against LLVM's sources and
+// pull requests (docs/releases.md#llvm-23-and-main says against which
+// commits, and how to check again).
+const MainCheckedOn = "2026-09-11"
+
 // EntryLayout is the binary layout of an offload entry
 // (docs/entries.md#entry-layouts).
 type EntryLayout uint8

@@ -249,7 +249,7 @@ func runVersion(args []string, stdout io.Writer) error {
 			inferred = append(inferred, strconv.Itoa(r.Major))
 		}
 	}
-	_, err := fmt.Fprintf(stdout, "goffload %s (module %s)\nLLVM releases: %v (default %d; inferred from LLVM's sources, not measured: %s)\n",
-		goffload.Version(), goffload.Path, offload.AllReleases(), offload.DefaultRelease, strings.Join(inferred, ", "))
+	_, err := fmt.Fprintf(stdout, "goffload %s (module %s)\nLLVM releases: %v (default %d; inferred from LLVM's sources, not measured: %s; main checked against its sources on %s)\n",
+		goffload.Version(), goffload.Path, offload.AllReleases(), offload.DefaultRelease, strings.Join(inferred, ", "), offload.MainCheckedOn)
 	return err
 }
