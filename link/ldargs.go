@@ -86,17 +86,15 @@ func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
 			i++
 			return args[i], nil
 		}
-		switch {
-		case a == "-o" || a == "--output":
-			v, err := val()
-			if err != nil {
-				return nil, err
+		if v, span, ok := outputArg(args, i); ok {
+			if span == 1 && (a == "-o" || a == "--output") {
+				return nil, fmt.Errorf("%w: host linker option %s needs a value", ErrUsage, a)
 			}
+			i += span - 1
 			h.output, h.outputIndex = v, i
-		case strings.HasPrefix(a, "--output="):
-			h.output, h.outputIndex = a[len("--output="):], i
-		case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
-			h.output, h.outputIndex = a[2:], i // -oFILE, as ld and LLVM's wrapper read it
+			continue
+		}
+		switch {
 		case a == "-l" || a == "--library":
 			v, err := val()
 			if err != nil {
@@ -524,4 +522,24 @@ func hostOutput(o *Options, args []string, out string) []string {
 		}
 	}
 	return append(args, "-out:"+out)
+}
+
+// outputArg reports whether args[i] names the output, as ld and LLVM's
+// wrapper read it: -o OUT, -oOUT, --output OUT or --output=OUT. It returns
+// OUT and how many arguments the option spans; a separate one without its
+// value spans one and has no OUT (ok is true, value "").
+func outputArg(args []string, i int) (value string, span int, ok bool) {
+	a := args[i]
+	switch {
+	case a == "-o" || a == "--output":
+		if i+1 < len(args) {
+			return args[i+1], 2, true
+		}
+		return "", 1, true
+	case strings.HasPrefix(a, "--output="):
+		return a[len("--output="):], 1, true
+	case strings.HasPrefix(a, "-o") && !strings.HasPrefix(a, "--"):
+		return a[2:], 1, true
+	}
+	return "", 0, false
 }

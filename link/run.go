@@ -328,24 +328,19 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 	// output as -o OUT (-oOUT, --output=OUT and --output OUT alike), each
 	// followed by the registration objects. Without -o, goffload adds
 	// -o OUT and the objects at the end (LLVM's links none).
-	outputs := 0
+	last := -1 // the index of the last output's value: ld's output
 	output := func(value string) {
+		last = len(args) + 1
 		args = append(append(args, "-o", value), wrappers...)
-		outputs++
 	}
 	for i := 0; i < len(p.ldArgs); i++ {
 		a := p.ldArgs[i]
+		if v, span, ok := outputArg(p.ldArgs, i); ok && (span == 2 || v != "") {
+			output(v)
+			i += span - 1
+			continue
+		}
 		switch {
-		case (a == "-o" || a == "--output") && i+1 < len(p.ldArgs):
-			i++
-			output(p.ldArgs[i])
-			continue
-		case strings.HasPrefix(a, "--output="):
-			output(a[len("--output="):])
-			continue
-		case strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "--"):
-			output(a[2:])
-			continue
 		case len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")):
 			args = append(args, a[:2], a[2:])
 			continue
@@ -358,16 +353,11 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 		}
 		args = append(args, a)
 	}
-	if outputs == 0 {
+	if last < 0 {
 		output(out)
 	}
-	// The last -o names ld's output: the temporary object for -r.
-	for i := len(args) - 2; i >= 0; i-- {
-		if args[i] == "-o" {
-			args[i+1] = out
-			break
-		}
-	}
+	args[last] = out // the temporary object for -r
+
 	return p.addHostLink(Step{Kind: StepHostLink, Tool: opt.Linker, Args: args, Outputs: []string{out}}, wrappers, final)
 }
 
@@ -404,17 +394,20 @@ func withOutput(args []string, out string, driver bool) []string {
 	found := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if _, span, ok := outputArg(args, i); ok {
+			switch {
+			case span == 2:
+				args[i+1] = out
+			case strings.HasPrefix(a, "--output="):
+				args[i] = "--output=" + out
+			case a != "-o" && a != "--output":
+				args[i] = "-o" + out
+			}
+			found = found || span == 2 || a != "-o" && a != "--output"
+			i += span - 1
+			continue
+		}
 		switch {
-		case (a == "-o" || a == "--output") && i+1 < len(args):
-			args[i+1] = out
-			found = true
-			i++
-		case strings.HasPrefix(a, "--output="):
-			args[i] = "--output=" + out
-			found = true
-		case strings.HasPrefix(a, "-o") && len(a) > 2 && !strings.HasPrefix(a, "--"):
-			args[i] = "-o" + out
-			found = true
 		case !driver && ldValueOptions[a]:
 			i++
 		case driver && driverValueOptions[a]:
