@@ -3,6 +3,7 @@ package wrappertest
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -10,6 +11,16 @@ import (
 
 // shared holds what the tests build once: the goffload program.
 var shared tooltest.Shared
+
+// objectStore holds the objects that clang compiled of the programs of
+// testdata/wrapper for the default run's links (tooltest.Store).
+var objectStore = tooltest.Store{Dir: filepath.Join("testdata", "objects")}
+
+// TestStoredObjectsAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredObjectsAreCurrent(t *testing.T) {
+	objectStore.CheckCurrent(t)
+}
 
 func TestMain(m *testing.M) {
 	// The programs the tests run use no cache of link steps: not the
