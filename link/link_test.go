@@ -182,16 +182,23 @@ func TestDryRunStepOrder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with every release")
 	}
+	// The sources (testdata/dryrun), copied into the test's folder.
 	dir := t.TempDir()
-	src := filepath.Join(dir, "a.c")
-	lib := filepath.Join(dir, "b.c")
-	os.WriteFile(src, []byte("int g(int);\nint main(void){int s=0;\n#pragma omp target map(from:s)\ns=g(2);\nreturn s!=4;}\n"), 0o644)
-	os.WriteFile(lib, []byte("#pragma omp declare target\nint g(int x){return 2*x;}\n#pragma omp end declare target\n"), 0o644)
-	hip := filepath.Join(dir, "k.hip")
-	defs := "#define __device__ __attribute__((device))\n#define __global__ __attribute__((global))\n"
-	os.WriteFile(hip, []byte(defs+"__device__ int d(int x);\n__device__ int v;\n__device__ int use(){return d(v);}\n"), 0o644)
-	hipLib := filepath.Join(dir, "d.hip")
-	os.WriteFile(hipLib, []byte(defs+"__device__ int d(int x){return x+1;}\n"), 0o644)
+	sources, err := filepath.Glob(filepath.Join("testdata", "dryrun", "*"))
+	if err != nil || len(sources) == 0 {
+		t.Fatalf("no testdata/dryrun (%v)", err)
+	}
+	for _, f := range sources {
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	src, lib := filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c")
+	hip, hipLib := filepath.Join(dir, "k.hip"), filepath.Join(dir, "d.hip")
 	// clang -### with --hip-link asks for libamdhip64; LLVM's wrapper looks
 	// for it.
 	rtDir := filepath.Join(dir, "rt")
@@ -232,12 +239,7 @@ func TestDryRunStepOrder(t *testing.T) {
 		return link{name: "openmp-nvptx", major: n, compile: nvptx, sources: [2]string{src, lib},
 			link: append(slices.Clone(nvptx), "a.o", "b.o", "-L"+rtDir, "-o", "prog", "-g", "-save-temps", "-Xoffload-linker", "-v")}
 	}
-	cu := filepath.Join(dir, "k.cu")
-	os.WriteFile(cu, []byte(defs+"struct dim3 { unsigned x, y, z; };\ntypedef struct CUstream_st *cudaStream_t;\n"+
-		"extern \"C\" int cudaLaunchKernel(const void *, dim3, dim3, void **, unsigned long, cudaStream_t);\n"+
-		"__device__ int d(int x);\n__device__ int v;\n__global__ void kern(int *p) { *p = d(v); }\n"), 0o644)
-	cuLib := filepath.Join(dir, "d.cu")
-	os.WriteFile(cuLib, []byte(defs+"__device__ int d(int x){return x+1;}\n"), 0o644)
+	cu, cuLib := filepath.Join(dir, "k.cu"), filepath.Join(dir, "d.cu")
 	cudaArgs := []string{"-x", "cuda", "--offload-new-driver", "-fgpu-rdc", "--cuda-path=" + cuda, "-nocudalib", "-nocudainc", "--offload-arch=sm_90"}
 	cudaLink := func(n int) link {
 		return link{name: "cuda", major: n, compile: cudaArgs, sources: [2]string{cu, cuLib},
@@ -257,10 +259,6 @@ func TestDryRunStepOrder(t *testing.T) {
 	// Whole-program sources: each file's device code stands alone, and the
 	// host code launches it.
 	wholeA, wholeB := filepath.Join(dir, "w1.hip"), filepath.Join(dir, "w2.hip")
-	launch := "struct dim3 { unsigned x, y, z; };\ntypedef struct ihipStream_t *hipStream_t;\n" +
-		"extern \"C\" int hipLaunchKernel(const void *, dim3, dim3, void **, unsigned long, hipStream_t);\n"
-	os.WriteFile(wholeA, []byte(defs+launch+"__global__ void k1(int *p) { *p = 1; }\n"), 0o644)
-	os.WriteFile(wholeB, []byte(defs+launch+"__global__ void k2(int *p) { *p = 2; }\n"), 0o644)
 	noRDC := func(args []string) []string {
 		return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-fgpu-rdc" })
 	}
@@ -396,12 +394,38 @@ func TestDryRunStepOrder(t *testing.T) {
 				if in, err = os.MkdirTemp(dir, "inputs"); err != nil {
 					t.Fatal(err)
 				}
-				// One clang for both sources, each compiled to its base name.
-				runIn(in, clang, slices.Concat(l.compile, []string{"-c"}, l.sources[:])...)
-				for i, to := range []string{"a.o", "b.o"} {
-					from := strings.TrimSuffix(filepath.Base(l.sources[i]), filepath.Ext(l.sources[i])) + ".o"
-					if err := os.Rename(filepath.Join(in, from), filepath.Join(in, to)); err != nil {
-						t.Fatal(err)
+				// One clang for both sources, each compiled to its base
+				// name, or the objects of the store (tooltest.Store).
+				rel := []string{"../" + filepath.Base(l.sources[0]), "../" + filepath.Base(l.sources[1])}
+				args := slices.Concat(l.compile, []string{"-c"}, rel)
+				work := fmt.Sprintf("clang-%d %s\nrenamed a.o b.o", l.major, strings.ReplaceAll(strings.Join(args, " "), cuda, "CUDA"))
+				storeInputs := []string{filepath.Join("testdata", "dryrun", filepath.Base(l.sources[0])), filepath.Join("testdata", "dryrun", filepath.Base(l.sources[1]))}
+				if strings.Contains(work, "CUDA") {
+					work += "\nCUDA: stand-ins of " + standInCUDAVersion
+					storeInputs = append(storeInputs, standInCubin)
+				}
+				objs, err := compileStore.Files(t, in, work, storeInputs, []string{"a.o", "b.o"}, func(string) error {
+					runIn(in, clang, args...)
+					for i, to := range []string{"a.o", "b.o"} {
+						from := strings.TrimSuffix(filepath.Base(l.sources[i]), filepath.Ext(l.sources[i])) + ".o"
+						if err := os.Rename(filepath.Join(in, from), filepath.Join(in, to)); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if objs != in {
+					for _, f := range []string{"a.o", "b.o"} {
+						data, err := os.ReadFile(filepath.Join(objs, f))
+						if err == nil {
+							err = os.WriteFile(filepath.Join(in, f), data, 0o644)
+						}
+						if err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
 				ar, arArgs := binutilsAr(t)
@@ -492,15 +516,31 @@ func TestDryRunStepOrder(t *testing.T) {
 // ptxas that writes a cubin NVIDIA's ptxas made (offload/testdata/nvidia)
 // wherever it is asked to, and a fatbinary that fails (a dry run names it,
 // never runs it). It returns the folder.
+// standInCubin is the cubin the stand-in ptxas writes, and
+// standInCUDAVersion the version of the stand-in CUDA.
+var standInCubin = filepath.Join("..", "offload", "testdata", "nvidia", "openmp-llvm19", "teams.sm_90.cubin")
+
+const standInCUDAVersion = "12080"
+
+// compileStore holds the objects that the releases' clang made of
+// testdata/dryrun for the default run (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
 func standInCUDA(t *testing.T, dir string) string {
 	t.Helper()
-	cubin, err := filepath.Abs(filepath.Join("..", "offload", "testdata", "nvidia", "openmp-llvm19", "teams.sm_90.cubin"))
+	cubin, err := filepath.Abs(standInCubin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cuda := filepath.Join(dir, "cuda")
 	files := map[string]string{
-		"include/cuda.h":                 "#define CUDA_VERSION 12080\n",
+		"include/cuda.h":                 "#define CUDA_VERSION " + standInCUDAVersion + "\n",
 		"nvvm/libdevice/libdevice.10.bc": "",
 		"lib64/.keep":                    "",
 		"bin/ptxas": "#!/bin/sh\n# A stand-in: the cubin NVIDIA's ptxas made, to the file after -o or --output-file.\n" +
