@@ -29,6 +29,16 @@ __device__ int helper(int x) { return x + dvar; }
 __global__ void %s(int *p) { *p = helper(%d); }
 `
 
+// compileStore holds what clang compiled for the package's tests, which
+// the default run takes instead of compiling (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
 // rdcLibrary compiles HIP sources with clang-N -fgpu-rdc for the arches and
 // archives them, with a host object without device code, into lib.a.
 func rdcLibrary(t *testing.T, major int, dir string, archSets ...[]string) string {
@@ -38,15 +48,15 @@ func rdcLibrary(t *testing.T, major int, dir string, archSets ...[]string) strin
 	for i, archs := range archSets {
 		src := filepath.Join(dir, fmt.Sprintf("k%d.hip", i))
 		os.WriteFile(src, []byte(fmt.Sprintf(hipSource, fmt.Sprintf("kern%d", i), i)), 0o644)
-		obj := filepath.Join(dir, fmt.Sprintf("kernels%d.o", i))
-		args := []string{"-x", "hip", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-c", "-o", obj, src}
+		obj := fmt.Sprintf("kernels%d.o", i)
+		args := []string{"-x", "hip", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-c", "-o", obj, filepath.Base(src)}
 		for _, a := range archs {
 			args = append(args, "--offload-arch="+a)
 		}
-		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
+		if err := compileStore.Compile(t, fmt.Sprintf("clang-%d", major), clang, dir, args, obj); err != nil {
+			t.Fatal(err)
 		}
-		objs = append(objs, obj)
+		objs = append(objs, filepath.Join(dir, obj))
 	}
 	host := filepath.Join(dir, "host.o")
 	if out, err := exec.Command(clang, "-x", "c", "-c", "-o", host, "/dev/null").CombinedOutput(); err != nil {

@@ -100,25 +100,29 @@ func testCells() []objectCell {
 // shared holds the objects compiled once for all the tests of the package.
 var shared tooltest.Shared
 
+// compileStore holds what clang compiled for the package's tests, which
+// the default run takes instead of compiling (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
 // compileShared compiles the object of c with clang, once for all the tests
 // (the same name is the same cell), holding a tooltest.Slot while clang runs.
-func compileShared(clang string, c objectCell) (string, error) {
+func compileShared(t testing.TB, clang string, c objectCell) (string, error) {
 	return shared.File(c.name, func(path string) error {
 		args := append(append([]string{}, c.args...), "-c", filepath.Join("testdata", c.src), "-o", path)
-		release := tooltest.Slot()
-		msg, err := exec.Command(clang, args...).CombinedOutput()
-		release()
-		if err != nil {
-			return fmt.Errorf("%s %q: %v\n%s", clang, args, err, msg)
-		}
-		return nil
+		return compileStore.Compile(t, fmt.Sprintf("clang-%d", c.major), clang, "", args, path)
 	})
 }
 
 // sharedCell returns the object of c, compiled once for the package.
 func sharedCell(t *testing.T, c objectCell) string {
 	t.Helper()
-	path, err := compileShared(tooltest.Tool(t, "clang", c.major), c)
+	path, err := compileShared(t, tooltest.Tool(t, "clang", c.major), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +163,7 @@ func testObjects(t *testing.T) []testObject {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			paths[i], errs[i] = compileShared(clangs[c.major], c)
+			paths[i], errs[i] = compileShared(t, clangs[c.major], c)
 		}()
 	}
 	wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +19,14 @@ func clangOpenMP(t *testing.T, args ...string) {
 	t.Helper()
 	clang := tooltest.Tool(t, "clang", 19)
 	argv := append([]string{"-O0", "-fopenmp", "-fopenmp-targets=x86_64-unknown-linux-gnu", "-fopenmp-version=52", "-DUSE_ENTER"}, args...)
-	if err := runTool("", clang, argv...); err != nil {
+	var err error
+	if o := slices.Index(argv, "-o"); slices.Contains(argv, "-c") && o > 0 && o+1 < len(argv) {
+		// A compile: through the store.
+		err = compileStore.Compile(t, "clang-19", clang, "", argv, argv[o+1])
+	} else {
+		err = runTool("", clang, argv...)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,16 @@ import (
 // compiles once for all of them ([compiled]).
 var shared tooltest.Shared
 
+// compileStore holds what clang compiled for the package's tests, which
+// the default run takes instead of compiling (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	shared.Remove()
@@ -58,6 +68,6 @@ func compiled(t *testing.T, major int, src string) string {
 		if filepath.Ext(src) == ".hip" {
 			args = []string{"-x", "hip", "--offload-new-driver", "-fgpu-rdc", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc"}
 		}
-		return runTool("", clang, append(args, "-c", filepath.Join("testdata", "convert", src), "-o", out)...)
+		return compileStore.Compile(t, fmt.Sprintf("clang-%d", major), clang, "", append(args, "-c", filepath.Join("testdata", "convert", src), "-o", out), out)
 	})
 }

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -767,6 +767,16 @@ int run(int n) {
 // freshObjectReleases are the releases whose clang CI installs (.ci/run).
 var freshObjectReleases = []int{15, 16, 19, 22}
 
+// compileStore holds what clang compiled for the package's tests, which
+// the default run takes instead of compiling (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
 // TestEntriesOfFreshObjects compiles requiresSource with the clang of each
 // release and checks the requires and indirect entries against the release
 // table's Requires and IndirectEntries.
@@ -785,13 +795,10 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 			r := releaseRow(t, major)
 			clang := tooltest.Tool(t, "clang", major)
 			obj := filepath.Join(dir, "r"+strconv.Itoa(major)+".o")
-			cmd := exec.Command(clang, "-O0", "-fopenmp", "-fopenmp-version=51",
-				"-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", src, "-o", obj)
-			release := tooltest.Slot()
-			out, err := cmd.CombinedOutput()
-			release()
+			err := compileStore.Compile(t, fmt.Sprintf("clang-%d", major), clang, dir, []string{"-O0", "-fopenmp", "-fopenmp-version=51",
+				"-fopenmp-targets=x86_64-unknown-linux-gnu", "-c", filepath.Base(src), "-o", filepath.Base(obj)}, filepath.Base(obj))
 			if err != nil {
-				t.Fatalf("%s: %v\n%s", clang, err, out)
+				t.Fatal(err)
 			}
 			f, err := elf.Open(obj)
 			if err != nil {

@@ -22,15 +22,12 @@ import (
 // arches.
 func hipRDC(t *testing.T, major int, dir, name string, archs ...string) string {
 	t.Helper()
-	clang := tooltest.Tool(t, "clang", major)
 	obj := filepath.Join(dir, name)
 	args := []string{"-x", "hip", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-c", "-o", obj, filepath.Join("..", "..", "entries", "testdata", "k.hip")}
 	for _, a := range archs {
 		args = append(args, "--offload-arch="+a)
 	}
-	if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	compiled(t, "clang", major, "", args, obj)
 	return obj
 }
 
@@ -202,12 +199,9 @@ func TestHIPRDCMatchesBundler(t *testing.T) {
 // targets.
 func compileOldOpenMP(t *testing.T, major int, dir, name string, targets ...string) string {
 	t.Helper()
-	clang := tooltest.Tool(t, "clang", major)
 	obj := filepath.Join(dir, name)
 	args := []string{"-O1", "-fopenmp", "-fopenmp-targets=" + strings.Join(targets, ","), "-c", "-o", obj, filepath.Join("testdata", "prog.c")}
-	if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	compiled(t, "clang", major, "", args, obj)
 	return obj
 }
 

@@ -153,7 +153,7 @@ func TestCacheHIPRelink(t *testing.T) {
 		t.Helper()
 		args := append([]string{"-x", "hip", "--offload-new-driver", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "-O3"}, arches...)
 		args = append(args, more...)
-		runCmd(t, d, l.clang, append(args, "-c", srcName, "-o", out)...)
+		compiled(t, "clang", 22, d, append(args, "-c", srcName, "-o", out), out)
 	}
 	// The kernels make each device link cost what a real one does; how
 	// many does not change a hit or a miss: 2 by default (each device
@@ -432,15 +432,15 @@ func TestCacheOpenMPRelink(t *testing.T) {
 	write("main.c", "#include <stdio.h>\nint twice(int);\n#pragma omp declare target to(twice)\nint main(void) { int x = 0;\n#pragma omp target map(tofrom: x)\n  x = twice(21);\n  printf(\"%d\\n\", x); return 0; }\n")
 	write("foo.c", "int foo(void) { return 1; }\n")
 	omp := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
-	runCmd(t, d, l.clang, append(omp, "-c", "dev.c", "-o", "dev.o")...)
-	runCmd(t, d, l.clang, append(omp, "-c", "main.c", "-o", "main.o")...)
+	compiled(t, "clang", 22, d, append(omp, "-c", "dev.c", "-o", "dev.o"), "dev.o")
+	compiled(t, "clang", 22, d, append(omp, "-c", "main.c", "-o", "main.o"), "main.o")
 	runCmd(t, d, l.clang, "-shared", "-fPIC", "foo.c", "-o", "libfoo.so")
 	args := append(append([]string{}, omp...), "../dev.o", "../main.o", "-L..", "-lfoo", "-L"+rt, "-Wl,-rpath,"+rt+":"+d, tooltest.AllowShlibUndefined, "-o", "prog")
 	out := l.link(t, "cold", args)
 	expectReport(t, out, "miss", 1, "the first link")
 
 	write("main.c", "#include <stdio.h>\nint twice(int);\n#pragma omp declare target to(twice)\nint main(void) { int x = 0;\n#pragma omp target map(tofrom: x)\n  x = twice(21);\n  printf(\"twice 21 is %d\\n\", x); return 0; }\n")
-	runCmd(t, d, l.clang, append(omp, "-c", "main.c", "-o", "main.o")...)
+	compiled(t, "clang", 22, d, append(omp, "-c", "main.c", "-o", "main.o"), "main.o")
 	out = l.link(t, "relink", args)
 	// The target region of main.c is device code too: changing the host
 	// code of main.c changes main.o's device image only if the region

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +49,7 @@ func coffInputs(t *testing.T, dir string) map[string]string {
 	}
 	out := map[string]string{}
 	for name, args := range objs {
+		objName := name
 		obj := builtOnce(t, "coff "+clang+" "+strings.Join(args, " "), func(path string) error {
 			src := path + ".src"
 			if err := os.Mkdir(src, 0o755); err != nil {
@@ -60,12 +60,8 @@ func coffInputs(t *testing.T, dir string) map[string]string {
 					return err
 				}
 			}
-			cmd := exec.Command(clang, append(args, "-o", path)...)
-			cmd.Dir = src
-			if msg, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("%v\n%s", err, msg)
-			}
-			return nil
+			compiled(t, "clang", 22, src, append(args, "-o", objName), objName)
+			return os.Rename(filepath.Join(src, objName), path)
 		})
 		out[name] = copyTo(t, obj, filepath.Join(dir, name))
 	}

@@ -28,9 +28,7 @@ func TestLinkLLVM14(t *testing.T) {
 	dir := t.TempDir()
 	compile := func(src string) string {
 		obj := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c")+".o")
-		if out, err := exec.Command(clang, "-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", obj, src).CombinedOutput(); err != nil {
-			t.Fatalf("%v\n%s", err, out)
-		}
+		compiled(t, "clang", 14, "", []string{"-O1", "-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", obj, src}, obj)
 		return obj
 	}
 	clangLink := func(exe string, args ...string) error {

@@ -24,9 +24,7 @@ func compileOpenMP(t *testing.T, major int, src, out string) string {
 	}
 	// Compiled once for all the tests of the package.
 	obj := builtOnce(t, fmt.Sprint("compileOpenMP ", clang, args), func(obj string) error {
-		if msg, err := tooltest.CombinedOutput(exec.Command(clang, append(args, "-o", obj)...)); err != nil {
-			return fmt.Errorf("%s: %v\n%s", clang, err, msg)
-		}
+		compiled(t, "clang", major, "", append(args, "-o", obj), obj)
 		return nil
 	})
 	return copyTo(t, obj, out)

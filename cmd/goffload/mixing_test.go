@@ -143,14 +143,14 @@ func (l *mixLab) object(major int, src string) string {
 		key := fmt.Sprint("mixLab ", clang, args)
 		if !strings.HasPrefix(src, l.dir) {
 			obj := builtOnce(l.t, key, func(obj string) error {
-				if msg, err := tooltest.CombinedOutput(exec.Command(clang, append(args, "-o", obj)...)); err != nil {
-					return fmt.Errorf("%v\n%s", err, msg)
-				}
+				compiled(l.t, "clang", major, "", append(args, "-o", obj), obj)
 				return nil
 			})
 			copyTo(l.t, obj, out)
-		} else if msg, err := tooltest.CombinedOutput(exec.Command(clang, append(args, "-o", out)...)); err != nil {
-			l.t.Fatalf("%v\n%s", err, msg)
+		} else {
+			// Compiled in the lab's folder, by the source's name there.
+			args[slices.Index(args, src)] = filepath.Base(src)
+			compiled(l.t, "clang", major, l.dir, append(args, "-o", filepath.Base(out)), filepath.Base(out))
 		}
 	}
 	l.objs[key] = out

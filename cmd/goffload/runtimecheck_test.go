@@ -3,12 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // TestCheckRuntimeAMDGPUCodeObjectVersions: AMDGPU code objects that
@@ -18,7 +15,6 @@ import (
 // refuses version 4 (22's reads 5 and 6), and both load version 5.
 func TestCheckRuntimeAMDGPUCodeObjectVersions(t *testing.T) {
 	t.Parallel()
-	clang := tooltest.Tool(t, "clang", 22)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "k.c")
 	if err := os.WriteFile(src, []byte("void __attribute__((amdgpu_kernel)) k(int *p) { *p = 1; }\n"), 0o644); err != nil {
@@ -34,10 +30,7 @@ func TestCheckRuntimeAMDGPUCodeObjectVersions(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("v%d", c.version), func(t *testing.T) {
 			so := filepath.Join(dir, fmt.Sprintf("k%d.so", c.version))
-			cmd := exec.Command(clang, "--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", fmt.Sprintf("-mcode-object-version=%d", c.version), "-O1", src, "-o", so)
-			if out, err := tooltest.CombinedOutput(cmd); err != nil {
-				t.Fatalf("%s: %v\n%s", cmd, err, out)
-			}
+			compiled(t, "clang", 22, dir, []string{"--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", fmt.Sprintf("-mcode-object-version=%d", c.version), "-O1", "k.c", "-o", filepath.Base(so)}, filepath.Base(so))
 			bin, obj := so+".bin", so+".wrapper.o"
 			for _, args := range [][]string{
 				{"package", "--llvm", "22", "--image", "file=" + so + ",triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=openmp", "-o", bin},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
@@ -12,6 +13,26 @@ import (
 // shared holds what the tests of the package build once and share
 // (builtOnce); TestMain removes it.
 var shared tooltest.Shared
+
+// compileStore holds what clang compiled for the package's tests, which
+// the default run takes instead of compiling (tooltest.Store).
+var compileStore = tooltest.Store{Dir: filepath.Join("testdata", "compiled")}
+
+// TestStoredCompilesAreCurrent: every compile in the store was made of the
+// sources as they are.
+func TestStoredCompilesAreCurrent(t *testing.T) {
+	compileStore.CheckCurrent(t)
+}
+
+// compiled runs clang (driver "clang" or "clang++") of release major in
+// dir ("": the package's folder) with args, which write outs: through the
+// store (tooltest.Store.Compile).
+func compiled(t testing.TB, driver string, major int, dir string, args []string, outs ...string) {
+	t.Helper()
+	if err := compileStore.Compile(t, fmt.Sprintf("%s-%d", driver, major), tooltest.Tool(t, driver, major), dir, args, outs...); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // builtOnce returns the file that build writes at the path it is given,
 // built once per test binary for key (a compile's tool, flags and source,

@@ -161,6 +161,16 @@ func (e *wrapperHIP) hipCompile(arch, name, obj string, rdc bool, more ...string
 	return append(args, "-c", filepath.Join(e.src, name), "-o", obj)
 }
 
+// storedCompile compiles the HIP source name of the test data into obj
+// (a path) for arch with -fgpu-rdc, through the package's store of
+// compiles: in the package's folder, which names the source.
+func (e *wrapperHIP) storedCompile(t *testing.T, arch, name, obj string) {
+	t.Helper()
+	args := e.hipCompile(arch, name, obj, true)
+	args[slices.Index(args, filepath.Join(e.src, name))] = filepath.Join("testdata", "wrapperhip", name)
+	compiled(t, "clang", e.major, "", args, obj)
+}
+
 // hipLink returns the arguments of clang --hip-link that link prog in its
 // folder for the target ID arch from the given inputs (and options), against
 // the stand-in runtime, with -Wl,--save-temps if saveTemps.
@@ -226,8 +236,9 @@ func (e *wrapperHIP) rdc(t *testing.T, arch string, saveTemps bool, more ...stri
 			t.Fatal(err)
 		}
 	}
-	runCmd(t, dir, e.clang, e.hipCompile(arch, "a.hip", "a.o", true)...)
-	runCmd(t, dir, e.clang, e.hipCompile(arch, "b.hip", "b.o", true)...)
+	for _, name := range []string{"a", "b"} {
+		e.storedCompile(t, arch, name+".hip", filepath.Join(dir, name+".o"))
+	}
 	runCmd(t, dir, e.ar, "rcs", filepath.Join(lib, "libk.a"), "b.o")
 	runCmd(t, dir, e.clang, "-c", filepath.Join(e.src, "main_rdc.c"), "-o", "main.o")
 	inputs := append(slices.Clone(more), filepath.Join("..", "a.o"), filepath.Join("..", "main.o"), "-L"+filepath.Join("..", "lib"), "-lk")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -255,4 +256,148 @@ func Inputs(dirs []string, skip ...string) ([]string, error) {
 		out = append(out, files...)
 	}
 	return out, nil
+}
+
+// Compile runs the compiler at path (a clang of the release that name
+// says, e.g. "clang-22") in dir ("": the package's folder) with args, which
+// write the files outs (paths as args give them, from dir); the default run
+// takes those from the store when it has them (see [Store.Files]). The
+// work the store's key names is name and args, each of outs by its base
+// name; its inputs are the files args name and those they include with
+// #include "..." (and theirs): a file of the module by its path from the
+// package's folder, checked by [Store.CheckCurrent]; any other (a source
+// the test wrote) by its name in args and its bytes, part of the work.
+// The store refuses objects that hold a folder of this machine: args name
+// the sources by paths relative to dir. The compiler runs in a [Slot]:
+// the caller holds none. It calls no t.Fatal: a test's goroutines may
+// call it.
+func (s Store) Compile(t testing.TB, name, path, dir string, args []string, outs ...string) error {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	root := moduleRoot(wd)
+	at := func(p string) string {
+		if filepath.IsAbs(p) || dir == "" {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	keyArgs := slices.Clone(args)
+	for i, a := range keyArgs {
+		if slices.Contains(outs, a) {
+			keyArgs[i] = filepath.Base(a)
+		}
+	}
+	work := []string{name + " " + strings.Join(keyArgs, " ")}
+	var inputs []string
+	seen := map[string]bool{}
+	var add func(file string)
+	add = func(file string) {
+		abs, err := filepath.Abs(file)
+		if err != nil || seen[abs] {
+			return
+		}
+		seen[abs] = true
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return
+		}
+		if rel, err := filepath.Rel(wd, abs); err == nil && root != "" && strings.HasPrefix(abs, root+string(filepath.Separator)) {
+			inputs = append(inputs, rel) // the module's
+		} else {
+			rel := abs
+			if dir != "" {
+				rel, _ = filepath.Rel(dir, abs)
+			}
+			work = append(work, fmt.Sprintf("source %s %x", filepath.ToSlash(rel), sha256.Sum256(data)))
+		}
+		for _, inc := range quotedIncludes(data) {
+			add(filepath.Join(filepath.Dir(abs), inc))
+		}
+	}
+	for i, a := range args {
+		if slices.Contains(outs, a) || i > 0 && args[i-1] == "-o" {
+			continue
+		}
+		if st, err := os.Stat(at(a)); err == nil && st.Mode().IsRegular() {
+			add(at(a))
+		}
+	}
+	tmp, err := os.MkdirTemp("", "store-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	got, err := s.Files(t, tmp, strings.Join(work, "\n"), inputs, bases(outs), func(string) error {
+		cmd := exec.Command(path, args...)
+		cmd.Dir = dir
+		if out, err := CombinedOutput(cmd); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, Clip(out))
+		}
+		for _, o := range outs {
+			if err := os.Rename(at(o), filepath.Join(tmp, filepath.Base(o))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		data, err := os.ReadFile(filepath.Join(got, filepath.Base(o)))
+		if err == nil {
+			err = os.WriteFile(at(o), data, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moduleRoot returns the folder of the go.mod above dir, or "".
+func moduleRoot(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+func bases(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// quotedIncludes returns the files of the #include "..." lines of a C
+// source.
+func quotedIncludes(src []byte) []string {
+	var out []string
+	for _, line := range bytes.Split(src, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		rest, ok := bytes.CutPrefix(line, []byte("#"))
+		if !ok {
+			continue
+		}
+		rest, ok = bytes.CutPrefix(bytes.TrimSpace(rest), []byte("include"))
+		if !ok {
+			continue
+		}
+		rest = bytes.TrimSpace(rest)
+		if len(rest) > 1 && rest[0] == '"' {
+			if end := bytes.IndexByte(rest[1:], '"'); end > 0 {
+				out = append(out, string(rest[1:1+end]))
+			}
+		}
+	}
+	return out
 }
