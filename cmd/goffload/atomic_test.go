@@ -21,10 +21,7 @@ func TestWritesAreWholeOrNothing(t *testing.T) {
 		t.Skip("bash not found")
 	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "goffload")
-	if msg, err := exec.Command("go", "build", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
-	}
+	exe := goffloadExe(t)
 	image := filepath.Join(dir, "image.o")
 	if err := os.WriteFile(image, make([]byte, 256<<10), 0o644); err != nil {
 		t.Fatal(err)

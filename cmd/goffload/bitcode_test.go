@@ -26,15 +26,13 @@ func bitcodeTestdata(name string) string {
 func TestListAndExtractLTOObjectsMatchOffloadBinary(t *testing.T) {
 	t.Parallel()
 	tool, objdump, llvmAr := tooltest.Tool(t, "llvm-offload-binary", 22), tooltest.Tool(t, "llvm-objdump", 22), tooltest.Tool(t, "llvm-ar", 19)
-	src, _ := filepath.Abs(bitcodeTestdata("omp.c"))
 	for _, major := range []int{19, 22} {
-		clang := tooltest.Tool(t, "clang", major)
 		dir := t.TempDir()
 		var objs []string
 		for _, mode := range []string{"full", "thin", "fat"} {
 			flags := map[string][]string{"full": {"-flto"}, "thin": {"-flto=thin"}, "fat": {"-flto", "-ffat-lto-objects"}}[mode]
 			out := mode + strconv.Itoa(major) + ".o"
-			runCmd(t, dir, clang, append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", out, src}, flags...)...)
+			compiled(t, "clang", major, "", append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", filepath.Join(dir, out), bitcodeTestdata("omp.c")}, flags...), filepath.Join(dir, out))
 			objs = append(objs, filepath.Join(dir, out))
 		}
 		lib := filepath.Join(dir, "lib"+strconv.Itoa(major)+".a")

@@ -320,10 +320,9 @@ func TestConvertHIPRegistration(t *testing.T) {
 		}
 	}
 
-	clang19 := tooltest.Tool(t, "clang", 19)
 	obj19, conv := filepath.Join(dir, "k19.o"), filepath.Join(dir, "k19to22.o")
-	runCmd(t, dir, clang19, "-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "--offload-new-driver",
-		"-c", filepath.Join(src, "k.hip"), "-o", obj19)
+	compiled(t, "clang", 19, "", []string{"-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "--offload-new-driver",
+		"-c", filepath.Join("..", "..", "wrap", "testdata", "gpu", "k.hip"), "-o", obj19}, obj19)
 	convert(t, "--llvm", "22", "-o", conv, obj19)
 	exe, err := linkHIP(t, 22, conv, src, dir, "conv")
 	if err != nil {

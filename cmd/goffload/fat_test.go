@@ -41,10 +41,9 @@ func TestEmbedIntoHostObject(t *testing.T) {
 	clang := tooltest.Tool(t, "clang", 19)
 	lib := tooltest.OpenMPRuntime(t, 19)
 	dir := t.TempDir()
-	src, _ := filepath.Abs(filepath.Join("testdata", "prog.c"))
-	flags := []string{"-O1", "-fopenmp", "-fopenmp-version=52", "-DNEW_OPENMP", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", src}
-	runCmd(t, dir, clang, append(flags, "--offload-host-only", "-o", "host.o")...)
-	runCmd(t, dir, clang, append(flags, "--offload-device-only", "-o", "dev.o")...)
+	flags := []string{"-O1", "-fopenmp", "-fopenmp-version=52", "-DNEW_OPENMP", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", filepath.Join("testdata", "prog.c")}
+	compiled(t, "clang", 19, "", append(flags, "--offload-host-only", "-o", filepath.Join(dir, "host.o")), filepath.Join(dir, "host.o"))
+	compiled(t, "clang", 19, "", append(flags, "--offload-device-only", "-o", filepath.Join(dir, "dev.o")), filepath.Join(dir, "dev.o"))
 	bin, fat := filepath.Join(dir, "dev.bin"), filepath.Join(dir, "fat.o")
 	if _, stderr, code := cli(t, "package", "--llvm", "19", "-o", bin, "--image", "file="+filepath.Join(dir, "dev.o")+",triple=x86_64-pc-linux-gnu,arch=,kind=openmp"); code != 0 {
 		t.Fatalf("package: %s", stderr)
@@ -80,11 +79,9 @@ func TestEmbedIntoHostObject(t *testing.T) {
 // twoTargets compiles testdata/two.c for x86-64 and amdgcn.
 func twoTargets(t *testing.T, dir, out string, defs ...string) string {
 	t.Helper()
-	clang := tooltest.Tool(t, "clang", 19)
-	src, _ := filepath.Abs(filepath.Join("testdata", "two.c"))
 	args := append([]string{"-O1", "-fopenmp", "-fopenmp-version=52", "-fopenmp-targets=x86_64-pc-linux-gnu,amdgcn-amd-amdhsa",
-		"-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib", "-c", src, "-o", out}, defs...)
-	runCmd(t, dir, clang, args...)
+		"-Xopenmp-target=amdgcn-amd-amdhsa", "-march=gfx90a", "-nogpulib", "-c", filepath.Join("testdata", "two.c"), "-o", filepath.Join(dir, out)}, defs...)
+	compiled(t, "clang", 19, "", args, filepath.Join(dir, out))
 	return filepath.Join(dir, out)
 }
 

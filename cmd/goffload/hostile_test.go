@@ -202,9 +202,6 @@ func objectShaped(path string) bool {
 }
 
 func TestMain(m *testing.M) {
-	if record := os.Getenv(measureEnv); record != "" {
-		os.Exit(measured(record, os.Getenv(exeEnv), os.Args))
-	}
 	// The programs the tests run use no cache of link steps ($GOFFLOAD_CACHE):
 	// not the user's, and no test's link is taken from another's. The cache's
 	// own tests (cache_test.go) give theirs.
@@ -811,57 +808,15 @@ type runResult struct {
 	printed        int64         // bytes of standard output and error
 }
 
-// The test binary, run with measureEnv naming a file, is a launcher: it runs
-// the goffload of exeEnv with its own arguments (argv[0] too, so that a
-// launcher named clang-linker-wrapper runs goffload as the wrapper), passes
-// its input and output through, and writes to the file how the run ended
-// and what it cost. goffload's peak memory is measured so: a child forked
-// from the test process itself would report the test's peak (it shares the
-// test's memory until exec, and Linux keeps the peak across exec), the
-// launcher's own is small.
+// The launcher of measured runs (internal/tooltest/measure), run with
+// measureEnv naming a file, runs the goffload of exeEnv with its own
+// arguments and writes to the file how the run ended and what it cost (a
+// runRecord): goffload's peak memory is measured so, since a child started
+// by the test process itself would report the test's peak.
 const (
 	measureEnv = "GOFFLOAD_HOSTILE_MEASURE"
 	exeEnv     = "GOFFLOAD_HOSTILE_EXE"
 )
-
-// measured is the launcher: it returns the exit code of goffload run with
-// args (args[0] is its argv[0]).
-func measured(record, exe string, args []string) int {
-	cmd := exec.Command(exe, args[1:]...)
-	cmd.Args[0] = args[0]
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
-		return strings.HasPrefix(e, measureEnv+"=") || strings.HasPrefix(e, exeEnv+"=")
-	})
-	var stdout, stderr countingWriter
-	var errText bytes.Buffer
-	stdout.w, stderr.w = os.Stdout, io.MultiWriter(os.Stderr, &errText)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &stdout, &stderr
-	err := cmd.Run()
-	code := -1
-	var rec runRecord
-	if cmd.ProcessState != nil {
-		code = cmd.ProcessState.ExitCode()
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rec.RSS = ru.Maxrss << 10
-		}
-		rec.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	} else {
-		fmt.Fprintln(os.Stderr, err)
-	}
-	if code == -1 && cmd.ProcessState != nil {
-		rec.Signal = cmd.ProcessState.String()
-	}
-	rec.Code, rec.Stdout, rec.Stderr, rec.StderrText = code, stdout.n, stderr.n, errText.String()
-	data, _ := json.Marshal(rec)
-	if err := os.WriteFile(record, data, 0o644); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	if code < 0 {
-		return 2
-	}
-	return code
-}
 
 // runRecord is what the launcher writes of a run.
 type runRecord struct {
@@ -873,24 +828,10 @@ type runRecord struct {
 	StderrText     string
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return c.w.Write(p)
-}
-
-// launcherPath returns the test binary, the launcher of measured runs.
+// launcherPath returns the launcher of measured runs, built once.
 func launcherPath(t *testing.T) string {
 	t.Helper()
-	p, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return shared.Program(t, "github.com/goffload/goffload/internal/tooltest/measure", "measure")
 }
 
 // sizes returns the size of every regular file under dir, by path, inode

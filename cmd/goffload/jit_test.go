@@ -31,9 +31,7 @@ func TestWrapperJITAsClangs(t *testing.T) {
 		t.Fatal(err)
 	}
 	flags := []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-fopenmp-target-jit"}
-	release := tooltest.Slot()
-	runCmd(t, dir, clang, append(flags, "-c", "k.c", "-o", "k.o")...)
-	release()
+	compiled(t, "clang", 22, dir, append(flags, "-c", "k.c", "-o", "k.o"), "k.o")
 	wrapperBins(t, dir, clw, exe)
 	progs := map[string][]byte{}
 	for _, w := range []string{"theirs", "ours"} {

@@ -351,12 +351,9 @@ func TestCheckFindsMixedReleases(t *testing.T) {
 		l.t = t
 		var objs []string
 		for _, major := range []int{19, 22} {
-			clang := tooltest.Tool(t, "clang", major)
 			obj := filepath.Join(l.dir, fmt.Sprintf("hip%d.o", major))
 			args := []string{"-x", "hip", "--offload-arch=gfx90a", "-nogpulib", "-nogpuinc", "-fgpu-rdc", "--offload-new-driver", "-c", filepath.Join("..", "..", "wrap", "testdata", "gpu", "k.hip"), "-o", obj}
-			if msg, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-				t.Fatalf("%v\n%s", err, msg)
-			}
+			compiled(t, "clang", major, "", args, obj)
 			objs = append(objs, obj)
 		}
 		assertCheckFinds(t, []string{"hip-kind-numbering"}, objs...)

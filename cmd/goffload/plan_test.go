@@ -59,7 +59,6 @@ func TestPlanStepsRunAlone(t *testing.T) {
 				// with one release (HIP with 22), each release with one.
 				tooltest.Sample(t, 0, 1, 2, 2)
 			}
-			clang := tooltest.Tool(t, "clang", c.major)
 			rt := tooltest.OpenMPRuntime(t, c.major)
 			dir := t.TempDir()
 			for _, src := range c.sources {
@@ -67,7 +66,7 @@ func TestPlanStepsRunAlone(t *testing.T) {
 				if c.major >= 18 {
 					args = append(args, "-fopenmp-version=52", "-DNEW_OPENMP")
 				}
-				runCmd(t, "", clang, args...)
+				compiled(t, "clang", c.major, "", args, args[slices.Index(args, "-o")+1])
 			}
 			if len(c.ar) > 0 {
 				runCmd(t, dir, "ar", tooltest.ArArgs(append([]string{"rcs"}, c.ar...)...)...)
@@ -85,8 +84,8 @@ func TestPlanStepsRunAlone(t *testing.T) {
 			if major == 22 {
 				arch = "gfx1100,gfx90a"
 			}
-			runCmd(t, dir, e.clang, e.hipCompile(arch, "a.hip", "a.o", true)...)
-			runCmd(t, dir, e.clang, e.hipCompile(arch, "b.hip", "b.o", true)...)
+			e.storedCompile(t, arch, "a.hip", filepath.Join(dir, "a.o"))
+			e.storedCompile(t, arch, "b.hip", filepath.Join(dir, "b.o"))
 			runCmd(t, dir, e.ar, "rcs", "libk.a", "b.o")
 			runCmd(t, dir, e.clang, "-c", filepath.Join(e.src, "main_rdc.c"), "-o", "main.o")
 			argv := e.wrapperArgs(t, dir, e.hipLink(arch, true, false, "a.o", "main.o", "-L.", "-lk")...)

@@ -60,9 +60,10 @@ func TestWindowsMSVCProgramsRun(t *testing.T) {
 	win := []string{"--target=" + triple, "-nogpulib"}
 	run(t, clang, append(win, "-fms-extensions", "-O1", "-c", filepath.Join(src, "start.c"), "-o", "start.o")...)
 	hip := append(win, "--offload-new-driver", "--offload-arch=gfx90a", "-fgpu-rdc")
-	run(t, clang, append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join(src, "prog.hip"), "-o", "prog.o")...)
+	rel := filepath.Join("testdata", "windows")
+	compiled(t, "clang", 22, "", append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join(rel, "prog.hip"), "-o", filepath.Join(dir, "prog.o")), filepath.Join(dir, "prog.o"))
 	omp := append(win, "-fopenmp", "--offload-arch=gfx90a")
-	run(t, clang, append(omp, "-nogpuinc", "-c", filepath.Join(src, "omp.c"), "-o", "omp.o")...)
+	compiled(t, "clang", 22, "", append(omp, "-nogpuinc", "-c", filepath.Join(rel, "omp.c"), "-o", filepath.Join(dir, "omp.o")), filepath.Join(dir, "omp.o"))
 	link := []string{"-fuse-ld=lld", "-nostdlib", "-L.", "-lmsvcrt", "-Wl,-entry:start", "-Wl,/Brepro"}
 	programs := []struct {
 		name string

@@ -93,7 +93,7 @@ func TestWindowsHIPProgramRuns(t *testing.T) {
 	// before it, so none is made.
 	run(gcc, "-shared", "-o", "amdhip64.dll", filepath.Join(src, "amdhip64.c"), "-Wl,--out-implib,libamdhip64.a")
 	hip := []string{"--target=" + triple, "--offload-new-driver", "--offload-arch=gfx90a", "-nogpulib", "-fgpu-rdc"}
-	run(clang, append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join(src, "prog.hip"), "-o", "prog.o")...)
+	compiled(t, "clang", 22, "", append(hip, "-x", "hip", "-nogpuinc", "-c", filepath.Join("testdata", "windows", "prog.hip"), "-o", filepath.Join(dir, "prog.o")), filepath.Join(dir, "prog.o"))
 	wrapperBins(t, dir, clw, exe)
 	for _, name := range []string{"theirs", "ours"} {
 		run(clang, append(hip, "-B", filepath.Join(dir, name+"-bin"), "--hip-link", "prog.o", "-o", name+".exe", "-L.", "-lamdhip64", "-Wl,--save-temps")...)
