@@ -419,11 +419,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				}
 				if objs != in {
 					for _, f := range []string{"a.o", "b.o"} {
-						data, err := os.ReadFile(filepath.Join(objs, f))
-						if err == nil {
-							err = os.WriteFile(filepath.Join(in, f), data, 0o644)
-						}
-						if err != nil {
+						if err := tooltest.CopyFile(filepath.Join(in, f), filepath.Join(objs, f)); err != nil {
 							t.Fatal(err)
 						}
 					}
@@ -433,11 +429,7 @@ func TestDryRunStepOrder(t *testing.T) {
 				inputs[key] = in
 			}
 			for _, f := range []string{"a.o", "b.o", "libx.a"} {
-				data, err := os.ReadFile(filepath.Join(in, f))
-				if err == nil {
-					err = os.WriteFile(filepath.Join(work, f), data, 0o644)
-				}
-				if err != nil {
+				if err := tooltest.CopyFile(filepath.Join(work, f), filepath.Join(in, f)); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -27,6 +27,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/internal/tooltest/measure"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
@@ -808,30 +809,15 @@ type runResult struct {
 	printed        int64         // bytes of standard output and error
 }
 
-// The launcher of measured runs (internal/tooltest/measure), run with
-// measureEnv naming a file, runs the goffload of exeEnv with its own
-// arguments and writes to the file how the run ended and what it cost (a
-// runRecord): goffload's peak memory is measured so, since a child started
-// by the test process itself would report the test's peak.
-const (
-	measureEnv = "GOFFLOAD_HOSTILE_MEASURE"
-	exeEnv     = "GOFFLOAD_HOSTILE_EXE"
-)
-
-// runRecord is what the launcher writes of a run.
-type runRecord struct {
-	Code           int
-	Signal         string
-	RSS            int64
-	CPU            time.Duration
-	Stdout, Stderr int64
-	StderrText     string
-}
+// Measured runs go through a launcher (internal/tooltest/measure/launcher)
+// that runs goffload and writes how the run ended and what it cost (a
+// measure.Record): goffload's peak memory is measured so, since a child
+// started by the test process itself would report the test's peak.
 
 // launcherPath returns the launcher of measured runs, built once.
 func launcherPath(t *testing.T) string {
 	t.Helper()
-	return shared.Program(t, "github.com/goffload/goffload/internal/tooltest/measure", "measure")
+	return shared.Program(t, "github.com/goffload/goffload/internal/tooltest/measure/launcher", "launcher")
 }
 
 // sizes returns the size of every regular file under dir, by path, inode
@@ -910,7 +896,7 @@ func runThroughClang(t *testing.T, clang, exe, dir, in, out string) runResult {
 // it. It returns the program's output and the files it wrote, with the cost
 // of goffload's run from the launcher's record; rec is nil if the launcher
 // left none.
-func runMeasured(t *testing.T, exe, dir, program, argv0 string, args []string) (res runResult, rec *runRecord, err error) {
+func runMeasured(t *testing.T, exe, dir, program, argv0 string, args []string) (res runResult, rec *measure.Record, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*maxRunTime)
 	defer cancel()
@@ -918,7 +904,7 @@ func runMeasured(t *testing.T, exe, dir, program, argv0 string, args []string) (
 	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Args[0] = argv0
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), measureEnv+"="+record, exeEnv+"="+exe)
+	cmd.Env = append(os.Environ(), "TMPDIR="+filepath.Join(dir, "tmp"), measure.RecordEnv+"="+record, measure.ExeEnv+"="+exe)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	before := sizes(dir)
@@ -930,7 +916,7 @@ func runMeasured(t *testing.T, exe, dir, program, argv0 string, args []string) (
 	if rerr != nil {
 		return res, nil, err
 	}
-	rec = new(runRecord)
+	rec = new(measure.Record)
 	if err := json.Unmarshal(data, rec); err != nil {
 		t.Fatalf("launcher record: %v", err)
 	}

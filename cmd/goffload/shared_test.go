@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -56,20 +54,7 @@ func builtOnce(t testing.TB, key string, build func(out string) error) string {
 // copyTo copies the file src to dst (a test's own copy of a shared file).
 func copyTo(t testing.TB, src, dst string) string {
 	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := tooltest.CopyFile(dst, src); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -114,3 +114,22 @@ func removeImagesNaming(folder, name string) {
 		}
 	}
 }
+
+// CopyFile copies the file src to dst (created, or cut to nothing first),
+// as a test's own copy of a shared or stored file.
+func CopyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

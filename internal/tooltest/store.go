@@ -347,11 +347,7 @@ func (s Store) Compile(t testing.TB, name, path, dir string, args []string, outs
 		return err
 	}
 	for _, o := range outs {
-		data, err := os.ReadFile(filepath.Join(got, filepath.Base(o)))
-		if err == nil {
-			err = os.WriteFile(at(o), data, 0o644)
-		}
-		if err != nil {
+		if err := CopyFile(at(o), filepath.Join(got, filepath.Base(o))); err != nil {
 			return err
 		}
 	}

@@ -325,11 +325,7 @@ func linkObjects(t *testing.T, objdir, dir string) {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		data, err := os.ReadFile(o)
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, filepath.Base(o)), data, 0o644)
-		}
-		if err != nil {
+		if err := tooltest.CopyFile(filepath.Join(dir, filepath.Base(o)), o); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,5 +1,6 @@
-// Command measure runs a program and records how its run ended and what it
-// cost: the launcher of cmd/goffload's hostile-input tests. With
+// Package measure runs a program and records how its run ended and what it
+// cost: the launcher of cmd/goffload's hostile-input tests (its command is
+// measure/launcher), and the record the tests read. With
 // GOFFLOAD_HOSTILE_MEASURE naming a file and GOFFLOAD_HOSTILE_EXE a
 // program, it runs that program with its own arguments (its argv[0] too,
 // so that a launcher named clang-linker-wrapper runs goffload as the
@@ -13,7 +14,7 @@
 // small. It is a program of its own, not the test binary run again, because
 // a run of this small program costs a few milliseconds of CPU where the test
 // binary's start cost 20, for each of hundreds of runs.
-package main
+package measure
 
 import (
 	"bytes"
@@ -28,9 +29,11 @@ import (
 	"time"
 )
 
+// The environment variables of the launcher: the file of the record, and
+// the program it runs.
 const (
-	measureEnv = "GOFFLOAD_HOSTILE_MEASURE"
-	exeEnv     = "GOFFLOAD_HOSTILE_EXE"
+	RecordEnv = "GOFFLOAD_HOSTILE_MEASURE"
+	ExeEnv    = "GOFFLOAD_HOSTILE_EXE"
 )
 
 // Record is what the launcher writes of a run.
@@ -43,22 +46,13 @@ type Record struct {
 	StderrText     string
 }
 
-func main() {
-	record, exe := os.Getenv(measureEnv), os.Getenv(exeEnv)
-	if record == "" || exe == "" {
-		fmt.Fprintf(os.Stderr, "measure: %s and %s must be set\n", measureEnv, exeEnv)
-		os.Exit(2)
-	}
-	os.Exit(run(record, exe, os.Args))
-}
-
-// run runs exe with args (args[0] its argv[0]), writes the record and
-// returns the exit code.
-func run(record, exe string, args []string) int {
+// Run runs exe with args (args[0] its argv[0]), writes the record to the
+// file record and returns the exit code for the launcher.
+func Run(record, exe string, args []string) int {
 	cmd := exec.Command(exe, args[1:]...)
 	cmd.Args[0] = args[0]
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool {
-		return strings.HasPrefix(e, measureEnv+"=") || strings.HasPrefix(e, exeEnv+"=")
+		return strings.HasPrefix(e, RecordEnv+"=") || strings.HasPrefix(e, ExeEnv+"=")
 	})
 	var stdout, stderr countingWriter
 	var errText bytes.Buffer
