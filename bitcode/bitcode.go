@@ -55,20 +55,25 @@ const (
 // The flag bits of a storage::Symbol: the visibility in the low two bits
 // (0 default, 1 hidden, 2 protected), then one bit a flag.
 const (
-	visibilityMask     = 3
-	visibilityHidden   = 1
-	flagUndefined      = 1 << 3
-	flagWeak           = 1 << 4
-	flagCommon         = 1 << 5
-	flagMayOmit        = 1 << 9
-	flagGlobal         = 1 << 10
-	flagFormatSpecific = 1 << 11
+	visibilityMask      = 3
+	visibilityHidden    = 1
+	visibilityProtected = 2
+	flagHasUncommon     = 1 << 2
+	flagUndefined       = 1 << 3
+	flagWeak            = 1 << 4
+	flagCommon          = 1 << 5
+	flagMayOmit         = 1 << 9
+	flagGlobal          = 1 << 10
+	flagFormatSpecific  = 1 << 11
 )
 
 // Symbol is one symbol of the IR symbol table.
 type Symbol struct {
 	Name  string // mangled
 	Flags uint32 // storage::Symbol::Flags
+	// Section is the section the symbol's global is placed in by name
+	// (a section attribute; the table's "uncommon" part), or "".
+	Section string
 }
 
 // Undefined, Global and FormatSpecific read the symbol's flags.
@@ -82,6 +87,10 @@ func (s Symbol) FormatSpecific() bool { return s.Flags&flagFormatSpecific != 0 }
 func (s Symbol) Weak() bool    { return s.Flags&flagWeak != 0 }
 func (s Symbol) Hidden() bool  { return s.Flags&visibilityMask == visibilityHidden }
 func (s Symbol) MayOmit() bool { return s.Flags&flagMayOmit != 0 }
+
+// Protected reports protected visibility; Common, a common symbol.
+func (s Symbol) Protected() bool { return s.Flags&visibilityMask == visibilityProtected }
+func (s Symbol) Common() bool    { return s.Flags&flagCommon != 0 }
 
 // ArchiveSymbol reports whether an archive's symbol index lists the symbol:
 // global, defined and not format-specific, as LLVM's archive writer decides.
@@ -198,7 +207,9 @@ func stream(r io.ReaderAt, size int64) (start, end int64, err error) {
 }
 
 // readSymtab reads the symbols of an irsymtab storage::Header, which is at
-// byte at of the file, and its string table.
+// byte at of the file, and its string table: each symbol's name and flags,
+// and the section name of those with an "uncommon" record (taken in order,
+// one for each symbol whose flags say it has one).
 func readSymtab(symtab, strtab []byte, at int64) ([]Symbol, error) {
 	le := binary.LittleEndian
 	if len(symtab) < 36 {
@@ -209,14 +220,44 @@ func readSymtab(symtab, strtab []byte, at int64) ([]Symbol, error) {
 	if off > uint64(len(symtab)) || count > (uint64(len(symtab))-off)/symSize {
 		return nil, truncErr(at+28, "symbol range (offset, count) past the table", [2]uint64{off, count})
 	}
-	syms := make([]Symbol, count)
-	for i := range syms {
-		s := symtab[off+uint64(i)*symSize:]
-		noff, nlen := uint64(le.Uint32(s)), uint64(le.Uint32(s[4:]))
-		if noff > uint64(len(strtab)) || nlen > uint64(len(strtab))-noff {
-			return nil, truncErr(at+int64(off)+int64(i)*symSize, fmt.Sprintf("symbol %d name (offset, size) past the string table", i), [2]uint64{noff, nlen})
+	// The uncommon records: CommonSize, CommonAlign, the COFF weak
+	// external's fallback name (Str) and the section name (Str).
+	const uncSize = 24
+	var uncOff, uncCount uint64
+	if len(symtab) >= 44 {
+		uncOff, uncCount = uint64(le.Uint32(symtab[36:])), uint64(le.Uint32(symtab[40:]))
+		if uncOff > uint64(len(symtab)) || uncCount > (uint64(len(symtab))-uncOff)/uncSize {
+			return nil, truncErr(at+36, "uncommon range (offset, count) past the table", [2]uint64{uncOff, uncCount})
 		}
-		syms[i] = Symbol{Name: string(strtab[noff : noff+nlen]), Flags: le.Uint32(s[20:])}
+	}
+	str := func(b []byte, where int64, what string) (string, error) {
+		noff, nlen := uint64(le.Uint32(b)), uint64(le.Uint32(b[4:]))
+		if noff > uint64(len(strtab)) || nlen > uint64(len(strtab))-noff {
+			return "", truncErr(where, what+" (offset, size) past the string table", [2]uint64{noff, nlen})
+		}
+		return string(strtab[noff : noff+nlen]), nil
+	}
+	syms := make([]Symbol, count)
+	var unc uint64
+	for i := range syms {
+		where := at + int64(off) + int64(i)*symSize
+		s := symtab[off+uint64(i)*symSize:]
+		name, err := str(s, where, fmt.Sprintf("symbol %d name", i))
+		if err != nil {
+			return nil, err
+		}
+		syms[i] = Symbol{Name: name, Flags: le.Uint32(s[20:])}
+		if syms[i].Flags&flagHasUncommon == 0 {
+			continue
+		}
+		if unc >= uncCount {
+			return nil, formatErr(where+20, fmt.Sprintf("symbol %d: an uncommon record past the %d of the table", i, uncCount), syms[i].Flags)
+		}
+		u := symtab[uncOff+unc*uncSize:]
+		if syms[i].Section, err = str(u[16:], at+int64(uncOff+unc*uncSize)+16, fmt.Sprintf("uncommon record %d section name", unc)); err != nil {
+			return nil, err
+		}
+		unc++
 	}
 	return syms, nil
 }

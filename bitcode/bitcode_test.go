@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload"
@@ -23,6 +25,11 @@ int common_global;
 static int helper(int x) { return x + local_static; }
 int exported(int x) { return helper(x) + undefined_global; }
 __attribute__((visibility("hidden"))) int hidden_fn(void) { return 3; }
+__attribute__((visibility("protected"))) int protected_global = 4;
+__attribute__((section("my_section"))) int placed = 5;
+__attribute__((weak, section("other.section"))) int weak_placed(void) { return 6; }
+inline int omittable(void) { return 7; }
+int use_omittable(void) { return omittable(); }
 `
 
 // TestArchiveSymbolsMatchLLVMAr compiles C to bitcode with clang of 19 and
@@ -74,6 +81,77 @@ func TestArchiveSymbolsMatchLLVMAr(t *testing.T) {
 				}
 				if diff := cmp.Diff(want, got); diff != "" || len(want) < 4 {
 					t.Errorf("%s: llvm-ar's index (-) and ours (+):\n%s", target, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestSymbolsMatchLLVMLTO2 compiles the source to bitcode with clang of 19
+// and 22 for x86-64 and AMDGPU and compares every symbol's name, visibility,
+// flags and section with what the release's llvm-lto2 dump-symtab prints
+// of the file (LLVM's own reader of the table).
+func TestSymbolsMatchLLVMLTO2(t *testing.T) {
+	for _, major := range []int{19, 22} {
+		t.Run(strconv.Itoa(major), func(t *testing.T) {
+			clang, lto2 := tooltest.Tool(t, "clang", major), tooltest.Tool(t, "llvm-lto2", major)
+			dir := t.TempDir()
+			src := filepath.Join(dir, "s.c")
+			os.WriteFile(src, []byte(source), 0o644)
+			for _, target := range []string{"x86_64-unknown-linux-gnu", "amdgcn-amd-amdhsa"} {
+				bc := filepath.Join(dir, target+".bc")
+				args := []string{"-target", target, "-O1", "-fcommon", "-c", "-emit-llvm", "-o", bc, src}
+				if target == "amdgcn-amd-amdhsa" {
+					args = append(args, "-mcpu=gfx90a", "-nogpulib")
+				}
+				if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				out, err := exec.Command(lto2, "dump-symtab", bc).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				// dump-symtab: a line "VUCWIOTX name" (visibility D, H or
+				// P, then each flag's letter or '-': undefined, common,
+				// weak, indirect, may be omitted, TLS, executable), then
+				// an indented
+				// "section NAME" line for a symbol placed in one.
+				var want []string
+				for _, line := range strings.Split(string(out), "\n") {
+					if name, ok := strings.CutPrefix(strings.TrimSpace(line), "section "); ok && strings.HasPrefix(line, " ") {
+						want[len(want)-1] += " section=" + name
+					} else if len(line) > 9 && line[8] == ' ' && strings.ContainsRune("DHP", rune(line[0])) {
+						want = append(want, line[:2]+line[3:4]+line[2:3]+line[5:6]+" "+line[9:])
+					}
+				}
+				data, _ := os.ReadFile(bc)
+				syms, err := Symbols(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, s := range syms {
+					vis := "D"
+					switch {
+					case s.Hidden():
+						vis = "H"
+					case s.Protected():
+						vis = "P"
+					}
+					flag := func(set bool, c string) string {
+						if set {
+							return c
+						}
+						return "-"
+					}
+					g := vis + flag(s.Undefined(), "U") + flag(s.Weak(), "W") + flag(s.Common(), "C") + flag(s.MayOmit(), "O") + " " + s.Name
+					if s.Section != "" {
+						g += " section=" + s.Section
+					}
+					got = append(got, g)
+				}
+				if diff := cmp.Diff(want, got); diff != "" || len(want) < 8 || !strings.Contains(strings.Join(got, "\n"), "section=my_section") {
+					t.Errorf("%s: llvm-lto2's table (-) and ours (+):\n%s", target, diff)
 				}
 			}
 		})
