@@ -76,8 +76,12 @@ func wrapperLike(name string) bool {
 // (argv without the program name), as releases 15 to 24 pass them (23 and
 // 24 as LLVM's sources say, LinkerWrapperOpts.td): the wrapper's options,
 // then (15, 16) `--` and the host linker's argv, or (19+) the wrapper's
-// options mixed with the host linker's argv, which are kept in order. The
-// release is not chosen here: see [Plan].
+// options mixed with the host linker's argv, which are kept in order. As
+// 15 and 16's wrappers read them (measured with their --dry-run), a
+// wrapper option after `--` is still the wrapper's (clang -Wl,--save-temps
+// or -Wl,--embed-bitcode), and `--` itself reaches no linker; only -r
+// after it is the linker's alone (those wrappers have no -r of their own).
+// The release is not chosen here: see [Plan].
 //
 // Response files are expanded first, as the wrapper's option parser
 // (llvm::opt::OptTable) expands them: an argument @FILE anywhere is replaced
@@ -94,19 +98,15 @@ func ParseWrapperArgs(argv []string) (*Options, error) {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	o := &Options{OptLevel: "O2", TimeTraceGranularity: DefaultTimeTraceGranularity}
-	sep := false // 15, 16: everything after -- is the linker's
+	sep := false // 15, 16: after --, -r is the linker's alone
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
-		if sep {
-			o.LinkerArgs = append(o.LinkerArgs, a)
-			continue
-		}
 		if a == "--" {
 			sep = true
 			continue
 		}
 		if a == "-r" {
-			o.Relocatable = true
+			o.Relocatable = o.Relocatable || !sep
 			o.LinkerArgs = append(o.LinkerArgs, a)
 			continue
 		}

@@ -35,6 +35,18 @@ func TestParseWrapperArgs(t *testing.T) {
 		!cmp.Equal(o.LinkerArgs, []string{"-pie", "-o", "p", "a.o", "--whole-archive", "-lfoo"}) {
 		t.Errorf("16 form: %+v", o)
 	}
+	// 15 and 16's wrappers read their options after -- too (clang
+	// -Wl,--embed-bitcode; measured with their --dry-run: --opt-level=O3
+	// and --save-temps after -- reach the device link, not ld), and -r
+	// there is the linker's alone.
+	o, err = ParseWrapperArgs([]string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "--",
+		"-o", "p", "a.o", "--embed-bitcode", "--opt-level=O3", "--save-temps", "-r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.EmbedBitcode || o.OptLevel != "O3" || !o.SaveTemps || o.Relocatable || !cmp.Equal(o.LinkerArgs, []string{"-o", "p", "a.o", "-r"}) {
+		t.Errorf("16 form, the wrapper's options after --: %+v", o)
+	}
 	// LLVM 22: mixed, with per-triple device arguments.
 	o, err = ParseWrapperArgs([]string{"--should-extract=gfx90a", "--device-compiler=amdgcn-amd-amdhsa=-flto-partitions=8",
 		"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "--hash-style=gnu", "-m", "elf_x86_64", "-o", "p", "k.o",
@@ -324,7 +336,11 @@ func TestDryRunStepOrder(t *testing.T) {
 	jit.compile = append(slices.Clone(omp), "-fopenmp-target-jit")
 	jit.link = append(slices.Clone(omp), "-fopenmp-target-jit", "a.o", "-L.", "-lx", "-L"+rtDir, "-o", "prog")
 	jit.wrapper = nil
-	links = append(links, jit)
+	// 19's runs that LTO in its own process, which goffload runs as
+	// llvm-lto2: its dry run prints the host link alone.
+	jit19 := jit
+	jit19.major = 19
+	links = append(links, jit, jit19)
 	// --override-image: the device code of the inputs is not used, and the
 	// file given is bundled (HIP: an AMDGPU code object clang-22 links) or
 	// registered (OpenMP: the inputs' own object, an x86-64 file).
@@ -441,7 +457,7 @@ func TestDryRunStepOrder(t *testing.T) {
 			}
 			argv := append(slices.Clone(l.wrapper), wrapperArgv(t, run(clang, append(l.link, "-###")...))...)
 			theirs := run(wrapper, append([]string{"--dry-run"}, argv...)...)
-			if l.name == "openmp-jit" && !strings.Contains(theirs, " -Wl,--lto-emit-llvm") {
+			if l.name == "openmp-jit" && l.major >= 22 && !strings.Contains(theirs, " -Wl,--lto-emit-llvm") {
 				t.Fatalf("LLVM %d's wrapper does not stop the device link at bitcode:\n%s", l.major, theirs)
 			}
 			if l.name == "hip-compress" && !strings.Contains(theirs, " -compress -compression-level=9 ") {
@@ -454,9 +470,19 @@ func TestDryRunStepOrder(t *testing.T) {
 			// runs it as commands of its own (lld, then llc), which LLVM's
 			// dry run does not print: they are left out of ours.
 			printed := ours
-			lto := 0
+			lto, jitLTO := 0, 0
 			for i, s := range lk.Steps {
 				if s.Kind != StepDeviceLTO && s.Kind != StepCodegen {
+					continue
+				}
+				if filepath.Base(s.Tool) == "llvm-lto2" {
+					// The JIT's LTO (--embed-bitcode, 15 to 21), whose
+					// optimised module the wrap step registers.
+					jitLTO++
+					if !slices.Contains(lk.Steps[i+1].Inputs, s.Outputs[0]) {
+						t.Errorf("step %d llvm-lto2 -> %q, then %s takes %q", i, s.Outputs, lk.Steps[i+1].Kind, lk.Steps[i+1].Inputs)
+					}
+					printed = strings.Replace(printed, FormatCommand(&s)+"\n", "", 1)
 					continue
 				}
 				lto++
@@ -468,6 +494,36 @@ func TestDryRunStepOrder(t *testing.T) {
 			}
 			if wantLTO := strings.HasPrefix(l.name, "hip") && l.name != "hip-whole" && l.major < 22; wantLTO != (lto > 0 && lto%2 == 0) {
 				t.Errorf("%d device LTO steps (lld, llc), want them: %v\n%s", lto, wantLTO, ours)
+			}
+			if want := l.name == "openmp-jit" && l.major < 22; want != (jitLTO == 1) {
+				t.Errorf("%d llvm-lto2 steps, want one: %v\n%s", jitLTO, want, ours)
+			}
+			if l.name == "openmp-jit" && l.major == 19 {
+				// 20 (LLVM's sources; no binaries here; 21 does not link 19's
+				// objects, whose entries it reads otherwise): no LTO of
+				// the wrapper's own, the device link stops at bitcode.
+				opt, err := ParseWrapperArgs(argv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt.DryRun, opt.Stdout = true, io.Discard
+				if opt.Release, err = offload.LookupRelease(20); err != nil {
+					t.Fatal(err)
+				}
+				lk21, err := Plan(opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var dev []string
+				for _, s := range lk21.Steps {
+					if s.Kind == StepDeviceLTO || s.Kind == StepDeviceLink {
+						dev = append(dev, FormatCommand(&s))
+					}
+				}
+				lk21.Close()
+				if len(dev) != 1 || !strings.Contains(dev[0], " -Wl,--lto-emit-llvm") || strings.Contains(dev[0], "llvm-lto2") {
+					t.Errorf("LLVM 20's JIT device link: %q, want one clang link with -Wl,--lto-emit-llvm", dev)
+				}
 			}
 			want := stepsOf(theirs)
 			for i, s := range want {
@@ -840,12 +896,13 @@ func TestTimeTrace(t *testing.T) {
 }
 
 // TestEmbedBitcodePerRelease: --embed-bitcode (-fopenmp-target-jit) is
-// planned where the release's wrapper runs the device link as a command
-// (22 on), and refused, naming the option, where it runs the LTO in its
-// own process (15 to 21 here: 17 to 19 measured or read, 20 and 21 for some
-// targets).
+// planned for every release with a clang-linker-wrapper: from 22 the device
+// link stops after its LTO (-Wl,--lto-emit-llvm); 15 to 21 run llvm-lto2 as
+// their wrappers run the LTO in their own process (one step, no device link;
+// TestWrapperJITInProcessLTO in cmd/goffload compares the programs with
+// clang's own); 13 and 14 have no wrapper and refuse it, naming the option.
 func TestEmbedBitcodePerRelease(t *testing.T) {
-	for _, major := range []int{16, 19, 21, 22, 24} {
+	for _, major := range []int{13, 15, 16, 19, 21, 22, 24} {
 		o, err := ParseWrapperArgs([]string{"--host-triple=x86_64-pc-linux-gnu", "--linker-path=/usr/bin/ld", "--embed-bitcode", "--dry-run", "-o", "prog"})
 		if err != nil {
 			t.Fatal(err)
@@ -857,9 +914,9 @@ func TestEmbedBitcodePerRelease(t *testing.T) {
 		o.Stdout = io.Discard
 		_, err = Plan(o)
 		switch {
-		case major >= 22 && err != nil:
+		case major >= 15 && err != nil:
 			t.Errorf("LLVM %d: %v", major, err)
-		case major < 22 && (!errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "--embed-bitcode")):
+		case major < 15 && (!errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "--embed-bitcode")):
 			t.Errorf("LLVM %d: %v, want ErrUnsupported naming --embed-bitcode", major, err)
 		}
 	}

@@ -133,6 +133,7 @@ type extracted struct {
 	from string // the input's name
 	path string // where it is written
 	src  imageRef
+	lto  *ltoSymbols // read for an in-process LTO's resolutions (jitLTO), or nil
 }
 
 // imageRef names an image of an input so that a later process finds it: the
@@ -308,8 +309,8 @@ func Plan(o *Options) (*Link, error) {
 		return nil, fmt.Errorf("--bitcode-library=%s of %v: its wrapper links the library's bitcode in the device LTO it runs in its own process, which goffload does not (give the file to the device link with -Xoffload-linker FILE, as LLVM 20 and later ask): %w",
 			opt.BitcodeLibraries[0], p.rel, goffload.ErrUnsupported)
 	}
-	if opt.EmbedBitcode && p.deviceLinkStyle() != facts.DeviceLinkClang22 {
-		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: its wrapper runs the device LTO in its own process, which goffload does not: %w", p.rel, goffload.ErrUnsupported)
+	if opt.EmbedBitcode && facts.Of(p.rel).Link.Device == facts.DeviceLinkNone {
+		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: no clang-linker-wrapper of that release: %w", p.rel, goffload.ErrUnsupported)
 	}
 	if p.linkExe {
 		// The wrapper names its files after the output as its option
@@ -825,7 +826,13 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	t.images = append(t.images, &extracted{from: in.Name, path: name, src: d.ref})
+	x := &extracted{from: in.Name, path: name, src: d.ref}
+	if p.jitLTO() {
+		if x.lto, err = readLTOSymbols(d); err != nil {
+			return inFile(in.Name, err)
+		}
+	}
+	t.images = append(t.images, x)
 	return nil
 }
 
@@ -931,21 +938,27 @@ func (p *planner) findLLC() string {
 	if p.opt.LLC != "" {
 		return p.opt.LLC
 	}
+	return p.findLLVMTool("llc")
+}
+
+// findLLVMTool returns the release's LLVM tool name: beside DeviceClang,
+// else in /usr/lib/llvm-N/bin, else NAME-N on $PATH.
+func (p *planner) findLLVMTool(name string) string {
 	var dirs []string
 	if c := p.opt.DeviceClang; c != "" && strings.ContainsRune(c, filepath.Separator) {
 		dirs = append(dirs, filepath.Dir(c))
 	}
 	n := strconv.Itoa(p.rel.Major)
 	for _, d := range append(dirs, "/usr/lib/llvm-"+n+"/bin") {
-		c := filepath.Join(d, "llc")
+		c := filepath.Join(d, name)
 		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
 			return c
 		}
 	}
-	if c, err := exec.LookPath("llc-" + n); err == nil {
+	if c, err := exec.LookPath(name + "-" + n); err == nil {
 		return c
 	}
-	return "llc-" + n
+	return name + "-" + n
 }
 
 // runtimeDir is the folder of libomp and libomptarget of a driver link.
@@ -1158,6 +1171,10 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	}
 	if p.opt.SaveTemps && d < facts.DeviceLinkClang22 {
 		flags = append(flags, "-save-temps")
+	}
+	if p.opt.EmbedBitcode && d == facts.DeviceLinkClang17 {
+		// 20 and 21 (15 to 19 run the LTO themselves: jitSteps).
+		flags = append(flags, "-Wl,--lto-emit-llvm")
 	}
 	if p.opt.Verbose && d < facts.DeviceLinkClang22 {
 		flags = append(flags, "-v")

@@ -52,6 +52,12 @@ func (p *planner) steps() error {
 		if t.override {
 			continue // linked already
 		}
+		if p.jitLTO() {
+			if err := p.jitSteps(t); err != nil {
+				return err
+			}
+			continue
+		}
 		out, err := p.linkedName(t)
 		if err != nil {
 			return err

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +56,178 @@ func TestWrapperJITAsClangs(t *testing.T) {
 	out, stderr, code := cli(t, "list", filepath.Join(dir, "ours", "prog"))
 	if code != 0 || !strings.Contains(out, "kind            llvm ir\narch            gfx90a\ntriple          amdgcn-amd-amdhsa\nproducer        openmp\n") {
 		t.Errorf("list of the program: exit %d %s\n%s\nwant one image of LLVM IR for gfx90a", code, stderr, out)
+	}
+}
+
+// jitSources are two translation units whose device code resolves as a
+// linker would: a weak definition in the first (w, wf) that the second's
+// strong one overrides (from LLVM 18; 15 to 17's LTO takes the first), an
+// undefined function the second defines, a hidden and a protected global,
+// a global in a section named as a C identifier, a common symbol, and a
+// static function.
+var jitSources = map[string]string{
+	"a.c": `#include <stdio.h>
+int g = 3;
+__attribute__((weak)) int w = 5;
+__attribute__((visibility("hidden"))) int h = 7;
+__attribute__((section("mysec"))) int s = 9;
+int com;
+#pragma omp declare target to(g, w, h, s, com)
+#pragma omp declare target
+__attribute__((weak)) int wf(int x) { return x + 1; }
+int helper(int x);
+static int st(int x) { return x * 2; }
+#pragma omp end declare target
+int main(void) {
+  int x[8];
+#pragma omp target map(from: x)
+  for (int i = 0; i < 8; i++) x[i] = st(i) * g + w + h + s + com + wf(i) + helper(i);
+  int r = 0;
+  for (int i = 0; i < 8; i++) r += x[i];
+  printf("%d\n", r);
+  return 0;
+}
+`,
+	"b.c": `#pragma omp declare target
+int wf(int x) { return x + 2; }
+int helper(int x) { return x - 1; }
+#pragma omp end declare target
+int w = 6;
+#pragma omp declare target to(w)
+`,
+}
+
+// TestWrapperJITInProcessLTO: the JIT link (the wrapper's --embed-bitcode)
+// of the releases whose wrapper runs the device LTO in its own process (15
+// to 21), which goffload runs as llvm-lto2 given the wrapper's symbol
+// resolutions. Through clang -B DIR, goffload as DIR's clang-linker-wrapper,
+// two objects of jitSources linked as clang-19 -fopenmp-target-jit links
+// them for x86-64 and for sm_90 (no CUDA needed: the device code stays
+// bitcode), and as clang-16 links bitcode objects with -Wl,--embed-bitcode
+// (16's clang has no -fopenmp-target-jit), are the same programs, byte for
+// byte, as clang's own links; clang-19's x86-64 program run against the
+// release's runtime ends as clang's own does (Debian's libomptarget 19
+// cannot compile the IR: "no targets are registered"). LLVM 15's wrapper
+// fails after its LTO (it opens its bitcode by a name it freed): the image
+// goffload registers is the bitcode that LTO wrote, kept by --save-temps.
+func TestWrapperJITInProcessLTO(t *testing.T) {
+	t.Parallel()
+	exe := goffloadExe(t)
+	dir := t.TempDir()
+	for name, src := range jitSources {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tooltest.CUDAStandIns(t, filepath.Join(dir, "cuda"))
+	os.Mkdir(filepath.Join(dir, "stub"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "stub", "libomptarget.devicertl.a"), []byte("!<arch>\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	x86 := []string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu"}
+	for _, c := range []struct {
+		name      string
+		major     int
+		compile   []string // both sources
+		link      []string
+		sources   []string
+		runs      bool // the program runs against the release's runtime
+		failsLLVM bool
+	}{
+		{"x86-19", 19, append(slices.Clone(x86), "-fopenmp-target-jit"), append(slices.Clone(x86), "-fopenmp-target-jit"), []string{"a", "b"}, true, false},
+		{"nvptx-19", 19, []string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=cuda", "-nocudalib", "-fopenmp-target-jit"},
+			[]string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=../cuda", "-nocudalib", "-fopenmp-target-jit"}, []string{"a", "b"}, false, false},
+		// 16's driver asks for -lomptarget.devicertl, which Debian's
+		// libomp5-16 does not ship: an empty one.
+		{"x86-16", 16, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-L../../stub"), []string{"a", "b"}, false, false},
+		{"x86-15", 15, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-Wl,--save-temps"), []string{"a", "b"}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clang := tooltest.Tool(t, "clang", c.major)
+			clw := tooltest.Tool(t, "clang-linker-wrapper", c.major)
+			tooltest.Tool(t, "llvm-lto2", c.major)
+			rt := tooltest.OpenMPRuntime(t, c.major)
+			cdir := filepath.Join(dir, c.name)
+			if err := os.Mkdir(cdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var objs []string
+			for _, s := range c.sources {
+				if err := tooltest.CopyFile(filepath.Join(cdir, s+".c"), filepath.Join(dir, s+".c")); err != nil {
+					t.Fatal(err)
+				}
+				compiled(t, "clang", c.major, cdir, append(slices.Clone(c.compile), "-c", s+".c", "-o", s+".o"), s+".o")
+				objs = append(objs, filepath.Join(cdir, s+".o"))
+			}
+			if strings.Contains(strings.Join(c.compile, " "), "cuda") {
+				os.Symlink(filepath.Join(dir, "cuda"), filepath.Join(cdir, "cuda"))
+			}
+			wrapperBins(t, cdir, clw, exe)
+			progs := map[string]string{}
+			for _, w := range []string{"theirs", "ours"} {
+				work := filepath.Join(cdir, w)
+				if err := os.Mkdir(work, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				args := slices.Concat(c.link, []string{"-B", filepath.Join(cdir, w+"-bin")}, objs, []string{"-o", "prog", "-L" + rt, tooltest.AllowShlibUndefined})
+				release := tooltest.Slot()
+				cmd := exec.Command(clang, args...)
+				cmd.Dir = work
+				out, err := cmd.CombinedOutput()
+				release()
+				if w == "theirs" && c.failsLLVM {
+					if err == nil {
+						t.Fatalf("clang-%d's own JIT link passed; the test expects its wrapper to fail", c.major)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s link: %v\n%s", w, err, out)
+				}
+				progs[w] = filepath.Join(work, "prog")
+			}
+			if c.failsLLVM {
+				// The image of ours against the bitcode LLVM's LTO wrote.
+				want, err := os.ReadFile(filepath.Join(cdir, "theirs", "prog-jit-x86_64-pc-linux-gnu.bc"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				x := filepath.Join(cdir, "extracted")
+				if _, stderr, code := cli(t, "extract", "-raw", "-o", x, progs["ours"]); code != 0 {
+					t.Fatalf("extract: %s", stderr)
+				}
+				got, _ := filepath.Glob(filepath.Join(x, "*"))
+				if len(got) != 1 {
+					t.Fatalf("extracted %v, want one image", got)
+				}
+				data, _ := os.ReadFile(got[0])
+				if !bytes.Equal(data, want) {
+					t.Errorf("the image goffload registered (%d bytes) is not the bitcode of LLVM %d's LTO (%d bytes)", len(data), c.major, len(want))
+				}
+				return
+			}
+			theirs, _ := os.ReadFile(progs["theirs"])
+			ours, _ := os.ReadFile(progs["ours"])
+			if !bytes.Equal(theirs, ours) {
+				t.Errorf("the programs differ: clang-%d's own link %d bytes, through goffload %d", c.major, len(theirs), len(ours))
+			}
+			if out, stderr, code := cli(t, "list", progs["ours"]); code != 0 || !strings.Contains(out, "kind            llvm ir\n") {
+				t.Errorf("list of the program: exit %d %s\n%s\nwant an image of LLVM IR", code, stderr, out)
+			}
+			if !c.runs {
+				return
+			}
+			run := func(p string) (string, int) {
+				cmd := exec.Command(p)
+				cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+rt)
+				out, _ := cmd.Output()
+				return string(out), cmd.ProcessState.ExitCode()
+			}
+			tout, tcode := run(progs["theirs"])
+			oout, ocode := run(progs["ours"])
+			if tout != oout || tcode != ocode {
+				t.Errorf("clang's program: exit %d, %q; goffload's: exit %d, %q", tcode, tout, ocode, oout)
+			}
+		})
 	}
 }

@@ -119,6 +119,12 @@ type Wrapper struct {
 	// goes to none (15 to 19, measured). #100270 (July 2024) takes A as a
 	// triple only where it names an architecture: 20 and later.
 	TripleBeforeFirstEquals bool
+	// LTOStrongOverWeak: the device LTO the wrapper runs in its own
+	// process (Link.InProcessLTO) takes a strong definition over a weak one of an
+	// earlier input, where 15 to 17's takes the first definition of a
+	// symbol whatever it is (#68215, October 2023: 18 and 19; measured
+	// in 16 and 19 against llvm-lto2 given each resolution).
+	LTOStrongOverWeak bool
 	// RelocatableSection is the image section under -r, or "" without
 	// special -r handling; RelocatableRenames the entries sections renamed
 	// with a content hash suffix after a relocatable link.
@@ -190,6 +196,14 @@ type Link struct {
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
 	KernelArgsVersion uint32
+	// InProcessLTO: the wrapper links the bitcode images of --embed-bitcode
+	// (-fopenmp-target-jit) with LTO in its own process and registers the
+	// module after its optimisation (15 to 19, measured in 15, 16 and 19;
+	// 17 and 18 from their sources). From 20 the device link does that LTO
+	// and stops at bitcode (-Wl,--lto-emit-llvm: llvm-project #97573, July
+	// 2024, for NVPTX and AMDGPU; #113715, October 2024, removed the
+	// wrapper's own LTO), inferred from LLVM's sources for 20 and 21.
+	InProcessLTO bool
 }
 
 // Bundle is what the release's clang-offload-bundler does.
