@@ -3,6 +3,7 @@ package link
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -182,7 +183,12 @@ func stepsOf(out string) []string {
 // that is never run): OpenMP for sm_90 with -g, -save-temps and
 // -Xoffload-linker (16, 19, 22; both objects named: which archive members
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
-// is the same), and CUDA -fgpu-rdc (19, 22); HIP for two processors, HIP
+// is the same), CUDA -fgpu-rdc (19, 22) and CUDA for the whole program (19,
+// 22: a stand-in fatbinary writes the fat binary of an object NVIDIA's
+// tools made, and the wrapper links no device code); JIT links of 22 and
+// of 19 (whose LTO goffload runs as llvm-lto2, which LLVM's dry run does
+// not print; 20's plan is checked to give the device link
+// -Wl,--lto-emit-llvm instead); HIP for two processors, HIP
 // whole-program and OpenMP for an AMDGPU processor (19, 22), and OpenMP for
 // SPIR-V (22) too. The
 // driver's flags that reach the wrapper (-O0, -O3, -Os, -g,
@@ -280,6 +286,16 @@ func TestDryRunStepOrder(t *testing.T) {
 		l.compile, l.link = noRDC(l.compile), noRDC(l.link)
 		return l
 	}
+	// CUDA whole-program: clang compiles each file's device code to a
+	// cubin (the stand-in ptxas) and a fat binary (the stand-in fatbinary,
+	// which writes one NVIDIA's made) in its .nv_fatbin, and the wrapper
+	// links no device code.
+	cudaWhole := func(n int) link {
+		l := cudaLink(n)
+		l.name, l.sources = "cuda-whole", [2]string{filepath.Join(dir, "w1.cu"), filepath.Join(dir, "w2.cu")}
+		l.compile, l.link = noRDC(l.compile), noRDC(l.link)
+		return l
+	}
 
 	amdgpuOMP := []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib"}
 	openmpAMDGPU := func(n int) link {
@@ -299,7 +315,7 @@ func TestDryRunStepOrder(t *testing.T) {
 	matrixReleases := []int{19, 22}
 	for i, n := range matrixReleases {
 		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n),
-			hipTwoArches(n), hipWhole(n), openmpAMDGPU(n)}
+			hipTwoArches(n), hipWhole(n), openmpAMDGPU(n), cudaWhole(n)}
 		for j, l := range kinds {
 			l.cell = &[4]int{i, j, len(matrixReleases), len(kinds)}
 			links = append(links, l)
@@ -419,6 +435,9 @@ func TestDryRunStepOrder(t *testing.T) {
 				if strings.Contains(work, "CUDA") {
 					work += "\nCUDA: stand-ins of " + standInCUDAVersion
 					storeInputs = append(storeInputs, standInCubin)
+					if l.name == "cuda-whole" {
+						storeInputs = append(storeInputs, standInFatbin)
+					}
 				}
 				objs, err := compileStore.Files(t, in, work, storeInputs, []string{"a.o", "b.o"}, func(string) error {
 					runIn(in, clang, args...)
@@ -562,11 +581,17 @@ func TestDryRunStepOrder(t *testing.T) {
 // standInCUDA makes a CUDA folder in dir for clang's NVPTX compiles and
 // the wrappers' dry runs: the files clang looks for, a CUDA 12.8 cuda.h, a
 // ptxas that writes a cubin NVIDIA's ptxas made (offload/testdata/nvidia)
-// wherever it is asked to, and a fatbinary that fails (a dry run names it,
-// never runs it). It returns the folder.
+// wherever it is asked to, and a fatbinary that writes a fat binary NVIDIA's
+// fatbinary made (clang runs it to compile CUDA for the whole program; a dry
+// run names it, never runs it). It returns the folder.
 // standInCubin is the cubin the stand-in ptxas writes, and
 // standInCUDAVersion the version of the stand-in CUDA.
 var standInCubin = filepath.Join("..", "offload", "testdata", "nvidia", "openmp-llvm19", "teams.sm_90.cubin")
+
+// standInFatbin holds the fat binary the stand-in fatbinary writes: the
+// .nv_fatbin of a whole-program CUDA object of clang-22, which CUDA 13's
+// fatbinary made.
+var standInFatbin = filepath.Join("..", "offload", "testdata", "nvidia", "cuda-llvm22", "vadd.o")
 
 const standInCUDAVersion = "12080"
 
@@ -586,6 +611,19 @@ func standInCUDA(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	obj, err := elf.Open(standInFatbin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := obj.Section(".nv_fatbin").Data()
+	obj.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fatbin := filepath.Join(dir, "vadd.fatbin")
+	if err := os.WriteFile(fatbin, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cuda := filepath.Join(dir, "cuda")
 	files := map[string]string{
 		"include/cuda.h":                 "#define CUDA_VERSION " + standInCUDAVersion + "\n",
@@ -594,7 +632,9 @@ func standInCUDA(t *testing.T, dir string) string {
 		"bin/ptxas": "#!/bin/sh\n# A stand-in: the cubin NVIDIA's ptxas made, to the file after -o or --output-file.\n" +
 			"while [ $# -gt 0 ]; do case \"$1\" in -o|--output-file) out=\"$2\"; shift;; esac; shift; done\n" +
 			"exec cp '" + cubin + "' \"$out\"\n",
-		"bin/fatbinary": "#!/bin/sh\necho 'a stand-in: not run by a dry run' >&2\nexit 1\n",
+		"bin/fatbinary": "#!/bin/sh\n# A stand-in: the fat binary NVIDIA's fatbinary made, to the file after --create.\n" +
+			"while [ $# -gt 0 ]; do case \"$1\" in --create) out=\"$2\"; shift;; --create=*) out=\"${1#--create=}\";; esac; shift; done\n" +
+			"exec cp '" + fatbin + "' \"$out\"\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(cuda, name)
