@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -47,14 +48,28 @@ var wrapperFlags = map[string]bool{
 	"wrapper-jobs": true, "relocatable": false, "emit-fatbin-only": false, "sysroot": true,
 	"output": true, "compress": false, "compression-level": true, "offload-opt": true,
 	"wrapper-time-trace": true, "wrapper-time-trace-granularity": true, "embed-bitcode": false,
-	"override-image": true,
+	"override-image": true, "print-wrapped-module": false,
+}
+
+// WrapperOptions returns the options of clang-linker-wrapper that
+// ParseWrapperArgs reads, sorted, each as --NAME or --NAME=VALUE, and then
+// -mllvm OPT; the rest of the arguments are the host linker's.
+func WrapperOptions() []string {
+	var out []string
+	for name, takes := range wrapperFlags {
+		if takes {
+			name += "=VALUE"
+		}
+		out = append(out, "--"+name)
+	}
+	slices.Sort(out)
+	return append(out, "--bitcode-library=KIND-TRIPLE-ARCH=FILE", "-mllvm OPT")
 }
 
 // unsupportedFlags are options of clang-linker-wrapper that goffload does
 // not implement: each is an error naming it, never ignored.
 var unsupportedFlags = map[string]bool{
-	"print-wrapped-module": true,
-	"builtin-bitcode":      true, "clang-backend": true, "ptxas-arg": true,
+	"builtin-bitcode": true, "clang-backend": true, "ptxas-arg": true,
 	"pass-remarks": true, "pass-remarks-missed": true, "pass-remarks-analysis": true, "whole-program": true,
 	"linker-arg": true, "compiler-arg": true, "arch": true, "triple": true,
 	"library-path": true, "library": true, "help": true, "help-hidden": true, "version": true,
@@ -191,6 +206,8 @@ func (o *Options) set(name, val string) error {
 		o.SaveTemps = true
 	case "embed-bitcode":
 		o.EmbedBitcode = true
+	case "print-wrapped-module":
+		o.PrintWrappedModule = true
 	case "wrapper-verbose", "verbose":
 		o.Verbose = true
 	case "dry-run":

@@ -66,13 +66,13 @@ func TestParseWrapperArgs(t *testing.T) {
 		t.Errorf("22 form: %+v", o)
 	}
 	for _, bad := range [][]string{
-		{"--wrapper-frobnicate", "a.o"},   // unknown, of the wrapper's families
-		{"--device-frob=1"},               //
-		{"--print-wrapped-module", "a.o"}, // LLVM's, not goffload's
-		{"--override-image=x.o"},          // no kind
-		{"--override-image=frob=x.o"},     // not a kind
-		{"--override-image=openmp="},      // no file
-		{"--override-image=none=x.o"},     // not a kind of image
+		{"--wrapper-frobnicate", "a.o"}, // unknown, of the wrapper's families
+		{"--device-frob=1"},             //
+		{"--clang-backend", "a.o"},      // LLVM's, not goffload's
+		{"--override-image=x.o"},        // no kind
+		{"--override-image=frob=x.o"},   // not a kind
+		{"--override-image=openmp="},    // no file
+		{"--override-image=none=x.o"},   // not a kind of image
 		{"--opt-level=O9"},
 		{"--host-triple"}, // no value
 		{"--dry-run=1"},

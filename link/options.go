@@ -81,6 +81,13 @@ type Options struct {
 	// CPU target whose device linker is GNU ld fails with 22's wrapper as
 	// it does with LLVM's (ld has no --lto-emit-llvm).
 	EmbedBitcode bool
+	// PrintWrappedModule writes to Stderr, after each registration object
+	// is written, what it holds (--print-wrapped-module): its sections,
+	// defined symbols and device images as goffload reads them back. LLVM's
+	// wrapper prints the LLVM IR module it compiles into that object;
+	// goffload writes the object itself and has no module to print. A dry
+	// run writes no registration object and prints nothing.
+	PrintWrappedModule bool
 	// ShouldExtract names architectures whose archive members are always
 	// taken (--should-extract).
 	ShouldExtract []string

@@ -667,10 +667,16 @@ func (l *Link) runStep(ctx context.Context, s *Step) error {
 	}
 	start := time.Now()
 	defer l.trace.add(string(s.Kind), s.Target, start)
+	var err error
 	if l.cached(s) {
-		return l.runCached(ctx, s, func() error { return l.runCommand(ctx, s) })
+		err = l.runCached(ctx, s, func() error { return l.runCommand(ctx, s) })
+	} else {
+		err = l.runCommand(ctx, s)
 	}
-	return l.runCommand(ctx, s)
+	if err == nil && s.Kind == StepWrap && opt.PrintWrappedModule {
+		err = l.printWrapped(s.Outputs[0])
+	}
+	return err
 }
 
 // runCommand runs a step's command, after making the folders of its

@@ -170,3 +170,21 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapperHelp: linker-wrapper --help (and -help, --help-hidden), as
+// clang-linker-wrapper --help, prints the options it takes and links
+// nothing; each option LLVM's wrapper documents that clang passes is among
+// them.
+func TestWrapperHelp(t *testing.T) {
+	for _, h := range []string{"--help", "-help", "--help-hidden"} {
+		stdout, stderr, code := cli(t, "linker-wrapper", h, "-o", "nothing", "missing.o")
+		if code != 0 || stderr != "" {
+			t.Errorf("%s: exit %d %s", h, code, stderr)
+		}
+		for _, o := range []string{"--embed-bitcode", "--print-wrapped-module", "--override-image=VALUE", "--offload-opt=VALUE", "--wrapper-time-trace=VALUE", "--device-compiler=VALUE", "-mllvm OPT", "--plan=json|ninja"} {
+			if !strings.Contains(stdout, "\n  "+o) {
+				t.Errorf("%s: no %s in\n%s", h, o, stdout)
+			}
+		}
+	}
+}

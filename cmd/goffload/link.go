@@ -152,6 +152,10 @@ func runLinkerWrapper(args []string, stdout io.Writer) error {
 			// As clang-linker-wrapper --version: the version, and no link.
 			return runVersion(nil, stdout)
 		}
+		if a == "--help" || a == "-help" || a == "--help-hidden" || a == "-help-hidden" {
+			// As clang-linker-wrapper --help: the options, and no link.
+			return wrapperHelp(stdout)
+		}
 		if a == "--temp-dir" && i+1 < len(args) {
 			tempDir = args[i+1]
 			i++
@@ -231,6 +235,24 @@ func runPlan(opt *link.Options, plan string, stdout io.Writer) error {
 		return l.WriteNinja(stdout)
 	}
 	return l.Run(context.Background())
+}
+
+// wrapperHelp prints the options goffload's linker-wrapper takes.
+func wrapperHelp(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("USAGE: goffload linker-wrapper [options] [--] <the host linker's arguments>\n" +
+		"(also as DIR/clang-linker-wrapper, for clang -B DIR)\n\n" +
+		"The options of clang-linker-wrapper it takes (docs/commands.md):\n")
+	for _, o := range link.WrapperOptions() {
+		b.WriteString("  " + o + "\n")
+	}
+	b.WriteString("\ngoffload's own:\n" +
+		"  --plan=json|ninja   print the link's steps instead of running them\n" +
+		"  --temp-dir=DIR      the folder of the intermediate files\n" +
+		"  --no-cache          link without the device-link cache\n" +
+		"  --version           print the version and the LLVM releases\n")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // runStep runs one of goffload's own steps of a link plan.
