@@ -939,7 +939,7 @@ func TestTimeTrace(t *testing.T) {
 // planned for every release with a clang-linker-wrapper: from 22 the device
 // link stops after its LTO (-Wl,--lto-emit-llvm); 15 to 21 run llvm-lto2 as
 // their wrappers run the LTO in their own process (one step, no device link;
-// TestWrapperJITInProcessLTO in cmd/goffload compares the programs with
+// TestWrapperDriverFlagsAsClangs in cmd/goffload compares the programs with
 // clang's own); 13 and 14 have no wrapper and refuse it, naming the option.
 func TestEmbedBitcodePerRelease(t *testing.T) {
 	for _, major := range []int{13, 15, 16, 19, 21, 22, 24} {
