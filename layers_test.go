@@ -27,7 +27,7 @@ var layers = [][]string{
 	{"internal/tooltest/measure/launcher"},
 	{"internal/atomicfile", "internal/respfile"},
 	{"ar", "bitcode", "elfobj", "coffobj", "nvfatbin", "linkcache"},
-	{"offload", "elfobj/ehframe", "link/internal/ldsym"},
+	{"offload", "elfobj/ehframe", "link/internal/ldsym", "amdgpu"},
 	{"bundle"},
 	{"entries"},
 	{"fatobj", "wrap/internal/stubs"},

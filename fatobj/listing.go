@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/amdgpu"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
@@ -100,6 +103,39 @@ type ListedImage struct {
 	// FatbinError says why they are not, where the fat binary is malformed.
 	FatbinEntries []ListedFatbinEntry `json:"fatbin_entries,omitempty"`
 	FatbinError   Text                `json:"fatbin_error,omitempty"`
+	// CodeObject is what an AMDGPU code object says of itself (package
+	// amdgpu); CodeObjectError says why it is not, where the code object
+	// is malformed.
+	CodeObject      *ListedCodeObject `json:"code_object,omitempty"`
+	CodeObjectError Text              `json:"code_object_error,omitempty"`
+}
+
+// ListedCodeObject is an AMDGPU code object: its version, target ID (the
+// processor and its xnack and sramecc settings), a generic processor's
+// version, and the kernels and targets of its metadata notes.
+type ListedCodeObject struct {
+	Version        int            `json:"version"`
+	TargetID       Text           `json:"target_id"`
+	XNACK          string         `json:"xnack"`
+	SRAMECC        string         `json:"sramecc"`
+	GenericVersion int            `json:"generic_version,omitempty"`
+	Targets        []Text         `json:"targets"` // amdhsa.target of each metadata note
+	Kernels        []ListedKernel `json:"kernels"`
+}
+
+// ListedKernel is a kernel of a code object's metadata: its name and
+// descriptor symbol, register counts, LDS (group segment), scratch
+// (private segment) and argument bytes, and wavefront size.
+type ListedKernel struct {
+	Name          Text  `json:"name"`
+	Symbol        Text  `json:"symbol"`
+	SGPRs         int64 `json:"sgprs"`
+	VGPRs         int64 `json:"vgprs"`
+	AGPRs         int64 `json:"agprs"`
+	LDS           int64 `json:"lds"`
+	Scratch       int64 `json:"scratch"`
+	Kernarg       int64 `json:"kernarg"`
+	WavefrontSize int64 `json:"wavefront_size"`
 }
 
 // ListedFatbinEntry is a cubin or PTX file of a CUDA fat binary: what
@@ -202,6 +238,12 @@ func (o *Object) Listing() (*Listing, error) {
 				ji.FatbinError = Text(fb.err.Error())
 			}
 		}
+		if ji.CodeObject, err = codeObject(im); err != nil {
+			if !errors.Is(err, goffload.ErrInvalid) && !errors.Is(err, goffload.ErrLimit) && !errors.Is(err, goffload.ErrUnsupported) {
+				return nil, fmt.Errorf("%s: image %s: %w", o.Name, im.Number(), err)
+			}
+			ji.CodeObjectError = Text(err.Error())
+		}
 		out.Images = append(out.Images, ji)
 	}
 	for _, e := range o.Entries {
@@ -271,6 +313,36 @@ type cudaFatbin struct {
 // across the file as cuobjdump does: the cubins 1, 2, ..., the PTX files 1,
 // 2, ... A fat binary that does not read is reported with its error, as
 // what list --all adds to llvm-objdump's listing is: the listing stands.
+// codeObject reads im as an AMDGPU code object; nil for an image that is
+// none (its ELF header says so, or it is no ELF file).
+func codeObject(im *Image) (*ListedCodeObject, error) {
+	if im.Size < 64 {
+		return nil, nil
+	}
+	r, err := im.Open()
+	if err != nil {
+		return nil, nil // compressed or not in place: not listed here
+	}
+	h, err := elfobj.ReadHeader(io.NewSectionReader(r, 0, r.Size()))
+	if err != nil || !amdgpu.IsCodeObject(h) {
+		return nil, nil
+	}
+	c, err := amdgpu.Read(r, r.Size())
+	if err != nil {
+		return nil, err
+	}
+	lc := &ListedCodeObject{Version: c.Version, TargetID: Text(c.TargetID()), XNACK: c.XNACK.String(), SRAMECC: c.SRAMECC.String(),
+		GenericVersion: c.GenericVersion, Targets: []Text{}, Kernels: []ListedKernel{}}
+	for _, m := range c.Metadata {
+		lc.Targets = append(lc.Targets, Text(m.Target))
+	}
+	for _, k := range c.Kernels() {
+		lc.Kernels = append(lc.Kernels, ListedKernel{Name: Text(k.Name), Symbol: Text(k.Symbol), SGPRs: k.SGPRCount, VGPRs: k.VGPRCount, AGPRs: k.AGPRCount,
+			LDS: k.GroupSegmentFixedSize, Scratch: k.PrivateSegmentFixedSize, Kernarg: k.KernargSegmentSize, WavefrontSize: k.WavefrontSize})
+	}
+	return lc, nil
+}
+
 func cudaFatbins(o *Object) ([]cudaFatbin, error) {
 	var out []cudaFatbin
 	input := o.Name

@@ -308,6 +308,37 @@ func cudaFatbinOf(declared uint64, n int) []byte {
 	return append(b, body...)
 }
 
+// amdgpuBinary returns an OffloadBinary (LLVM 22) of OpenMP for gfx908
+// holding the code object amdgpu/testdata/gfx908-v5.co with the
+// description of its first note (the metadata's MessagePack) changed by
+// mend.
+func amdgpuBinary(t testing.TB, mend func(desc []byte)) []byte {
+	co, err := os.ReadFile(filepath.Join("..", "..", "amdgpu", "testdata", "gfx908-v5.co"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(co))
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := f.Section(".note")
+	if note == nil {
+		t.Fatal("gfx908-v5.co: no .note")
+	}
+	le := binary.LittleEndian
+	at := note.Offset
+	namesz, descsz := uint64(le.Uint32(co[at:])), uint64(le.Uint32(co[at+4:]))
+	desc := at + 12 + (namesz+3)&^3
+	mend(co[desc : desc+descsz])
+	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx908:xnack-"}}}
+	b, err := offload.MarshalBinary(offload.Default(), &im, co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // objectWith returns an x86-64 relocatable object holding one section.
 func objectWith(t testing.TB, name string, typ elf.SectionType, data []byte) []byte {
 	return objectWithSections(t, section{name, typ, data})
@@ -460,6 +491,18 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	nvPass := []string{"package", "list", "list-json", "check", "extract", "extract-raw", "embed-into", "link", "linker-wrapper", "convert", "convert-from"}
 	add("nv-fatbin-huge", write("nv-huge.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(1<<40, 0))), nvPass...)
 	add("nv-fatbin-many", write("nv-many.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(0, 8000))), nvPass...)
+	// OffloadBinaries of an AMDGPU code object whose metadata note nests
+	// deeper than amdgpu.MaxDepth, and one whose note claims a map of 2^32
+	// entries: valid binaries of a linked image, which list --all and
+	// --json report as a code object not read (TestListAMDGPUCodeObjects),
+	// and which the commands that take binaries take.
+	amdPass := []string{"package", "list", "list-json", "extract", "extract-raw", "embed", "wrap", "link", "link-plan"}
+	add("amd-note-nested", write("amd-nest.bin", amdgpuBinary(t, func(desc []byte) {
+		for i := range desc {
+			desc[i] = 0x91 // an array of one value
+		}
+	})), amdPass...)
+	add("amd-note-huge", write("amd-huge.bin", amdgpuBinary(t, func(desc []byte) { copy(desc, []byte{0xdf, 0xff, 0xff, 0xff, 0xff}) })), amdPass...)
 	add("device", "/dev/zero")
 	os.Mkdir(filepath.Join(dir, "folder"), 0o755)
 	add("folder", filepath.Join(dir, "folder"))

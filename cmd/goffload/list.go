@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
@@ -19,7 +20,7 @@ func runList(args []string, stdout io.Writer) error {
 	var asJSON, all bool
 	fs := newFlags("list", &llvm)
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per file (per member of an archive), with everything --all prints")
-	fs.BoolVar(&all, "all", false, "after what llvm-objdump --offloading prints, print the offload entries, bundles, bundled objects' sections, clang 14's image sections, bitcode's embedded objects and the releases that made each object")
+	fs.BoolVar(&all, "all", false, "after what llvm-objdump --offloading prints, print the offload entries, bundles, bundled objects' sections, clang 14's image sections, bitcode's embedded objects, CUDA fat binaries' cubins and PTX, AMDGPU code objects' versions, target IDs and kernels, and the releases that made each object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -175,6 +176,36 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 		}
 		for _, e := range fb.FatbinEntries {
 			fmt.Fprintf(sb, "%s file %4d: %s\n", strings.ToUpper(e.Kind), e.Number, shown(string(e.Name)))
+		}
+	}
+	for i, im := range o.Images {
+		co := l.Images[i]
+		if co.CodeObject == nil && co.CodeObjectError == "" {
+			continue
+		}
+		where := im.Number()
+		if im.BundleID != "" {
+			where = im.BundleID
+		}
+		fmt.Fprintf(sb, "\nAMDGPU CODE OBJECT [%s]", shown(where))
+		if co.CodeObjectError != "" {
+			fmt.Fprintf(sb, ":\n  not read: %s\n", shown(string(co.CodeObjectError)))
+			continue
+		}
+		c := co.CodeObject
+		fmt.Fprintf(sb, " (llvm-readelf -h --notes):\n  version %d, target ID %s", c.Version, shown(string(c.TargetID)))
+		if c.GenericVersion != 0 {
+			fmt.Fprintf(sb, ", generic version %d", c.GenericVersion)
+		}
+		for i, t := range c.Targets {
+			if !slices.Contains(c.Targets[:i], t) {
+				fmt.Fprintf(sb, ", amdhsa.target %s", shown(string(t)))
+			}
+		}
+		sb.WriteByte('\n')
+		for _, k := range c.Kernels {
+			fmt.Fprintf(sb, "  kernel %s symbol=%s sgprs=%d vgprs=%d agprs=%d lds=%d scratch=%d kernarg=%d wavefront=%d\n",
+				quoteName(string(k.Name)), shown(string(k.Symbol)), k.SGPRs, k.VGPRs, k.AGPRs, k.LDS, k.Scratch, k.Kernarg, k.WavefrontSize)
 		}
 	}
 	set, ok, err := madeBy(o)
