@@ -183,7 +183,8 @@ func stepsOf(out string) []string {
 // that is never run): OpenMP for sm_90 with -g, -save-temps and
 // -Xoffload-linker (16, 19, 22; both objects named: which archive members
 // LLVM 16 takes depends on the cubins' symbols, and every stand-in cubin
-// is the same), CUDA -fgpu-rdc (19, 22) and CUDA for the whole program (19,
+// is the same), CUDA -fgpu-rdc for one GPU and for two (19, 22) and CUDA for
+// the whole program (19,
 // 22: a stand-in fatbinary writes the fat binary of an object NVIDIA's
 // tools made, and the wrapper links no device code); JIT links of 22 and
 // of 19 (whose LTO goffload runs as llvm-lto2, which LLVM's dry run does
@@ -290,6 +291,15 @@ func TestDryRunStepOrder(t *testing.T) {
 	// cubin (the stand-in ptxas) and a fat binary (the stand-in fatbinary,
 	// which writes one NVIDIA's made) in its .nv_fatbin, and the wrapper
 	// links no device code.
+	// CUDA -fgpu-rdc for two GPUs (sm_90 and sm_80): one device link
+	// each, one fatbinary of both.
+	cudaTwoArches := func(n int) link {
+		l := cudaLink(n)
+		l.name = "cuda-two-arches"
+		l.compile = append(slices.Clone(l.compile), "--offload-arch=sm_80")
+		l.link = slices.Insert(slices.Clone(l.link), 5, "--offload-arch=sm_80")
+		return l
+	}
 	cudaWhole := func(n int) link {
 		l := cudaLink(n)
 		l.name, l.sources = "cuda-whole", [2]string{filepath.Join(dir, "w1.cu"), filepath.Join(dir, "w2.cu")}
@@ -315,7 +325,7 @@ func TestDryRunStepOrder(t *testing.T) {
 	matrixReleases := []int{19, 22}
 	for i, n := range matrixReleases {
 		kinds := []link{openmpLink(n), hipLink(n, "gfx90a"), hipLink(n, "gfx90a:xnack+"), nvptxLink(n), cudaLink(n),
-			hipTwoArches(n), hipWhole(n), openmpAMDGPU(n), cudaWhole(n)}
+			hipTwoArches(n), hipWhole(n), openmpAMDGPU(n), cudaWhole(n), cudaTwoArches(n)}
 		for j, l := range kinds {
 			l.cell = &[4]int{i, j, len(matrixReleases), len(kinds)}
 			links = append(links, l)
