@@ -155,6 +155,10 @@ func TestWrapperDriverFlagsAsClangs(t *testing.T) {
 		{"time-trace-22", 22, x86, append(slices.Clone(x86), "-ftime-trace"), []string{"a", "b"}, true, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.major < 19 && !tooltest.Exhaustive() {
+				// 15 and 16's JIT links: in the exhaustive run (.ci/run).
+				t.Skipf("not in the default sample (%s=1 runs it)", tooltest.ExhaustiveEnv)
+			}
 			clang := tooltest.Tool(t, "clang", c.major)
 			clw := tooltest.Tool(t, "clang-linker-wrapper", c.major)
 			tooltest.Tool(t, "llvm-lto2", c.major)
