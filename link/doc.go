@@ -15,9 +15,10 @@
 // lld's LTO writing the optimised module; StepCodegen: the release's llc),
 // whose one object the device link takes, as LLVM's does; the code object
 // is the wrapper's, byte for byte. Where the wrapper of LLVM 15 to 19 links
-// the bitcode of a JIT link (--embed-bitcode, clang -fopenmp-target-jit) in
-// its own process, the link runs the release's llvm-lto2 with the symbol
-// resolutions that wrapper gives its LTO, and registers the same bitcode.
+// a target's bitcode (-foffload-lto objects, --bitcode-library files, a JIT
+// link's bitcode) in its own process, the link runs the release's
+// llvm-lto2 with the symbol resolutions that wrapper gives its LTO, and
+// gets the same object, or (--embed-bitcode) registers the same bitcode.
 //
 // With [Options.Cache] the device links are taken from a cache when nothing
 // they read changed ([Link.StepKey]; docs/cache.md): [linkcache] is the

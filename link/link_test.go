@@ -384,16 +384,23 @@ func TestDryRunStepOrder(t *testing.T) {
 	bcLib := openmpLink(22)
 	bcLib.name = "openmp-bitcode-library"
 	bcLib.wrapper = []string{"--bitcode-library=openmp-x86_64-unknown-linux-gnu-=" + filepath.Join(dir, "lib.bc")}
-	links = append(links, bcLib)
+	// 19's wrapper links the file in the LTO it runs in its own process
+	// (llvm-lto2 for goffload), for the target its triple and arch name:
+	// a bitcode file clang-19 made (bitcode/testdata).
+	if err := tooltest.CopyFile(filepath.Join(dir, "lib.bc"), filepath.Join("..", "bitcode", "testdata", "x86_64-clang19.bc")); err != nil {
+		t.Fatal(err)
+	}
+	bcLib19 := openmpLink(19)
+	bcLib19.name = "openmp-bitcode-library"
+	bcLib19.wrapper = []string{"--bitcode-library=openmp-x86_64-pc-linux-gnu-=" + filepath.Join(dir, "lib.bc")}
+	links = append(links, bcLib, bcLib19)
 	// The objects and libx.a of each compile, made once for the links that
 	// share it (hip-22 and hip-compress-22), by compile.
 	inputs := map[string]string{}
 	// The links of the flags' matrix where goffload differs from LLVM's
 	// wrapper, and why.
 	knownDifferences := map[string]string{
-		"hip-flags-O0-19":  "LLVM 19's wrapper crashes in the device LTO it runs in its own process at O0 (in AMDGPU's register usage analysis)",
-		"hip-flags-g-19":   "with --device-debug LLVM 19's wrapper runs the device LTO of HIP's bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
-		"openmp-amdgpu-19": "LLVM 19's wrapper runs the device LTO of OpenMP's AMDGPU bitcode in its own process, which goffload hands to clang as bitcode (planner.deviceLTO)",
+		"hip-flags-O0-19": "LLVM 19's wrapper crashes in the device LTO it runs in its own process at O0 (in AMDGPU's register usage analysis)",
 	}
 	knownDifferences["openmp-flags-save-temps-15"] = "LLVM 15's wrapper's dry run with --save-temps fails: it reads the device image it did not write ('prog-x86_64-.out': No such file or directory)"
 	for _, n := range matrixReleases {
@@ -505,8 +512,10 @@ func TestDryRunStepOrder(t *testing.T) {
 					continue
 				}
 				if filepath.Base(s.Tool) == "llvm-lto2" {
-					// The JIT's LTO (--embed-bitcode, 15 to 21), whose
-					// optimised module the wrap step registers.
+					// The LTO LLVM 15 to 19's wrapper runs in its own
+					// process: the JIT's (--embed-bitcode), whose optimised
+					// module the wrap step registers, or one whose object
+					// the device link takes first.
 					jitLTO++
 					if !slices.Contains(lk.Steps[i+1].Inputs, s.Outputs[0]) {
 						t.Errorf("step %d llvm-lto2 -> %q, then %s takes %q", i, s.Outputs, lk.Steps[i+1].Kind, lk.Steps[i+1].Inputs)
@@ -521,10 +530,13 @@ func TestDryRunStepOrder(t *testing.T) {
 				}
 				printed = strings.Replace(printed, FormatCommand(&s)+"\n", "", 1)
 			}
-			if wantLTO := strings.HasPrefix(l.name, "hip") && l.name != "hip-whole" && l.major < 22; wantLTO != (lto > 0 && lto%2 == 0) {
+			// HIP of 17 to 21 (lld and llc; with -g, 19's in-process LTO,
+			// which is llvm-lto2).
+			hipDebug19 := l.name == "hip-flags-g" && l.major == 19
+			if wantLTO := strings.HasPrefix(l.name, "hip") && l.name != "hip-whole" && l.major < 22 && !hipDebug19; wantLTO != (lto > 0 && lto%2 == 0) {
 				t.Errorf("%d device LTO steps (lld, llc), want them: %v\n%s", lto, wantLTO, ours)
 			}
-			if want := l.name == "openmp-jit" && l.major < 22; want != (jitLTO == 1) {
+			if want := (l.name == "openmp-jit" || l.name == "openmp-bitcode-library" || l.name == "openmp-amdgpu") && l.major < 20 || hipDebug19; want != (jitLTO == 1) {
 				t.Errorf("%d llvm-lto2 steps, want one: %v\n%s", jitLTO, want, ours)
 			}
 			if l.name == "openmp-jit" && l.major == 19 {
@@ -567,6 +579,11 @@ func TestDryRunStepOrder(t *testing.T) {
 				t.Errorf("steps %q, LLVM %d's %q\nours:\n%s\ntheirs:\n%s", got, l.major, want, ours, theirs)
 			}
 			a, b := masked(printed), masked(theirs)
+			if jitLTO > 0 {
+				// llvm-lto2 names its object PREFIX.0; LLVM's wrapper
+				// OUT.TRIPLE.ARCH.o.
+				a = regexp.MustCompile(`TMP\.0\b`).ReplaceAllString(a, "TMP.o")
+			}
 			if slices.Contains(l.link, "-r") && l.major >= 19 {
 				// LLVM's ld writes the output, which llvm-objcopy then
 				// edits in place; goffload's writes a temporary object,
@@ -973,16 +990,28 @@ func TestEmbedBitcodePerRelease(t *testing.T) {
 }
 
 // TestBitcodeLibraryPerRelease: --bitcode-library is an option of 15 to
-// 19's wrapper, which links the file in the LTO it runs in its own process
-// (Plan refuses it, saying so and what to do instead); 20 and later have
-// none (#114298) and pass it to the host linker where it stands, as
-// clang-linker-wrapper-22 --dry-run shows (TestDryRunStepOrder).
+// 19's wrapper, which adds the file's bitcode to the target its triple and
+// arch name (one of its own where none matches) and links it in the LTO it
+// runs in its own process: goffload's plan runs llvm-lto2 over it, the
+// device link takes the object, and the option reaches no host link
+// (TestDryRunStepOrder and TestWrapperDriverFlagsAsClangs compare with
+// LLVM's). 20 and later have none (#114298) and pass it to the host linker
+// where it stands, as clang-linker-wrapper-22 --dry-run shows. A value that
+// is not KIND-TRIPLE-ARCH=FILE, or a file that is no bitcode, is refused.
 func TestBitcodeLibraryPerRelease(t *testing.T) {
-	const lib = "--bitcode-library=openmp-x86_64-unknown-linux-gnu-=lib.bc"
+	dir := t.TempDir()
+	bc := filepath.Join(dir, "lib.bc")
+	if err := tooltest.CopyFile(bc, filepath.Join("..", "bitcode", "testdata", "x86_64-clang19.bc")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		major   int
-		refused bool
-	}{{15, true}, {16, true}, {19, true}, {20, false}, {22, false}, {24, false}} {
+		triple  string
+		targets int // device links
+		inLTO   bool
+	}{{15, "x86_64-unknown-linux-gnu", 1, true}, {16, "x86_64-unknown-linux-gnu", 1, true}, {19, "x86_64-unknown-linux-gnu", 1, true},
+		{19, "x86_64-pc-linux-gnu", 2, true}, {20, "x86_64-unknown-linux-gnu", 1, false}, {22, "x86_64-unknown-linux-gnu", 1, false}, {24, "x86_64-unknown-linux-gnu", 1, false}} {
+		lib := "--bitcode-library=openmp-" + c.triple + "-=" + bc
 		obj := filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
 		if c.major < 21 {
 			obj = filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm16.o")
@@ -991,7 +1020,7 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !cmp.Equal(o.BitcodeLibraries, []string{"openmp-x86_64-unknown-linux-gnu-=lib.bc"}) || !cmp.Equal(o.LinkerArgs, []string{lib, "-o", "prog", obj}) {
+		if !cmp.Equal(o.BitcodeLibraries, []string{strings.TrimPrefix(lib, "--bitcode-library=")}) || !cmp.Equal(o.LinkerArgs, []string{lib, "-o", "prog", obj}) {
 			t.Fatalf("%+v", o)
 		}
 		o.Release, err = offload.LookupRelease(c.major)
@@ -1000,20 +1029,41 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 		}
 		o.TempDir = "tmp"
 		l, err := Plan(o)
-		if c.refused {
-			if !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), lib) || !strings.Contains(err.Error(), "-Xoffload-linker") {
-				t.Errorf("LLVM %d: %v, want a refusal naming the option and -Xoffload-linker", c.major, err)
-			}
-			continue
-		}
 		if err != nil {
 			t.Fatalf("LLVM %d: %v", c.major, err)
 		}
-		host := l.Steps[len(l.Steps)-1]
-		if host.Kind != StepHostLink || len(host.Args) == 0 || host.Args[0] != lib {
-			t.Errorf("LLVM %d: the host link is %s %q, want %s first", c.major, host.Kind, host.Args, lib)
+		var lto, links int
+		for _, s := range l.Steps {
+			switch s.Kind {
+			case StepDeviceLTO:
+				lto++
+				if !slices.Contains(s.Inputs, bc) || filepath.Base(s.Tool) != "llvm-lto2" {
+					t.Errorf("LLVM %d: %s %q, want llvm-lto2 of %s", c.major, s.Tool, s.Inputs, bc)
+				}
+			case StepDeviceLink:
+				links++
+			}
 		}
+		host := l.Steps[len(l.Steps)-1]
 		l.Close()
+		if c.inLTO != (lto == 1) || links != c.targets {
+			t.Errorf("LLVM %d, %s: %d LTO steps and %d device links", c.major, c.triple, lto, links)
+		}
+		if got := host.Kind == StepHostLink && slices.Contains(host.Args, lib); got == c.inLTO {
+			t.Errorf("LLVM %d: the host link %q; the option is the host linker's: %v", c.major, host.Args, !c.inLTO)
+		}
+	}
+	for _, bad := range []string{"openmp=" + bc, "frob-x86_64-unknown-linux-gnu-=" + bc, "openmp-x86_64-unknown-linux-gnu-=" + filepath.Join("..", "go.mod")} {
+		o, err := ParseWrapperArgs([]string{"--host-triple=x86_64-unknown-linux-gnu", "--linker-path=/usr/bin/ld", "--dry-run", "--bitcode-library=" + bad, "-o", "prog"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Release, _ = offload.LookupRelease(19)
+		o.TempDir = "tmp"
+		if l, err := Plan(o); err == nil {
+			l.Close()
+			t.Errorf("--bitcode-library=%s planned", bad)
+		}
 	}
 }
 

@@ -102,10 +102,11 @@ type Options struct {
 	// BitcodeLibraries are the values of --bitcode-library=KIND-TRIPLE-ARCH=FILE
 	// that [ParseWrapperArgs] read, each also left in LinkerArgs where it
 	// was. LLVM 15 to 19's wrapper adds each file's bitcode to the device
-	// code of that target, and links it in the LTO it runs in its own
-	// process, which goffload does not: Plan refuses them for those
-	// releases. LLVM 20 and later have no such option (#114298) and pass it
-	// to the host linker, as goffload does (-Xoffload-linker FILE gives a
+	// code of the target whose triple and arch they name (one of its own
+	// where none matches), links it in the LTO it runs in its own process,
+	// which goffload runs as llvm-lto2, and passes the option to no host
+	// link. LLVM 20 and later have no such option (#114298) and pass it to
+	// the host linker, as goffload does (-Xoffload-linker FILE gives a
 	// device link a file).
 	BitcodeLibraries []string
 	// SaveTemps keeps the temporary files, in the current folder, under

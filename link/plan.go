@@ -133,7 +133,14 @@ type extracted struct {
 	from string // the input's name
 	path string // where it is written
 	src  imageRef
-	lto  *ltoSymbols // read for an in-process LTO's resolutions (jitLTO), or nil
+	// r reads the image while Plan runs (for an in-process LTO's
+	// symbols); lto is what that LTO reads of it, once read.
+	r   *io.SectionReader
+	lto *ltoSymbols
+	// library: a file of --bitcode-library, which the device link reads
+	// where it is (nothing extracts it).
+	library bool
+	feature string // the image's "feature" string
 }
 
 // imageRef names an image of an input so that a later process finds it: the
@@ -215,6 +222,7 @@ type planner struct {
 	lto      bool // an input is LLVM bitcode: the host link needs the LTO plugin
 	resolver *ldsym.Resolver
 	files    []*fatobj.File // the opened inputs, closed when Plan returns
+	others   []io.Closer    // other files Plan read (--bitcode-library), closed with them
 }
 
 // Plan reads the inputs of the link that o describes, chooses the release,
@@ -296,6 +304,9 @@ func Plan(o *Options) (*Link, error) {
 		for _, f := range p.files {
 			f.Close()
 		}
+		for _, f := range p.others {
+			f.Close()
+		}
 	}()
 	if err := p.gather(); err != nil {
 		return nil, err
@@ -306,8 +317,9 @@ func Plan(o *Options) (*Link, error) {
 		}
 	}
 	if len(opt.BitcodeLibraries) > 0 && facts.Of(p.rel).Wrapper.BitcodeLibrary {
-		return nil, fmt.Errorf("--bitcode-library=%s of %v: its wrapper links the library's bitcode in the device LTO it runs in its own process, which goffload does not (give the file to the device link with -Xoffload-linker FILE, as LLVM 20 and later ask): %w",
-			opt.BitcodeLibraries[0], p.rel, goffload.ErrUnsupported)
+		if err := p.bitcodeLibraries(); err != nil {
+			return nil, err
+		}
 	}
 	if opt.EmbedBitcode && facts.Of(p.rel).Link.Device == facts.DeviceLinkNone {
 		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: no clang-linker-wrapper of that release: %w", p.rel, goffload.ErrUnsupported)
@@ -826,13 +838,7 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	x := &extracted{from: in.Name, path: name, src: d.ref}
-	if p.jitLTO() {
-		if x.lto, err = readLTOSymbols(d); err != nil {
-			return inFile(in.Name, err)
-		}
-	}
-	t.images = append(t.images, x)
+	t.images = append(t.images, &extracted{from: in.Name, path: name, src: d.ref, r: d.r, feature: feature(d.im)})
 	return nil
 }
 

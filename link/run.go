@@ -67,7 +67,11 @@ func (p *planner) steps() error {
 		for _, x := range t.images {
 			ins = append(ins, x.path)
 		}
-		if p.deviceLTO(t) {
+		if p.inProcessLTO(t) {
+			if ins, err = p.ltoObjectSteps(t); err != nil {
+				return err
+			}
+		} else if p.deviceLTO(t) {
 			obj, err := p.ltoSteps(t)
 			if err != nil {
 				return err
@@ -161,6 +165,9 @@ func (p *planner) extractSteps() {
 	byFile := map[string]*Step{}
 	for _, t := range p.targets {
 		for _, x := range t.images {
+			if x.library {
+				continue // read where it is
+			}
 			s := byFile[x.src.file]
 			if s == nil {
 				st := p.own(StepExtract, "", []string{"--input", x.src.file}, thinFiles(x.src.file), nil)

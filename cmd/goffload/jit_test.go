@@ -88,6 +88,8 @@ int main(void) {
   return 0;
 }
 `,
+	"lib.c":  "int libfn(int x) { return x * 3; }\n",
+	"stub.c": "int __kmpc_target_init(void *a, void *b) { return -1; }\nvoid __kmpc_target_deinit(void) {}\n",
 	"b.c": `#pragma omp declare target
 int wf(int x) { return x + 2; }
 int helper(int x) { return x - 1; }
@@ -143,20 +145,34 @@ func TestWrapperDriverFlagsAsClangs(t *testing.T) {
 		sources   []string
 		runs      bool // the program runs against the release's runtime
 		failsLLVM bool
+		lib       []string // clang's arguments for lib.bc of the source named last
 	}{
-		{"x86-19", 19, append(slices.Clone(x86), "-fopenmp-target-jit"), append(slices.Clone(x86), "-fopenmp-target-jit"), []string{"a", "b"}, true, false},
+		{"x86-19", 19, append(slices.Clone(x86), "-fopenmp-target-jit"), append(slices.Clone(x86), "-fopenmp-target-jit"), []string{"a", "b"}, true, false, nil},
 		{"nvptx-19", 19, []string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=cuda", "-nocudalib", "-fopenmp-target-jit"},
-			[]string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=../cuda", "-nocudalib", "-fopenmp-target-jit"}, []string{"a", "b"}, false, false},
+			[]string{"-fopenmp", "--offload-arch=sm_90", "--cuda-path=../cuda", "-nocudalib", "-fopenmp-target-jit"}, []string{"a", "b"}, false, false, nil},
 		// 16's driver asks for -lomptarget.devicertl, which Debian's
 		// libomp5-16 does not ship: an empty one.
-		{"x86-16", 16, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-L../../stub"), []string{"a", "b"}, false, false},
-		{"x86-15", 15, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-Wl,--save-temps"), []string{"a", "b"}, false, true},
-		{"rpass-19", 19, x86, append(slices.Clone(x86), "-Rpass=inline"), []string{"a", "b"}, true, false},
-		{"time-trace-22", 22, x86, append(slices.Clone(x86), "-ftime-trace"), []string{"a", "b"}, true, false},
+		{"x86-16", 16, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-L../../stub"), []string{"a", "b"}, false, false, nil},
+		{"x86-15", 15, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-Wl,--embed-bitcode", "-Wl,--save-temps"), []string{"a", "b"}, false, true, nil},
+		{"rpass-19", 19, x86, append(slices.Clone(x86), "-Rpass=inline"), []string{"a", "b"}, true, false, nil},
+		{"time-trace-22", 22, x86, append(slices.Clone(x86), "-ftime-trace"), []string{"a", "b"}, true, false, nil},
+		// Bitcode objects (-foffload-lto), which 15 to 19's wrapper links in
+		// the LTO it runs in its own process, before the device link.
+		{"lto-19", 19, append(slices.Clone(x86), "-foffload-lto"), x86, []string{"a", "b"}, true, false, nil},
+		{"lto-16", 16, append(slices.Clone(x86), "-foffload-lto"), append(slices.Clone(x86), "-L../../stub"), []string{"a", "b"}, false, false, nil},
+		{"lto-15", 15, append(slices.Clone(x86), "-foffload-lto"), x86, []string{"a", "b"}, false, false, nil},
+		// --bitcode-library=KIND-TRIPLE-ARCH=FILE (15 to 19): the file's
+		// bitcode in that target's LTO; for OpenMP on gfx90a, a stand-in
+		// of the device runtime's two entry points (-nogpulib).
+		{"bitcode-library-19", 19, x86, append(slices.Clone(x86), "-Wl,--bitcode-library=openmp-x86_64-pc-linux-gnu-=../lib.bc"), []string{"a", "b", "lib"}, true, false,
+			[]string{"--target=x86_64-pc-linux-gnu", "-O1", "-c", "-emit-llvm"}},
+		{"amdgpu-19", 19, []string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib"},
+			[]string{"-fopenmp", "--offload-arch=gfx90a", "-nogpulib", "-g", "-Wl,--bitcode-library=openmp-amdgcn-amd-amdhsa-gfx90a=../lib.bc", "-Wl,--unresolved-symbols=ignore-all"},
+			[]string{"a", "b", "stub"}, false, false, []string{"--target=amdgcn-amd-amdhsa", "-mcpu=gfx90a", "-nogpulib", "-O1", "-c", "-emit-llvm"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.major < 19 && !tooltest.Exhaustive() {
-				// 15 and 16's JIT links: in the exhaustive run (.ci/run).
+				// 15 and 16's links: in the exhaustive run (.ci/run).
 				t.Skipf("not in the default sample (%s=1 runs it)", tooltest.ExhaustiveEnv)
 			}
 			clang := tooltest.Tool(t, "clang", c.major)
@@ -168,9 +184,13 @@ func TestWrapperDriverFlagsAsClangs(t *testing.T) {
 				t.Fatal(err)
 			}
 			var objs []string
-			for _, s := range c.sources {
+			for i, s := range c.sources {
 				if err := tooltest.CopyFile(filepath.Join(cdir, s+".c"), filepath.Join(dir, s+".c")); err != nil {
 					t.Fatal(err)
+				}
+				if c.lib != nil && i == len(c.sources)-1 {
+					compiled(t, "clang", c.major, cdir, append(slices.Clone(c.lib), s+".c", "-o", "lib.bc"), "lib.bc")
+					break
 				}
 				compiled(t, "clang", c.major, cdir, append(slices.Clone(c.compile), "-c", s+".c", "-o", s+".o"), s+".o")
 				objs = append(objs, filepath.Join(cdir, s+".o"))
@@ -235,7 +255,7 @@ func TestWrapperDriverFlagsAsClangs(t *testing.T) {
 			if !bytes.Equal(theirs, ours) {
 				t.Errorf("the programs differ: clang-%d's own link %d bytes, through goffload %d", c.major, len(theirs), len(ours))
 			}
-			if out, stderr, code := cli(t, "list", progs["ours"]); code != 0 || c.major < 22 && !strings.HasPrefix(c.name, "rpass") && !strings.Contains(out, "kind            llvm ir\n") {
+			if out, stderr, code := cli(t, "list", progs["ours"]); code != 0 || (strings.HasPrefix(c.name, "x86") || strings.HasPrefix(c.name, "nvptx")) && !strings.Contains(out, "kind            llvm ir\n") {
 				t.Errorf("list of the program: exit %d %s\n%s\nwant an image of LLVM IR", code, stderr, out)
 			}
 			if !c.runs {

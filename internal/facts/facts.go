@@ -196,13 +196,14 @@ type Link struct {
 	// host code gives __tgt_target_kernel: 1 in 15, 2 in 16 and 17, 3 from
 	// 18; 0 in 13 and 14 (__tgt_target_teams_mapper).
 	KernelArgsVersion uint32
-	// InProcessLTO: the wrapper links the bitcode images of --embed-bitcode
-	// (-fopenmp-target-jit) with LTO in its own process and registers the
-	// module after its optimisation (15 to 19, measured in 15, 16 and 19;
-	// 17 and 18 from their sources). From 20 the device link does that LTO
-	// and stops at bitcode (-Wl,--lto-emit-llvm: llvm-project #97573, July
-	// 2024, for NVPTX and AMDGPU; #113715, October 2024, removed the
-	// wrapper's own LTO), inferred from LLVM's sources for 20 and 21.
+	// InProcessLTO: the wrapper links a target's bitcode images with LTO
+	// in its own process: under --embed-bitcode (-fopenmp-target-jit) it
+	// registers the module after the optimisation, otherwise it gives the
+	// device link the object (15 to 19, measured in 15, 16 and 19; 17 and
+	// 18 from their sources). From 20 the device link does that LTO
+	// (-Wl,--lto-emit-llvm for the JIT: llvm-project #97573, July 2024, for
+	// NVPTX and AMDGPU; #113715, October 2024, removed the wrapper's own
+	// LTO), inferred from LLVM's sources for 20 and 21.
 	InProcessLTO bool
 }
 
