@@ -26,7 +26,9 @@ func (f *File) Object() (*Object, error) {
 	secs := make([]*Section, len(f.Sections)) // by file index; [0] stays nil
 	for i, fs := range f.Sections[1:] {
 		if fs.Type == elf.SHT_SYMTAB_SHNDX {
-			return nil, elfErr(f.headerField(fs.Index, shdrType), goffload.ErrUnsupported, "section %q: extended symbol section indices (SHT_SYMTAB_SHNDX)", fs.Name)
+			// The symbols' extended section indices (FileSymbol.XIndex):
+			// the writer makes the table again where it is needed.
+			continue
 		}
 		s := &Section{Name: fs.Name, Type: fs.Type, Flags: fs.Flags, Addr: fs.Addr, Addralign: fs.Addralign,
 			Entsize: fs.Entsize, Info: fs.Info, fileOffset: int64(fs.Offset) + 1}
@@ -58,6 +60,9 @@ func (f *File) Object() (*Object, error) {
 		o.Symbols = append(o.Symbols, s)
 	}
 	for i, fs := range f.Sections[1:] {
+		if secs[i+1] == nil {
+			continue // SHT_SYMTAB_SHNDX
+		}
 		if err := f.loadLinks(fs, secs[i+1], secs, symbols); err != nil {
 			// Name the section in the Field, unless it names it already.
 			var fe *goffload.FormatError
@@ -90,11 +95,13 @@ func loadSymbol(fs FileSymbol, at int64, secs []*Section) (*Symbol, error) {
 	s := &Symbol{Name: fs.Name, Type: fs.Type(), Bind: fs.Bind(), Visibility: elf.SymVis(fs.Other & 3),
 		Other: fs.Other &^ 3, Value: fs.Value, Size: fs.Size}
 	switch idx := fs.Section; {
+	case fs.XIndex && int(idx) < len(secs) && secs[idx] != nil:
+		s.Section = secs[idx]
+	case fs.XIndex:
+		return nil, formatErr(at+symShndx, "symbol %d %q: extended section index %d of %d", fs.Index, fs.Name, idx, len(secs))
 	case idx == elf.SHN_UNDEF || idx == elf.SHN_ABS || idx == elf.SHN_COMMON:
 		s.Index = idx
-	case idx == elf.SHN_XINDEX:
-		return nil, elfErr(at+symShndx, goffload.ErrUnsupported, "symbol %d %q: extended section index (SHN_XINDEX)", fs.Index, fs.Name)
-	case int(idx) < len(secs):
+	case int(idx) < len(secs) && secs[idx] != nil:
 		s.Section = secs[idx]
 	default:
 		return nil, formatErr(at+symShndx, "symbol %d %q: section index %d of %d", fs.Index, fs.Name, idx, len(secs))

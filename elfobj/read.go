@@ -138,11 +138,16 @@ func (f *File) headerField(i int, off int64) int64 {
 // FileSymbol is one entry of a symbol table with its true index (0 is the
 // null symbol, which debug/elf leaves out).
 type FileSymbol struct {
-	Index   int
-	Name    string
-	Info    byte
-	Other   byte
+	Index int
+	Name  string
+	Info  byte
+	Other byte
+	// Section is st_shndx, or, where st_shndx is SHN_XINDEX, the symbol's
+	// entry of the SHT_SYMTAB_SHNDX table that extends it (objects of
+	// more than 65,279 sections): then XIndex is set, and Section is a
+	// section's index even where it equals a reserved value (SHN_ABS...).
 	Section elf.SectionIndex
+	XIndex  bool
 	Value   uint64
 	Size    uint64
 }
@@ -168,8 +173,12 @@ type FileReloc struct {
 // debug/elf on malformed input becomes an error matching [goffload.ErrInvalid].
 // Malformed input gives a [*goffload.FormatError] (Format "elf", the offset
 // in r): a header, table or section past the end of the input matches
-// [goffload.ErrTruncated], an ELF32 file or an extended section numbering
-// [goffload.ErrUnsupported]. A nil r or a negative size is an argument error
+// [goffload.ErrTruncated], an ELF32 file [goffload.ErrUnsupported]. Files
+// of more sections than the ELF header's fields hold (65,280 and more) are
+// read as LLVM writes them: the count in section 0's sh_size, the name
+// table's index in its sh_link where e_shstrndx is SHN_XINDEX, and each
+// symbol's section from SHT_SYMTAB_SHNDX ([FileSymbol.XIndex]); [Write]
+// writes them so. A nil r or a negative size is an argument error
 // matching fs.ErrInvalid.
 func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err := ferr.CheckInput("elf", r, size); err != nil {
@@ -334,7 +343,12 @@ func shstrndx(r io.ReaderAt, size int64, f *File) (int, error) {
 	}
 	n := int(f.order.Uint16(b[:]))
 	if n == int(elf.SHN_XINDEX) {
-		return 0, elfErr(62, goffload.ErrUnsupported, "extended section-name index (SHN_XINDEX)")
+		// Extended: the index is section 0's sh_link.
+		var l [4]byte
+		if err := readAtFull(r, l[:], f.shoff+shdrLink); err != nil {
+			return 0, err
+		}
+		n = int(f.order.Uint32(l[:]))
 	}
 	if n >= len(f.Sections) {
 		return 0, formatErr(62, "section-name table index %d of %d sections", n, len(f.Sections))
@@ -443,8 +457,49 @@ func (f *File) symbolsOf(tab *FileSection) ([]FileSymbol, error) {
 			Value:   f.order.Uint64(b[8:]), Size: f.order.Uint64(b[16:]),
 		}
 	}
+	if err := f.extendIndices(tab, syms); err != nil {
+		return nil, err
+	}
 	f.symtabs[tab.Index] = syms
 	return syms, nil
+}
+
+// extendIndices gives the symbols of tab whose st_shndx is SHN_XINDEX their
+// section's index from the SHT_SYMTAB_SHNDX section that links to tab: one
+// 32-bit index for each symbol, in the file's byte order.
+func (f *File) extendIndices(tab *FileSection, syms []FileSymbol) error {
+	var ext []byte
+	for i := range syms {
+		s := &syms[i]
+		if s.Section != elf.SHN_XINDEX {
+			continue
+		}
+		at := int64(tab.Offset) + int64(i)*symSize + 6
+		if ext == nil {
+			for _, x := range f.SectionsByType(elf.SHT_SYMTAB_SHNDX) {
+				if int(x.Link) == tab.Index {
+					data, err := x.Data()
+					if err != nil {
+						return err
+					}
+					if len(data) < 4*len(syms) {
+						return elfErr(f.headerField(x.Index, 32), goffload.ErrInvalid, "section %q: %d bytes of extended section indices for %d symbols", x.Name, len(data), len(syms))
+					}
+					ext = data
+					break
+				}
+			}
+			if ext == nil {
+				return formatErr(at, "symbol %d %q: SHN_XINDEX, and no SHT_SYMTAB_SHNDX section links to %q", i, s.Name, tab.Name)
+			}
+		}
+		idx := f.order.Uint32(ext[4*i:])
+		if idx == 0 || int64(idx) >= int64(len(f.Sections)) {
+			return formatErr(at, "symbol %d %q: extended section index %d of %d sections", i, s.Name, idx, len(f.Sections))
+		}
+		s.Section, s.XIndex = elf.SectionIndex(idx), true
+	}
+	return nil
 }
 
 // cString returns the NUL-terminated string at off of a string table.

@@ -68,6 +68,7 @@ type plan struct {
 	symtab   *Section
 	symstr   *Section
 	shstr    *Section
+	shndx    *Section // SHT_SYMTAB_SHNDX, made where a symbol's section index needs it
 	shoff    uint64
 	names    map[*Section]strtab.Table
 }
@@ -81,7 +82,10 @@ func inconsistent(format string, args ...any) error {
 // size. The same Object gives the same bytes, however often it is written,
 // and Write does not modify o: it may be written from several goroutines at
 // once when its readers allow concurrent ReadAt (files, byte slices and the
-// readers of this module do).
+// readers of this module do). An object of 65,280 sections or more is
+// numbered the extended way, as LLVM writes one: e_shnum 0 and the count
+// in section 0, the symbols of sections from SHN_LORESERVE on SHN_XINDEX
+// with their indices in a SHT_SYMTAB_SHNDX section the writer adds.
 func Write(w io.Writer, o *Object) (int64, error) {
 	p, err := newPlan(o)
 	if err != nil {
@@ -178,10 +182,39 @@ func (p *plan) placeSections() error {
 			return inconsistent("string table %q is not in the object", s.Name)
 		}
 	}
-	if len(p.secs) >= int(elf.SHN_LORESERVE) {
-		return inconsistent("%d sections: more than ELF section indices hold without SHT_SYMTAB_SHNDX", len(p.secs))
+	// Section indices from SHN_LORESERVE on do not fit st_shndx: such a
+	// symbol's is SHN_XINDEX, and its index is in SHT_SYMTAB_SHNDX (made
+	// here; an object's own is not kept: Object leaves it out).
+	for _, sym := range p.o.Symbols {
+		if sym != nil && sym.Section != nil && p.index[sym.Section] >= uint32(elf.SHN_LORESERVE) {
+			p.shndx = &Section{Name: ".symtab_shndx", Type: elf.SHT_SYMTAB_SHNDX, Addralign: 4, Entsize: 4}
+			add(p.shndx)
+			break
+		}
+	}
+	if uint64(len(p.secs)) >= math.MaxUint32 {
+		return inconsistent("%d sections: more than ELF section indices hold", len(p.secs))
 	}
 	return nil
+}
+
+// extended reports whether the object numbers its sections the extended
+// way: e_shnum 0 and the count in section 0's sh_size, and e_shstrndx
+// SHN_XINDEX with the index in its sh_link where it does not fit.
+func (p *plan) extended() bool { return len(p.secs)+1 >= int(elf.SHN_LORESERVE) }
+
+// shndxData is the SHT_SYMTAB_SHNDX table: for each symbol of the symbol
+// table, the index of its section where st_shndx is SHN_XINDEX, else 0.
+func (p *plan) shndxData() []byte {
+	b := make([]byte, 4, 4*(len(p.syms)+1))
+	for _, s := range p.syms {
+		var idx uint32
+		if s.Section != nil && p.index[s.Section] >= uint32(elf.SHN_LORESERVE) {
+			idx = p.index[s.Section]
+		}
+		b = p.order.AppendUint32(b, idx)
+	}
+	return b
 }
 
 // orderSymbols puts the local symbols first, keeping the order of each kind.
@@ -243,6 +276,9 @@ func (p *plan) fillGenerated() error {
 		case s == p.symtab:
 			os.data, err = p.symtabData()
 			os.link, os.info, os.ent = p.index[p.symstr], p.firstGlobal(), symSize
+		case s == p.shndx:
+			os.data = p.shndxData()
+			os.link, os.ent = symtabIdx, 4
 		case s == p.symstr || s == p.shstr:
 			os.data = p.stringTable(s).Data
 		case s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL:
@@ -313,6 +349,9 @@ func (p *plan) symtabData() ([]byte, error) {
 		shndx := uint32(s.Index)
 		if s.Section != nil {
 			shndx = p.index[s.Section]
+			if shndx >= uint32(elf.SHN_LORESERVE) {
+				shndx = uint32(elf.SHN_XINDEX) // in SHT_SYMTAB_SHNDX
+			}
 		}
 		name := names.Offset(s.Name)
 		if name > 0xffffffff {
@@ -545,13 +584,28 @@ func (p *plan) ehdr() []byte {
 	b = p.order.AppendUint16(b, 0) // e_phentsize
 	b = p.order.AppendUint16(b, 0) // e_phnum
 	b = p.order.AppendUint16(b, shdrSize)
-	b = p.order.AppendUint16(b, uint16(len(p.secs)+1))
-	return p.order.AppendUint16(b, uint16(p.index[p.shstr]))
+	shnum, shstrndx := len(p.secs)+1, p.index[p.shstr]
+	if p.extended() {
+		shnum = 0 // in section 0's sh_size
+	}
+	if shstrndx >= uint32(elf.SHN_LORESERVE) {
+		shstrndx = uint32(elf.SHN_XINDEX) // in section 0's sh_link
+	}
+	b = p.order.AppendUint16(b, uint16(shnum))
+	return p.order.AppendUint16(b, uint16(shstrndx))
 }
 
 func (p *plan) shdrs() []byte {
 	names := p.stringTable(p.shstr)
 	b := make([]byte, shdrSize, shdrSize*(len(p.secs)+1))
+	if p.extended() {
+		// Section 0 holds the count, and the name table's index where
+		// e_shstrndx cannot.
+		p.order.PutUint64(b[32:], uint64(len(p.secs)+1))
+		if i := p.index[p.shstr]; i >= uint32(elf.SHN_LORESERVE) {
+			p.order.PutUint32(b[40:], i)
+		}
+	}
 	for _, os := range p.secs {
 		s := os.s
 		b = p.order.AppendUint32(b, uint32(names.Offset(s.Name)))
