@@ -212,8 +212,8 @@ func mustRead(t *testing.T, path string) []byte {
 func TestReadFixtures(t *testing.T) {
 	for _, c := range []struct {
 		file, id string
-		version int
-		generic int
+		version  int
+		generic  int
 	}{{"gfx908-v5.co", "gfx908:xnack-", 5, 0}, {"gfx9-generic-v6.co", "gfx9-generic", 6, 1}} {
 		data := mustRead(t, filepath.Join("testdata", c.file))
 		co, err := Read(bytes.NewReader(data), int64(len(data)))
