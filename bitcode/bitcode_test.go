@@ -32,6 +32,28 @@ inline int omittable(void) { return 7; }
 int use_omittable(void) { return omittable(); }
 `
 
+// sourceTargets are the targets the tests compile source for.
+var sourceTargets = []string{"x86_64-unknown-linux-gnu", "amdgcn-amd-amdhsa"}
+
+// compileSource compiles source to bitcode for target with clang in dir,
+// and returns the file.
+func compileSource(t *testing.T, clang, dir, target string) string {
+	t.Helper()
+	src := filepath.Join(dir, "s.c")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bc := filepath.Join(dir, target+".bc")
+	args := []string{"-target", target, "-O1", "-fcommon", "-c", "-emit-llvm", "-o", bc, src}
+	if target == "amdgcn-amd-amdhsa" {
+		args = append(args, "-mcpu=gfx90a", "-nogpulib")
+	}
+	if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return bc
+}
+
 // TestArchiveSymbolsMatchLLVMAr compiles C to bitcode with clang of 19 and
 // 22, archives it with the same release's llvm-ar, and compares the
 // archive's symbol index with the symbols Symbols marks as archive symbols.
@@ -40,17 +62,8 @@ func TestArchiveSymbolsMatchLLVMAr(t *testing.T) {
 		t.Run(filepath.Base(tooltest.Tool(t, "clang", major)), func(t *testing.T) {
 			clang, llvmAr := tooltest.Tool(t, "clang", major), tooltest.Tool(t, "llvm-ar", major)
 			dir := t.TempDir()
-			src := filepath.Join(dir, "s.c")
-			os.WriteFile(src, []byte(source), 0o644)
-			for _, target := range []string{"x86_64-unknown-linux-gnu", "amdgcn-amd-amdhsa"} {
-				bc := filepath.Join(dir, target+".bc")
-				args := []string{"-target", target, "-O1", "-fcommon", "-c", "-emit-llvm", "-o", bc, src}
-				if target == "amdgcn-amd-amdhsa" {
-					args = append(args, "-mcpu=gfx90a", "-nogpulib")
-				}
-				if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-					t.Fatalf("%v\n%s", err, out)
-				}
+			for _, target := range sourceTargets {
+				bc := compileSource(t, clang, dir, target)
 				lib := filepath.Join(dir, target+".a")
 				if out, err := exec.Command(llvmAr, "rcs", lib, bc).CombinedOutput(); err != nil {
 					t.Fatalf("%v\n%s", err, out)
@@ -96,17 +109,8 @@ func TestSymbolsMatchLLVMLTO2(t *testing.T) {
 		t.Run(strconv.Itoa(major), func(t *testing.T) {
 			clang, lto2 := tooltest.Tool(t, "clang", major), tooltest.Tool(t, "llvm-lto2", major)
 			dir := t.TempDir()
-			src := filepath.Join(dir, "s.c")
-			os.WriteFile(src, []byte(source), 0o644)
-			for _, target := range []string{"x86_64-unknown-linux-gnu", "amdgcn-amd-amdhsa"} {
-				bc := filepath.Join(dir, target+".bc")
-				args := []string{"-target", target, "-O1", "-fcommon", "-c", "-emit-llvm", "-o", bc, src}
-				if target == "amdgcn-amd-amdhsa" {
-					args = append(args, "-mcpu=gfx90a", "-nogpulib")
-				}
-				if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
-					t.Fatalf("%v\n%s", err, out)
-				}
+			for _, target := range sourceTargets {
+				bc := compileSource(t, clang, dir, target)
 				out, err := exec.Command(lto2, "dump-symtab", bc).Output()
 				if err != nil {
 					t.Fatal(err)
