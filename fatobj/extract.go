@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/facts"
+	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -31,9 +32,11 @@ type ExtractOptions struct {
 	// llvm-offload-binary's member=NAME; every object is read all the same.
 	Member string
 	// Raw writes the images themselves, named as clang-offload-packager
-	// names them ("<stem>-<triple>-<arch>.<index>.<ext>"); else each image's
-	// OffloadBinary ("...<index>.offload"), a new one for device code that
-	// is in none.
+	// names them ("<stem>-<triple>-<arch>.<index>.<ext>"), and the cubins
+	// and PTX of a CUDA fat binary named as cuobjdump -xelf and -xptx name
+	// them ("vadd.1.sm_90.cubin"; a fat binary that does not read, or a
+	// compressed entry, is an error); else each image's OffloadBinary
+	// ("...<index>.offload"), a new one for device code that is in none.
 	Raw bool
 	// MaxBytes bounds the bytes the files take together: 0 is the default
 	// bound, a negative value no bound. Images may share their bytes
@@ -284,6 +287,7 @@ func (x *extractor) object(o *Object) error {
 			children[im.Parent] = append(children[im.Parent], im)
 		}
 	}
+	fatbinN := map[nvfatbin.Kind]int{} // cuobjdump numbers each kind across the object
 	for _, im := range o.Images {
 		if im.Source == SourceNested || !x.opt.Filter.Match(rel, &im.Image) {
 			continue
@@ -300,6 +304,12 @@ func (x *extractor) object(o *Object) error {
 			err = x.add(im, "offload", false, b.Reader().Size(), func(w io.Writer) error { return copyAll(w, b.Reader(), b.Reader().Size()) })
 		case SourceBundle, SourceImageSection:
 			err = x.raw(im, rel)
+		case SourceFatbinary:
+			if x.opt.Raw {
+				err = x.fatbinEntries(o, im, fatbinN)
+				break
+			}
+			err = x.raw(im, rel)
 		case SourceBundled:
 			if x.opt.Raw {
 				name := bundle.DeviceMemberName(filepath.Base(memberName(o.Name)), im.BundleID, im.Arch())
@@ -311,6 +321,44 @@ func (x *extractor) object(o *Object) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fatbinEntries plans the cubins and PTX files of the CUDA fat binary im,
+// named as cuobjdump -xelf and -xptx name them (vadd.1.sm_90.cubin), each
+// kind numbered from 1 across the object (n). A fat binary that does not
+// read, or a compressed entry, is an error: nothing of it is written.
+func (x *extractor) fatbinEntries(o *Object, im *Image, n map[nvfatbin.Kind]int) error {
+	if x.skip {
+		return nil
+	}
+	r, err := im.Open()
+	if err != nil {
+		return err
+	}
+	f, err := nvfatbin.Read(r, r.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", o.Name, im.Section, err)
+	}
+	input := o.Name
+	if o.Member != "" {
+		input = o.Member
+	}
+	for _, e := range f.Entries {
+		n[e.Kind]++
+		payload, err := e.Open()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", o.Name, im.Section, err)
+		}
+		name := e.CuobjdumpName(input, n[e.Kind])
+		if err := atomicfile.CheckName(name); err != nil {
+			return fmt.Errorf("%s: %w", o.Name, ErrUnsafeName)
+		}
+		if prev, taken := x.names[folded(name)]; taken {
+			return fmt.Errorf("%s: %s would be written twice (as of %s): %w", o.Name, name, prev, ErrUnsafeName)
+		}
+		x.plan(im, name, payload.Size(), func(w io.Writer) error { return copyAll(w, payload, payload.Size()) }, false)
 	}
 	return nil
 }

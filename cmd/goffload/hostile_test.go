@@ -485,11 +485,14 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	add("zeros", write("zeros", make([]byte, 4096)))
 	// Objects whose .nv_fatbin (whole-program CUDA) holds a fat binary that
 	// declares a terabyte, and one of 8,000 empty cubins (list --all and
-	// --json name each).
+	// --json name each, extract --raw writes each).
 	// Both are objects every command takes: list --all and --json report
 	// the first's fat binary as not read, and name the second's cubins.
 	nvPass := []string{"package", "list", "list-json", "check", "extract", "extract-raw", "embed-into", "link", "linker-wrapper", "convert", "convert-from"}
-	add("nv-fatbin-huge", write("nv-huge.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(1<<40, 0))), nvPass...)
+	// extract --raw writes a fat binary's cubins and PTX, and refuses one
+	// that does not read (--member selects nothing of an object).
+	hugePass := append(slices.DeleteFunc(slices.Clone(nvPass), func(c string) bool { return c == "extract-raw" }), "extract-member")
+	add("nv-fatbin-huge", write("nv-huge.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(1<<40, 0))), hugePass...)
 	add("nv-fatbin-many", write("nv-many.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(0, 8000))), nvPass...)
 	// OffloadBinaries of an AMDGPU code object whose metadata note nests
 	// deeper than amdgpu.MaxDepth, and one whose note claims a map of 2^32

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -47,7 +48,8 @@ func TestNVIDIAFixturesAccepted(t *testing.T) {
 // TestListCUDAFatbinary: list --all of clang-22's whole-program CUDA object
 // names the cubin of its .nv_fatbin as cuobjdump -lelf -lptx does (the
 // fixture's listing), and list --json gives it with where it lies; plain
-// list prints what llvm-objdump prints, which has no such line.
+// list prints what llvm-objdump prints, which has no such line; extract
+// --raw writes the cubin.
 func TestListCUDAFatbinary(t *testing.T) {
 	dir := filepath.Join("..", "..", "offload", "testdata", "nvidia", "cuda-llvm22")
 	in := filepath.Join(dir, "vadd.o")
@@ -85,6 +87,26 @@ func TestListCUDAFatbinary(t *testing.T) {
 	if e.Kind != "elf" || e.Arch != "sm_90" || e.Number != 1 || e.Name != "vadd.1.sm_90.cubin" ||
 		e.Offset < 0 || e.Offset+e.Size > int64(len(data)) || string(data[e.Offset:e.Offset+4]) != "\x7fELF" {
 		t.Errorf("fatbin entry %+v: want the sm_90 cubin where its ELF header lies", e)
+	}
+	// extract --raw writes the cubin as cuobjdump -xelf names it: its bytes
+	// where list --json says they lie; extract writes the fat binary in an
+	// OffloadBinary, as it does a bundle.
+	x := t.TempDir()
+	if _, stderr, code := cli(t, "extract", "--raw", "-o", x, in); code != 0 {
+		t.Fatalf("extract --raw: exit %d %s", code, stderr)
+	}
+	cubin, err := os.ReadFile(filepath.Join(x, "vadd.1.sm_90.cubin"))
+	if err != nil || e.Offset < 0 || !bytes.Equal(cubin, data[e.Offset:e.Offset+e.Size]) {
+		t.Errorf("extract --raw: %v; want the cubin's %d bytes", err, e.Size)
+	}
+	y := t.TempDir()
+	if _, stderr, code := cli(t, "extract", "-o", y, in); code != 0 {
+		t.Fatalf("extract: exit %d %s", code, stderr)
+	}
+	if bins, _ := filepath.Glob(filepath.Join(y, "*.offload")); len(bins) != 1 {
+		t.Errorf("extract: %v, want one OffloadBinary", bins)
+	} else if l, _, code := cli(t, "list", bins[0]); code != 0 || !strings.Contains(l, "kind            fatbinary\n") || !strings.Contains(l, "triple          nvptx64-nvidia-cuda\n") {
+		t.Errorf("list of the extracted binary: exit %d\n%s", code, l)
 	}
 }
 
