@@ -156,7 +156,7 @@ func hasOffloading(f *elfobj.File) bool {
 		if s.Type == elfobj.SHT_LLVM_OFFLOADING || strings.HasPrefix(s.Name, "omp_offloading_entries") ||
 			strings.HasPrefix(s.Name, "cuda_offloading_entries") || strings.HasPrefix(s.Name, "hip_offloading_entries") ||
 			strings.HasPrefix(s.Name, "llvm_offload_entries") || strings.HasPrefix(s.Name, bundle.SectionPrefix) ||
-			strings.HasPrefix(s.Name, ".llvm.offloading") || s.Name == hipFatbinSection || s.Name == cudaFatbinSection {
+			strings.HasPrefix(s.Name, ".llvm.offloading") || s.Name == hipFatbinSection || s.Name == cudaFatbinSection || s.Name == cudaRelFatbinSection {
 			return true
 		}
 	}
@@ -280,7 +280,8 @@ const (
 	// SourceImageSection: a device image of clang 14's -fopenmp-new-driver
 	// (a section .llvm.offloading.<triple>.<arch>.<stem>).
 	SourceImageSection
-	// SourceFatbinary: the CUDA fatbinary of .nv_fatbin (NVIDIA's format).
+	// SourceFatbinary: the CUDA fat binary of .nv_fatbin (clang's and nvcc's
+	// whole-program objects) or __nv_relfatbin (nvcc -rdc; NVIDIA's format).
 	SourceFatbinary
 	// SourceRegistered: a raw device image that an LLVM 13 or 14 wrapper
 	// (clang-offload-wrapper) registers in a linked program.
@@ -399,6 +400,9 @@ func (im *Image) Number() string {
 const (
 	hipFatbinSection  = ".hip_fatbin"
 	cudaFatbinSection = ".nv_fatbin"
+	// cudaRelFatbinSection holds the fat binary of an object nvcc compiled
+	// for separate compilation (-rdc), which nvlink reads: the same format.
+	cudaRelFatbinSection = "__nv_relfatbin"
 )
 
 // MaxNesting bounds how deep binaries nested in images are read.
@@ -705,10 +709,12 @@ func (o *Object) readELFCode() error {
 	if err := o.bundledSections(); err != nil {
 		return err
 	}
-	if s := f.Section(cudaFatbinSection); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
-		im := offload.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
-		im.Kind = offload.ImageFatbinary
-		o.Images = append(o.Images, o.sectionImage(s, im, SourceFatbinary))
+	for _, name := range []string{cudaFatbinSection, cudaRelFatbinSection} {
+		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+			im := offload.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
+			im.Kind = offload.ImageFatbinary
+			o.Images = append(o.Images, o.sectionImage(s, im, SourceFatbinary))
+		}
 	}
 	if f.Type != elf.ET_REL && hasOffloading(f) {
 		origin, err := o.Origin()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -139,5 +140,33 @@ func TestCheckRuntimeRefusesCUDA13Cubin(t *testing.T) {
 	}
 	if _, stderr, code := cli(t, "check", "--runtime", "12", prog); code == 0 || !strings.Contains(stderr, "--runtime") {
 		t.Errorf("check --runtime 12: exit %d, want an error naming --runtime:\n%s", code, stderr)
+	}
+}
+
+// TestListNVRelFatbin: the fat binary of __nv_relfatbin, where nvcc -rdc
+// puts an object's device code for nvlink (no CUDA here: an object holding
+// the .nv_fatbin bytes of clang-22's vadd.o in that section), is listed and
+// extracted as that of .nv_fatbin is.
+func TestListNVRelFatbin(t *testing.T) {
+	f, err := elf.Open(filepath.Join("..", "..", "offload", "testdata", "nvidia", "cuda-llvm22", "vadd.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := f.Section(".nv_fatbin").Data()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeInput(t, t.TempDir(), "rdc.o", objectWith(t, "__nv_relfatbin", elf.SHT_PROGBITS, fb))
+	out, stderr, code := cli(t, "list", "--all", in)
+	if code != 0 || !strings.Contains(out, "CUDA FATBINARY [__nv_relfatbin at ") || !strings.Contains(out, "ELF file    1: rdc.1.sm_90.cubin\n") {
+		t.Errorf("list --all: exit %d %s\n%s", code, stderr, out)
+	}
+	x := t.TempDir()
+	if _, stderr, code := cli(t, "extract", "--raw", "-o", x, in); code != 0 {
+		t.Fatalf("extract --raw: %s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(x, "rdc.1.sm_90.cubin")); err != nil {
+		t.Error(err)
 	}
 }
