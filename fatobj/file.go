@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
 )
 
@@ -49,9 +50,13 @@ const (
 	// OffloadBinaries are in the sections whose names start with
 	// .llvm.offloading ([Object.COFF]).
 	FormatCOFF
+	// FormatFatbin: a CUDA fat binary file, as NVIDIA's fatbinary writes
+	// it: one image of kind fatbinary, its cubins and PTX listed by
+	// package nvfatbin.
+	FormatFatbin
 )
 
-var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode", "coff"}
+var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode", "coff", "cuda fatbin"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -223,6 +228,8 @@ func formatOf(head []byte) Format {
 		return FormatBitcode
 	case isCOFF(head):
 		return FormatCOFF
+	case nvfatbin.IsFatbin(head):
+		return FormatFatbin
 	}
 	return 0
 }

@@ -454,6 +454,12 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 		if err := o.readBundles("", o.r, 0); err != nil {
 			return err
 		}
+	case FormatFatbin:
+		im := offload.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
+		im.Kind = offload.ImageFatbinary
+		sr := io.NewSectionReader(o.r, 0, o.r.Size())
+		o.Images = append(o.Images, &Image{Image: im, Object: o, Source: SourceFatbinary, Offset: o.Offset, Size: sr.Size(),
+			at: func() (*io.SectionReader, error) { return sr, nil }})
 	case FormatBitcode:
 		if err := o.readBitcode(readOpt); err != nil {
 			return err

@@ -121,6 +121,10 @@ func (c *checkedInput) printText(w io.Writer) {
 		fmt.Fprintf(w, "%s: LLVM bitcode: its offload entries are IR, which check does not read; %d device images not checked\n", shown(c.name), len(c.object.Images))
 		return
 	}
+	if c.raw && c.object != nil && c.object.Format == fatobj.FormatFatbin {
+		fmt.Fprintf(w, "%s: a CUDA fat binary: no entries to check\n", shown(c.name))
+		return
+	}
 	if c.raw {
 		fmt.Fprintf(w, "%s: a raw OffloadBinary: no entries to check\n", shown(c.name))
 		return

@@ -170,7 +170,11 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 			continue
 		}
 		fb := l.Images[i]
-		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s at %#x] (cuobjdump -lelf -lptx):\n", shown(im.Section), im.Offset)
+		where := fmt.Sprintf("%s at %#x", shown(im.Section), im.Offset)
+		if im.Section == "" {
+			where = fmt.Sprintf("at %#x", im.Offset) // a fat binary file
+		}
+		fmt.Fprintf(sb, "\nCUDA FATBINARY [%s] (cuobjdump -lelf -lptx):\n", where)
 		if fb.FatbinError != "" {
 			fmt.Fprintf(sb, "  not read: %s\n", shown(string(fb.FatbinError)))
 		}

@@ -170,3 +170,35 @@ func TestListNVRelFatbin(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFatbinFile: a fat binary file as NVIDIA's fatbinary writes it (the
+// fixture's rdc.fatbin, of clang-linker-wrapper-22's -fgpu-rdc link) is an
+// input of its own: list --all names its cubin as the fixture's cuobjdump
+// listing does, extract --raw writes that cubin, which is nvlink's image
+// byte for byte (rdc.nvptx64.sm_90.img), and check has no entries to check.
+// llvm-objdump does not read the file; plain list prints nothing of it.
+func TestFatbinFile(t *testing.T) {
+	dir := filepath.Join("..", "..", "offload", "testdata", "nvidia", "cuda-llvm22", "link-rdc")
+	in := filepath.Join(dir, "rdc.fatbin")
+	want, err := os.ReadFile(in + ".cuobjdump.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(want), "\n")[0] // the cubin's line; the next is cuobjdump's note on PTX
+	all, stderr, code := cli(t, "list", "--all", in)
+	if code != 0 || !strings.Contains(all, "\nCUDA FATBINARY [at 0x0] (cuobjdump -lelf -lptx):\n"+lines) {
+		t.Errorf("list --all: exit %d %s\n%s\nwant the line\n%s", code, stderr, all, lines)
+	}
+	x := t.TempDir()
+	if _, stderr, code := cli(t, "extract", "--raw", "-o", x, in); code != 0 {
+		t.Fatalf("extract --raw: exit %d %s", code, stderr)
+	}
+	got, err := os.ReadFile(filepath.Join(x, "rdc.1.sm_90.cubin"))
+	img, err2 := os.ReadFile(filepath.Join(dir, "rdc.nvptx64.sm_90.img"))
+	if err != nil || err2 != nil || !bytes.Equal(got, img) {
+		t.Errorf("extract --raw: %v %v; the cubin is not nvlink's image (%d and %d bytes)", err, err2, len(got), len(img))
+	}
+	if out, stderr, code := cli(t, "check", in); code != 0 || !strings.Contains(out, "a CUDA fat binary: no entries to check") {
+		t.Errorf("check: exit %d %s\n%s", code, stderr, out)
+	}
+}
