@@ -494,6 +494,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	hugePass := append(slices.DeleteFunc(slices.Clone(nvPass), func(c string) bool { return c == "extract-raw" }), "extract-member")
 	add("nv-fatbin-huge", write("nv-huge.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(1<<40, 0))), hugePass...)
 	add("nv-fatbin-many", write("nv-many.o", objectWith(t, ".nv_fatbin", elf.SHT_PROGBITS, cudaFatbinOf(0, 8000))), nvPass...)
+	// A fat binary file (FormatFatbin) that declares a terabyte: listed
+	// as not read, and, in an OffloadBinary, extracted and checked (no
+	// entries); extract --raw refuses it; no command takes it as an object.
+	add("nv-fatbin-file", write("huge.fatbin", cudaFatbinOf(1<<40, 0)), "package", "list", "list-json", "check", "extract", "extract-member", "link", "link-plan")
 	// OffloadBinaries of an AMDGPU code object whose metadata note nests
 	// deeper than amdgpu.MaxDepth, and one whose note claims a map of 2^32
 	// entries: valid binaries of a linked image, which list --all and
