@@ -35,7 +35,8 @@ type ExtractOptions struct {
 	// names them ("<stem>-<triple>-<arch>.<index>.<ext>"), and the cubins
 	// and PTX of a CUDA fat binary named as cuobjdump -xelf and -xptx name
 	// them ("vadd.1.sm_90.cubin"; a fat binary that does not read, or a
-	// compressed entry, is an error); else each image's OffloadBinary
+	// compressed entry, is an error; each such file counts as 4 KiB at
+	// least against MaxBytes); else each image's OffloadBinary
 	// ("...<index>.offload"), a new one for device code that is in none.
 	Raw bool
 	// MaxBytes bounds the bytes the files take together: 0 is the default
@@ -359,9 +360,17 @@ func (x *extractor) fatbinEntries(o *Object, im *Image, n map[nvfatbin.Kind]int)
 			return fmt.Errorf("%s: %s would be written twice (as of %s): %w", o.Name, name, prev, ErrUnsafeName)
 		}
 		x.plan(im, name, payload.Size(), func(w io.Writer) error { return copyAll(w, payload, payload.Size()) }, false)
+		// A file costs a block of the file system at least, whatever its
+		// payload: a fat binary of many tiny entries (64 bytes each is the
+		// least) would otherwise make thousands of files of a small input.
+		x.Total += max(0, minFileCost-payload.Size())
 	}
 	return nil
 }
+
+// minFileCost is what each file of a fat binary's entries counts for, at
+// least, against the extraction's bound of bytes.
+const minFileCost = 4096
 
 // raw plans an image of device code outside OffloadBinaries: itself, or a
 // new OffloadBinary holding it.
