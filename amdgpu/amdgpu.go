@@ -404,8 +404,11 @@ func (d *decoder) value(depth int) (any, error) {
 	case 0xc3:
 		return true, nil
 	case 0xc4, 0xc5, 0xc6, 0xd9, 0xda, 0xdb:
-		width := map[byte]int{0xc4: 1, 0xc5: 2, 0xc6: 4, 0xd9: 1, 0xda: 2, 0xdb: 4}[t]
-		n, err := lenOf(width, "string")
+		first := byte(0xc4) // bin8, bin16, bin32; then str8, str16, str32
+		if t >= 0xd9 {
+			first = 0xd9
+		}
+		n, err := lenOf(1<<(t-first), "string")
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package elfobj
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -60,8 +61,8 @@ func TestExtendedSectionIndices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Sections) < n || len(f.SectionsByType(elf.SHT_SYMTAB_SHNDX)) != 1 || binaryShnum(data) != 0 {
-		t.Fatalf("%d sections, %d SHT_SYMTAB_SHNDX, e_shnum %d", len(f.Sections), len(f.SectionsByType(elf.SHT_SYMTAB_SHNDX)), binaryShnum(data))
+	if len(f.Sections) < n || len(f.SectionsByType(elf.SHT_SYMTAB_SHNDX)) != 1 || binary.LittleEndian.Uint16(data[60:]) != 0 {
+		t.Fatalf("%d sections, %d SHT_SYMTAB_SHNDX, e_shnum %d", len(f.Sections), len(f.SectionsByType(elf.SHT_SYMTAB_SHNDX)), binary.LittleEndian.Uint16(data[60:]))
 	}
 	syms, err := f.Symbols()
 	if err != nil {
@@ -113,9 +114,6 @@ func TestExtendedSectionIndices(t *testing.T) {
 	}
 }
 
-// binaryShnum is e_shnum.
-func binaryShnum(b []byte) uint16 { return uint16(b[60]) | uint16(b[61])<<8 }
-
 // TestExtendedSectionIndicesMalformed: a symbol whose st_shndx is SHN_XINDEX
 // with no SHT_SYMTAB_SHNDX, or one too short, or an extended index past the
 // sections, is a FormatError, never a panic or a wrong section.
@@ -128,13 +126,13 @@ func TestExtendedSectionIndicesMalformed(t *testing.T) {
 	x := f.SectionsByType(elf.SHT_SYMTAB_SHNDX)[0]
 	for name, mend := range map[string]func(b []byte){
 		"no table": func(b []byte) { // its type made SHT_PROGBITS
-			putU32(b[f.headerField(x.Index, shdrType):], uint32(elf.SHT_PROGBITS))
+			binary.LittleEndian.PutUint32(b[f.headerField(x.Index, shdrType):], uint32(elf.SHT_PROGBITS))
 		},
-		"short table": func(b []byte) { putU64(b[f.headerField(x.Index, 32):], 4) },
+		"short table": func(b []byte) { binary.LittleEndian.PutUint64(b[f.headerField(x.Index, 32):], 4) },
 		"index past the sections": func(b []byte) {
-			for i := 4; i+4 <= int(x.FileSize); i += 4 {
-				if v := uint32(b[int(x.Offset)+i]) | uint32(b[int(x.Offset)+i+1])<<8 | uint32(b[int(x.Offset)+i+2])<<16 | uint32(b[int(x.Offset)+i+3])<<24; v != 0 {
-					putU32(b[int(x.Offset)+i:], 0x7fffffff)
+			for i := int(x.Offset) + 4; i+4 <= int(x.Offset+x.FileSize); i += 4 {
+				if binary.LittleEndian.Uint32(b[i:]) != 0 {
+					binary.LittleEndian.PutUint32(b[i:], 0x7fffffff)
 				}
 			}
 		},

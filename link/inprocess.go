@@ -1,6 +1,7 @@
 package link
 
 import (
+	"debug/elf"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -85,7 +86,7 @@ func (x *extracted) readLTO() (*ltoSymbols, error) {
 				out.names = append(out.names, s.Name)
 			}
 		}
-		out.shared = f.Type == 3 // ET_DYN
+		out.shared = f.Type == elf.ET_DYN
 	}
 	x.lto = out
 	return out, nil
@@ -150,7 +151,7 @@ func (p *planner) jitSteps(t *target) error {
 		return err
 	}
 	outs := []string{prefix + ".0.4.opt.bc", prefix + ".0"}
-	if p.rel.Major >= 16 {
+	if facts.Of(p.rel).Link.LTO2SelectSaveTemps {
 		args = append(args, "--select-save-temps=opt")
 	} else {
 		// 15's llvm-lto2 keeps every stage or none.

@@ -205,6 +205,11 @@ type Link struct {
 	// NVPTX and AMDGPU; #113715, October 2024, removed the wrapper's own
 	// LTO), inferred from LLVM's sources for 20 and 21.
 	InProcessLTO bool
+	// LTO2SelectSaveTemps: the release's llvm-lto2 takes
+	// --select-save-temps=STAGES (16 and later, measured with --help of 15,
+	// 16, 19 and 22); 15's keeps every stage's module or none
+	// (--save-temps).
+	LTO2SelectSaveTemps bool
 }
 
 // Bundle is what the release's clang-offload-bundler does.
