@@ -308,6 +308,26 @@ func cudaFatbinOf(declared uint64, n int) []byte {
 	return append(b, body...)
 }
 
+// xindexWithoutTable returns obj with every defined global symbol's
+// st_shndx SHN_XINDEX, the object holding no SHT_SYMTAB_SHNDX.
+func xindexWithoutTable(t testing.TB, obj []byte) []byte {
+	obj = bytes.Clone(obj)
+	f, err := elf.NewFile(bytes.NewReader(obj))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := f.SectionByType(elf.SHT_SYMTAB)
+	if tab == nil {
+		t.Fatal("no symbol table")
+	}
+	for off := tab.Offset + 24; off+24 <= tab.Offset+tab.Size; off += 24 {
+		if shndx := binary.LittleEndian.Uint16(obj[off+6:]); elf.ST_BIND(obj[off+4]) == elf.STB_GLOBAL && shndx != 0 && shndx < uint16(elf.SHN_LORESERVE) {
+			binary.LittleEndian.PutUint16(obj[off+6:], uint16(elf.SHN_XINDEX))
+		}
+	}
+	return obj
+}
+
 // amdgpuBinary returns an OffloadBinary (LLVM 22) of OpenMP for gfx908
 // holding the code object amdgpu/testdata/gfx908-v5.co with the
 // description of its first note (the metadata's MessagePack) changed by
@@ -675,6 +695,11 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	none := objectWith(t, ".llvm.offloading", elf.SectionType(elfobj.SHT_LLVM_OFFLOADING), read("..", "..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin"))
 	binary.LittleEndian.PutUint16(none[18:], uint16(elf.EM_NONE))
 	add("elf-em-none", write("none.o", none), "list", "list-json", "extract", "extract-raw", "check", "package", "embed-into", "link", "convert", "convert-from")
+	// clang-22's object, every defined global symbol's st_shndx made
+	// SHN_XINDEX with no SHT_SYMTAB_SHNDX to extend it: what reads the
+	// symbols, every command that opens it, refuses it, naming SHN_XINDEX.
+	add("elf-xindex-no-table", write("xindex.o", xindexWithoutTable(t, fat)))
+	ins[len(ins)-1].says = map[string]string{"list": "SHN_XINDEX", "check": "SHN_XINDEX"}
 
 	// Linked programs (testdata/mixing of package entries): one clang-19
 	// linked, which check passes; one clang-22 linked from a clang-19
