@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // This file pins the module's one error vocabulary across the packages that
@@ -32,7 +34,7 @@ var le = binary.LittleEndian
 // offloadBinary returns an OffloadBinary of LLVM 19 holding data.
 func offloadBinary(t *testing.T, data []byte) []byte {
 	t.Helper()
-	r, err := offload.LookupRelease(19)
+	r, err := release.Lookup(19)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,13 +82,13 @@ func archive(t *testing.T, name string, data []byte) ([]byte, int64) {
 // hipBundle returns an uncompressed bundle of a host and a device entry.
 func hipBundle(t *testing.T) []byte {
 	t.Helper()
-	r, err := bundle.LookupRelease(19)
+	r, err := release.Lookup(19)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	code := []byte("\x7fELF code object")
-	err = r.WriteHIPFatbin(&buf, []bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}})
+	err = bundle.WriteHIPFatbin(&buf, r, []bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(bytes.NewReader(code), 0, int64(len(code)))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestMalformedInputIsAFormatErrorInEveryReadingPackage(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = entries.Read(f, offload.Default())
+		_, err = entries.Read(f, release.Default())
 		return err
 	}
 	openFile := func(b []byte) error {
@@ -282,8 +284,8 @@ func TestArgumentErrorsAreFsErrInvalidNotFormatErrors(t *testing.T) {
 
 func TestUnknownReleaseIsErrUnknownReleaseNotAFormatError(t *testing.T) {
 	for name, lookup := range map[string]func(int) error{
-		"bundle.LookupRelease":  func(m int) error { _, err := bundle.LookupRelease(m); return err },
-		"offload.LookupRelease": func(m int) error { _, err := offload.LookupRelease(m); return err },
+		"release.Lookup": func(m int) error { _, err := release.Lookup(m); return err },
+		"release.Parse":  func(m int) error { _, err := release.Parse(strconv.Itoa(m)); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := lookup(99)
@@ -291,7 +293,7 @@ func TestUnknownReleaseIsErrUnknownReleaseNotAFormatError(t *testing.T) {
 			if !errors.Is(err, goffload.ErrUnknownRelease) || errors.As(err, &fe) || errors.Is(err, goffload.ErrInvalid) {
 				t.Errorf("%s(99): %v, want goffload.ErrUnknownRelease and no FormatError", name, err)
 			}
-			if n := strings.Count(strings.ToLower(err.Error()), "llvm"); n > 1 && name == "bundle.LookupRelease" {
+			if n := strings.Count(strings.ToLower(err.Error()), "llvm"); n > 1 {
 				t.Errorf("%q says LLVM %d times", err, n)
 			}
 		})

@@ -22,11 +22,11 @@ import (
 // user (wrap/internal/stubs, link/internal/ldsym).
 var layers = [][]string{
 	{""}, // the root: the error vocabulary and Version
-	{"internal/budget", "internal/concat", "internal/digest", "internal/facts", "internal/infile", "internal/iocount",
+	{"internal/budget", "internal/concat", "internal/digest", "internal/infile", "internal/iocount",
 		"internal/objfmt", "internal/strtab", "internal/zstddec", "internal/ferr", "internal/tooltest", "internal/tooltest/measure"},
 	{"internal/tooltest/measure/launcher"},
 	{"internal/atomicfile", "internal/respfile"},
-	{"ar", "bitcode", "elfobj", "coffobj", "nvfatbin", "linkcache"},
+	{"release", "ar", "bitcode", "elfobj", "coffobj", "nvfatbin", "linkcache"},
 	{"offload", "elfobj/ehframe", "link/internal/ldsym", "amdgpu"},
 	{"bundle"},
 	{"entries"},

@@ -155,9 +155,9 @@ func disassembled(t *testing.T, llvmDis string, bcs ...string) []map[string][]by
 	if len(bcs) == 0 {
 		return nil
 	}
-	release := tooltest.Slot()
+	free := tooltest.Slot()
 	out, err := exec.Command(llvmDis, bcs...).CombinedOutput()
-	release()
+	free()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -233,9 +233,9 @@ func TestEmbeddedObjectsOfClang(t *testing.T) {
 				t.Helper()
 				p := filepath.Join(dir, out)
 				args := append([]string{"-fopenmp", "-fopenmp-targets=x86_64-pc-linux-gnu", "-c", "-o", p, src}, flags...)
-				release := tooltest.Slot()
+				free := tooltest.Slot()
 				msg, err := exec.Command(clang, args...).CombinedOutput()
-				release()
+				free()
 				if err != nil {
 					t.Fatalf("%v\n%s", err, msg)
 				}

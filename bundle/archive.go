@@ -12,15 +12,14 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ArchiveOptions are the options of [NewDeviceArchive].
 type ArchiveOptions struct {
 	// Release is the release whose clang-offload-bundler to follow: how it
-	// reads IDs (see [ParseID]). Nil means offload.Default().
-	Release *offload.Release
+	// reads IDs (see [ParseID]). Nil means release.Default().
+	Release *release.Release
 	// HIPOpenMPCompatible is -hip-openmp-compatible: HIP code objects serve
 	// OpenMP targets and the other way.
 	HIPOpenMPCompatible bool
@@ -49,7 +48,7 @@ type DeviceArchive struct {
 	Members []DeviceMember
 
 	want      ID
-	rel       *offload.Release
+	rel       *release.Release
 	hipOpenMP bool
 }
 
@@ -77,7 +76,7 @@ func (d *DeviceArchive) Write(w io.Writer) error {
 func NewDeviceArchive(target string, opt ArchiveOptions) (*DeviceArchive, error) {
 	rel := opt.Release
 	if rel == nil {
-		rel = offload.Default()
+		rel = release.Default()
 	}
 	want, err := ParseTarget(target, rel)
 	if err != nil {
@@ -113,7 +112,7 @@ func (d *DeviceArchive) AddBundle(member string, b *Bundle, data io.ReaderAt) er
 		}
 		byID[e.ID] = i
 	}
-	for _, id := range facts.OrderStringMap.Order(ids) {
+	for _, id := range release.OrderStringMap.Order(ids) {
 		e := b.Entries[byID[id]]
 		if err := d.add(member, Input{ID: id, Data: io.NewSectionReader(data, int64(e.Offset), int64(e.Size))}); err != nil {
 			return err

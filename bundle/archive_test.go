@@ -15,7 +15,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // hipSource is a HIP translation unit that needs no HIP headers.
@@ -137,7 +137,7 @@ func unbundleArchive(t *testing.T, lib, target string, major int, hipOpenMP bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, err := offload.LookupRelease(major)
+	rel, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestCompatibleAgreesWithBundler(t *testing.T) {
 	for ri, major := range bundlerReleases {
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			rel, _ := offload.LookupRelease(major)
+			rel, _ := release.Lookup(major)
 			dir := t.TempDir()
 			// One member per ID: an object with one bundle section holding
 			// the ID, so the output's members say which IDs matched.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -83,18 +84,18 @@ func TestReadClangLinkerWrapperFatbins(t *testing.T) {
 			if !bytes.HasPrefix(img, []byte("\x7fELF")) {
 				t.Fatalf("the gfx90a entry is not an ELF code object: % x", img[:4])
 			}
-			r, err := LookupRelease(c.release)
+			r, err := release.Lookup(c.release)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			if err := r.WriteHIPFatbin(&out, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}); err != nil {
+			if err := WriteHIPFatbin(&out, r, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(out.Bytes(), data) {
 				t.Fatalf("WriteHIPFatbin wrote %d bytes that differ from the wrapper's %d", out.Len(), len(data))
 			}
-			fb, err := r.HIPFatbin([]CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}})
+			fb, err := HIPFatbin(r, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,9 +122,9 @@ func TestDecompressBundlerOutput(t *testing.T) {
 		{"hip-fatbin-llvm22-zstd19-v2.ccob", 22, 2},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			r, _ := LookupRelease(c.release)
+			r, _ := release.Lookup(c.release)
 			var want bytes.Buffer
-			if err := r.WriteHIPFatbin(&want, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}); err != nil {
+			if err := WriteHIPFatbin(&want, r, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}); err != nil {
 				t.Fatal(err)
 			}
 			data := readTestdata(t, c.file)
@@ -389,12 +390,12 @@ func TestReleases(t *testing.T) {
 		23: {"host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"},
 		24: {"host-x86_64-unknown-linux-gnu-", "hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+"},
 	}
-	rs := Releases()
+	rs := HIPReleases()
 	if len(rs) != len(want) {
 		t.Fatalf("%d rows, want %d", len(rs), len(want))
 	}
 	for _, r := range rs {
-		got := [2]string{r.HostID, r.DeviceID("gfx90a:xnack+")}
+		got := [2]string{r.Bundle.HIPFatbin.HostID, DeviceID(r, "gfx90a:xnack+")}
 		if got != want[r.Major] {
 			t.Errorf("LLVM %d: IDs %q, want %q", r.Major, got, want[r.Major])
 		}
@@ -402,13 +403,12 @@ func TestReleases(t *testing.T) {
 			t.Errorf("LLVM %d: IDs %q that LLVM 20+ would not unbundle", r.Major, got)
 		}
 	}
-	if _, err := LookupRelease(16); !errors.Is(err, goffload.ErrUnknownRelease) {
-		t.Errorf("LookupRelease(16): %v", err)
+	r16, _ := release.Lookup(16)
+	if err := CheckRelease(r16); !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "LLVM 17-24 has one") {
+		t.Errorf("CheckRelease(16): %v", err)
 	}
-	r, _ := LookupRelease(22)
-	r.HostID = "changed"
-	if r2, _ := LookupRelease(22); r2.HostID == "changed" {
-		t.Error("LookupRelease returns the table's row, not a copy")
+	if _, err := HIPFatbin(r16, nil); !errors.Is(err, goffload.ErrUnsupported) {
+		t.Errorf("HIPFatbin(16): %v", err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/iocount"
+	"github.com/goffload/goffload/release"
 )
 
 // Compression levels as clang-offload-bundler takes them.
@@ -62,7 +63,7 @@ func (e *SizeLimitError) Error() string {
 func (e *SizeLimitError) Is(target error) bool { return target == goffload.ErrLimit }
 
 // CompressOptions says how [WriteCompressed] compresses a bundle.
-// [Release.CompressDefaults] gives what a release's clang-offload-bundler
+// [CompressDefaults] gives what a release's clang-offload-bundler
 // -compress writes.
 type CompressOptions struct {
 	// Version is the compressed bundle version: 1 (what LLVM 18 writes), 2
@@ -390,22 +391,22 @@ func (r *hashingReader) Read(p []byte) (int, error) {
 // compressed bundle version, zstd, and the default level (Level 0; set Level
 // for -compression-level). Version is 0 for a release whose bundler does not
 // compress (17).
-func (r *Release) CompressDefaults() CompressOptions {
-	return CompressOptions{Version: r.CompressedVersion, Method: MethodZstd}
+func CompressDefaults(r *release.Release) CompressOptions {
+	return CompressOptions{Version: r.Bundle.HIPFatbin.CompressedVersion, Method: MethodZstd}
 }
 
-// CompressOptions returns what release r's clang-linker-wrapper --compress
+// ReleaseCompressOptions returns what release r's clang-linker-wrapper --compress
 // [--compression-level=LEVEL] has its clang-offload-bundler write: the
 // release's compressed bundle version, with method (MethodZstd, or
 // MethodZlib as a bundler built without zstd writes) at level (0: the
 // method's default). A release whose bundler does not compress (before
 // 18) gives an error matching goffload.ErrUnsupported; a level the method
 // does not take, one matching [ErrCompressOptions].
-func (r *Release) CompressOptions(method Method, level int) (CompressOptions, error) {
-	if r.CompressedVersion == 0 {
+func ReleaseCompressOptions(r *release.Release, method Method, level int) (CompressOptions, error) {
+	if r.Bundle.HIPFatbin.CompressedVersion == 0 {
 		return CompressOptions{}, fmt.Errorf("offload bundle: the clang-offload-bundler of LLVM %d does not compress (LLVM 18 and later do): %w", r.Major, goffload.ErrUnsupported)
 	}
-	o := r.CompressDefaults()
+	o := CompressDefaults(r)
 	o.Method, o.Level = method, level
 	if err := o.Check(); err != nil {
 		return CompressOptions{}, err
@@ -446,16 +447,16 @@ func Compress(b *io.SectionReader, opt CompressOptions) (*io.SectionReader, erro
 // WriteCompressedHIPFatbin writes the HIP fatbin of images compressed with
 // opt (see [WriteCompressed]): what release r's clang-linker-wrapper
 // --compress has clang-offload-bundler write, with
-// opt = r.CompressDefaults(), but for the compressed stream's bytes (an
+// opt = CompressDefaults(r), but for the compressed stream's bytes (an
 // opt.Version of 0 is the release's). It returns the header written.
-func (r *Release) WriteCompressedHIPFatbin(w io.Writer, images []CodeObject, opt CompressOptions) (*CompressedHeader, error) {
+func WriteCompressedHIPFatbin(w io.Writer, r *release.Release, images []CodeObject, opt CompressOptions) (*CompressedHeader, error) {
 	if opt.Version == 0 {
-		if r.CompressedVersion == 0 {
+		if r.Bundle.HIPFatbin.CompressedVersion == 0 {
 			return nil, fmt.Errorf("offload bundle: the clang-offload-bundler of LLVM %d does not compress: %w", r.Major, ErrCompressOptions)
 		}
-		opt.Version = r.CompressedVersion
+		opt.Version = r.Bundle.HIPFatbin.CompressedVersion
 	}
-	fb, err := r.HIPFatbin(images)
+	fb, err := HIPFatbin(r, images)
 	if err != nil {
 		return nil, err
 	}

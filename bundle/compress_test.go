@@ -16,6 +16,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -163,12 +164,12 @@ func TestWriteCompressedHIPFatbin(t *testing.T) {
 		datas = append(datas, d)
 		images = append(images, CodeObject{TargetID: []string{"gfx906", "gfx90a:xnack+", "gfx1030"}[i], Data: io.NewSectionReader(bytes.NewReader(d), 0, int64(n))})
 	}
-	for _, r := range Releases() {
+	for _, r := range HIPReleases() {
 		t.Run(releaseName(r.Major), func(t *testing.T) {
-			opt := r.CompressDefaults()
+			opt := CompressDefaults(r)
 			var buf bytes.Buffer
-			h, err := r.WriteCompressedHIPFatbin(&buf, images, opt)
-			if r.CompressedVersion == 0 {
+			h, err := WriteCompressedHIPFatbin(&buf, r, images, opt)
+			if r.Bundle.HIPFatbin.CompressedVersion == 0 {
 				if !errors.Is(err, ErrCompressOptions) {
 					t.Fatalf("LLVM %d: %v, want ErrCompressOptions", r.Major, err)
 				}
@@ -178,7 +179,7 @@ func TestWriteCompressedHIPFatbin(t *testing.T) {
 				t.Fatal(err)
 			}
 			var plain bytes.Buffer
-			if err := r.WriteHIPFatbin(&plain, images); err != nil {
+			if err := WriteHIPFatbin(&plain, r, images); err != nil {
 				t.Fatal(err)
 			}
 			checkWritten(t, buf.Bytes(), h, plain.Bytes(), opt)
@@ -189,16 +190,16 @@ func TestWriteCompressedHIPFatbin(t *testing.T) {
 			}
 			for i, e := range entries[1:] {
 				got, err := io.ReadAll(c.OpenEntry(e))
-				if err != nil || !bytes.Equal(got, datas[i]) || e.ID != r.DeviceID(images[i].TargetID) {
+				if err != nil || !bytes.Equal(got, datas[i]) || e.ID != DeviceID(r, images[i].TargetID) {
 					t.Errorf("entry %s: %d bytes, %v", e.ID, len(got), err)
 				}
 			}
 		})
 	}
-	r, _ := LookupRelease(22)
-	opt := r.CompressDefaults()
+	r, _ := release.Lookup(22)
+	opt := CompressDefaults(r)
 	opt.Version = 0 // the release's
-	if h, err := r.WriteCompressedHIPFatbin(io.Discard, images, opt); err != nil || h.Version != 3 {
+	if h, err := WriteCompressedHIPFatbin(io.Discard, r, images, opt); err != nil || h.Version != 3 {
 		t.Errorf("version 0: %+v, %v", h, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // compressCases are the bundles that the interop tests compress: HIP
@@ -202,7 +203,7 @@ func TestCompressedHeaderMatchesBundler(t *testing.T) {
 	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			r, _ := LookupRelease(major)
+			r, _ := release.Lookup(major)
 			for ci, c := range cases {
 				plain := mustWrite(t, c.align, inputsOf(c.ids, c.data))
 				for vi, v := range variants {
@@ -214,7 +215,7 @@ func TestCompressedHeaderMatchesBundler(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						opt := r.CompressDefaults()
+						opt := CompressDefaults(r)
 						opt.Level = v.level
 						if v.name == "v2" && major >= 22 {
 							opt.Version = 2
@@ -248,12 +249,12 @@ func TestCompressedHeaderMatchesBundler(t *testing.T) {
 			}
 			t.Run("hip-fatbin", func(t *testing.T) {
 				img := semiCompressible(200<<10, 3)
-				theirs := bundleWithTool(t, tool, nil, HIPAlign, []string{r.HostID, r.DeviceID("gfx90a")}, [][]byte{nil, img},
+				theirs := bundleWithTool(t, tool, nil, HIPAlign, []string{r.Bundle.HIPFatbin.HostID, DeviceID(r, "gfx90a")}, [][]byte{nil, img},
 					"-compress", "-compression-level=9")
-				opt := r.CompressDefaults()
+				opt := CompressDefaults(r)
 				opt.Level = 9
 				var ours bytes.Buffer
-				h, err := r.WriteCompressedHIPFatbin(&ours, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
+				h, err := WriteCompressedHIPFatbin(&ours, r, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -291,16 +292,16 @@ func TestCompressedHeaderMatchesFrozen(t *testing.T) {
 		{"hip-fatbin-llvm22-zstd19-v2.ccob", 22, 2, 19},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			r, _ := LookupRelease(c.release)
+			r, _ := release.Lookup(c.release)
 			data := readTestdata(t, c.file)
 			tc, err := ReadCompressed(bytes.NewReader(data), int64(len(data)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := r.CompressDefaults()
+			opt := CompressDefaults(r)
 			opt.Version, opt.Level = c.version, c.level
 			var ours bytes.Buffer
-			h, err := r.WriteCompressedHIPFatbin(&ours, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
+			h, err := WriteCompressedHIPFatbin(&ours, r, []CodeObject{{"gfx90a", io.NewSectionReader(bytes.NewReader(img), 0, int64(len(img)))}}, opt)
 			if err != nil {
 				t.Fatal(err)
 			}

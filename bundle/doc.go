@@ -28,12 +28,13 @@
 // IDs are "<kind>-<arch>-<vendor>-<os>-<env>[-<target id>]". From LLVM 17
 // (measured on 19 and 22) the bundler rewrites each -targets entry into that form before writing it
 // ("host-x86_64-unknown-linux" becomes "host-x86_64-unknown-linux--"), and
-// the bundler of LLVM 22 refuses three-field triples. [Release] gives, per release,
+// the bundler of LLVM 22 refuses three-field triples. A release's row gives
+// ([release.Bundle], [HIPReleases]),
 // the IDs that clang-linker-wrapper's bundler call writes: a "hipv4" device
 // kind up to 18 and "hip" from 19, and the host
 // "host-x86_64-unknown-linux--" up to 19 and
 // "host-x86_64-unknown-linux-gnu-" from 20 (measured on 19 and 22; 17, 18,
-// 20 and 21 are inferred). [Release.WriteHIPFatbin] writes the wrapper's
+// 20 and 21 are inferred). [WriteHIPFatbin] writes the wrapper's
 // fatbin.
 //
 // # Compressed bundles
@@ -81,9 +82,9 @@
 // the stream's size and hash, is written last, in place, when the writer is
 // a file, else the stream goes through a temporary file first. Versions 1
 // and 2 refuse bundles over 4 GiB ([SizeLimitError]), as LLVM does.
-// [Release.WriteCompressedHIPFatbin] writes the fatbin that
+// [WriteCompressedHIPFatbin] writes the fatbin that
 // clang-linker-wrapper --compress has the bundler write, with
-// [Release.CompressDefaults].
+// [CompressDefaults].
 //
 // # Bundled objects and device archives
 //

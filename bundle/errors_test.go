@@ -158,17 +158,6 @@ func TestEntriesOfACompressedBundleSayWhereInTheDecompressedData(t *testing.T) {
 	}
 }
 
-func TestUnknownReleaseIsErrUnknownReleaseAndNoFormatError(t *testing.T) {
-	_, err := LookupRelease(99)
-	var fe *goffload.FormatError
-	if !errors.Is(err, goffload.ErrUnknownRelease) || errors.As(err, &fe) {
-		t.Fatalf("LookupRelease(99): %v, want goffload.ErrUnknownRelease and no FormatError", err)
-	}
-	if msg := err.Error(); strings.Count(msg, "LLVM") != 1 || !strings.Contains(msg, "99") {
-		t.Errorf("LookupRelease(99): %q", msg)
-	}
-}
-
 func TestArgumentErrorsAreNotFormatErrors(t *testing.T) {
 	for name, read := range map[string]func(io.ReaderAt, int64) error{
 		"Read":           func(r io.ReaderAt, n int64) error { _, err := Read(r, n); return err },

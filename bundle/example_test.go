@@ -8,18 +8,19 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/release"
 )
 
 // A HIP fatbin as clang-linker-wrapper 22 has clang-offload-bundler write it,
 // read back.
 func Example() {
-	r, err := bundle.LookupRelease(22)
+	r, err := release.Lookup(22)
 	if err != nil {
 		log.Fatal(err)
 	}
 	code := "\x7fELF...gfx90a code object..."
 	var fatbin bytes.Buffer
-	err = r.WriteHIPFatbin(&fatbin, []bundle.CodeObject{
+	err = bundle.WriteHIPFatbin(&fatbin, r, []bundle.CodeObject{
 		{TargetID: "gfx90a:xnack+", Data: io.NewSectionReader(strings.NewReader(code), 0, int64(len(code)))},
 	})
 	if err != nil {

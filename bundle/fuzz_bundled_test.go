@@ -7,16 +7,16 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 
 	"github.com/goffload/goffload/internal/tooltest"
 )
 
 // rules are a release of each bundle ID rule: 19's (any ID) and 22's.
-var rules = []*offload.Release{mustRelease(19), mustRelease(22)}
+var rules = []*release.Release{mustRelease(19), mustRelease(22)}
 
-func mustRelease(n int) *offload.Release {
-	r, err := offload.LookupRelease(n)
+func mustRelease(n int) *release.Release {
+	r, err := release.Lookup(n)
 	if err != nil {
 		panic(err)
 	}
@@ -39,7 +39,7 @@ func FuzzParseID(f *testing.F) {
 			}
 			Compatible(h, w, false)
 			Compatible(h, w, true)
-			h.Image(ContentsELF, offload.Default())
+			h.Image(ContentsELF, release.Default())
 			DeviceMemberName(want, have, h.TargetID)
 		}
 	})
@@ -80,7 +80,7 @@ func FuzzDeviceArchive(f *testing.F) {
 	f.Add(lib.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, major := range []int{19, 22} {
-			rel, _ := offload.LookupRelease(major)
+			rel, _ := release.Lookup(major)
 			tooltest.CheckAllocs(t, len(data), tooltest.AllocsPerByte, tooltest.AllocsFixed, func() {
 				if d, err := deviceArchive(data, "hip-amdgcn-amd-amdhsa--gfx90a", ArchiveOptions{Release: rel}); err == nil {
 					d.Write(io.Discard)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ErrBadID: a bundle entry ID that the release's bundler refuses (LLVM 20 and
@@ -33,24 +33,24 @@ func (id ID) String() string {
 }
 
 // ParseID reads id as release r's clang-offload-bundler reads it when it
-// unbundles (nil r: offload.DefaultRelease's). Up to LLVM 19 any ID reads;
+// unbundles (nil r: release.DefaultMajor's). Up to LLVM 19 any ID reads;
 // from 20 an ID of other than five or six components is an error matching
 // [ErrBadID], and a sixth component that does not start with an offload
 // arch is not a target ID.
-func ParseID(id string, r *offload.Release) (ID, error) {
+func ParseID(id string, r *release.Release) (ID, error) {
 	return parseID(id, idRule(r))
 }
 
 // idRule returns release r's rule for bundle entry IDs.
-func idRule(r *offload.Release) facts.BundleIDRule {
+func idRule(r *release.Release) release.BundleIDRule {
 	if r == nil {
-		r = offload.Default()
+		r = release.Default()
 	}
-	return facts.Of(r).Bundle.IDs
+	return r.Bundle.IDs
 }
 
-func parseID(id string, rule facts.BundleIDRule) (ID, error) {
-	if rule == facts.BundleIDComponents {
+func parseID(id string, rule release.BundleIDRule) (ID, error) {
+	if rule == release.BundleIDComponents {
 		c := strings.SplitN(id, "-", 6)
 		if len(c) != 5 && len(c) != 6 {
 			return ID{}, fmt.Errorf("offload bundle: %q: %w (want <kind>-<arch>-<vendor>-<os>-<env>[-<target id>])", id, ErrBadID)
@@ -87,7 +87,7 @@ func parseID(id string, rule facts.BundleIDRule) (ID, error) {
 // again. Code-object IDs read from bundles are not standardized: an ID the
 // standard form does not reproduce matches only through [Compatible]'s
 // rules, or not at all.
-func ParseTarget(target string, r *offload.Release) (ID, error) {
+func ParseTarget(target string, r *release.Release) (ID, error) {
 	rule := idRule(r)
 	id, err := parseID(target, rule)
 	if err != nil {
@@ -98,7 +98,7 @@ func ParseTarget(target string, r *offload.Release) (ID, error) {
 		c = append(c, "")
 	}
 	triple := strings.Join(c, "-")
-	if rule == facts.BundleIDComponents && parseTriple(id.Triple).os == "amdhsa" {
+	if rule == release.BundleIDComponents && parseTriple(id.Triple).os == "amdhsa" {
 		triple = strings.Join(c[:3], "-") + "-"
 	}
 	return parseID(id.Kind+"-"+triple+"-"+id.TargetID, rule)
@@ -111,14 +111,14 @@ func SameTriple(a, b string) bool { return parseTriple(a) == parseTriple(b) }
 
 // OffloadKind returns the offload kind of a bundle entry kind: openmp, hip
 // (and hipv4), or OffloadNone for host and other kinds.
-func (id ID) OffloadKind(r *offload.Release) offload.OffloadKind {
+func (id ID) OffloadKind(r *release.Release) offload.OffloadKind {
 	switch id.Kind {
 	case "openmp":
 		return offload.OffloadOpenMP
 	case "hip", "hipv4":
 		return offload.OffloadHIP
 	case "sycl":
-		return r.OffloadKindByName("sycl")
+		return offload.OffloadKindByName(r, "sycl")
 	}
 	return offload.OffloadNone
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // SectionPrefix starts the name of each section of a bundled object, the
@@ -105,7 +106,7 @@ func ObjectEntries(f *elfobj.File) ([]ObjectEntry, error) {
 // offload kind of the ID's kind, the ID's triple (without the empty
 // environment's trailing '-') and its target ID as the arch. A host entry
 // has offload kind none.
-func (id ID) Image(c Contents, r *offload.Release) offload.Image {
+func (id ID) Image(c Contents, r *release.Release) offload.Image {
 	im := offload.LinkedImage(id.OffloadKind(r), strings.TrimRight(id.Triple, "-"), id.TargetID)
 	switch c {
 	case ContentsELF:

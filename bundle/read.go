@@ -28,7 +28,7 @@ var le = binary.LittleEndian
 type Entry struct {
 	// ID names the entry: "<kind>-<triple>[-<target id>]", as the bundler
 	// wrote it, e.g. "hip-amdgcn-amd-amdhsa--gfx90a:xnack+" or
-	// "host-x86_64-unknown-linux-gnu-" (see [Release]).
+	// "host-x86_64-unknown-linux-gnu-" (see [HIPInputs]).
 	ID string
 	// Offset and Size locate the entry's data from the start of the bundle.
 	Offset, Size uint64

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // The releases whose clang-offload-bundler the tests run.
@@ -147,18 +148,18 @@ func TestWriteMatchesClangOffloadBundler(t *testing.T) {
 				})
 			}
 			t.Run("hip-fatbin", func(t *testing.T) {
-				r, err := LookupRelease(major)
+				r, err := release.Lookup(major)
 				if err != nil {
 					t.Fatal(err)
 				}
 				imgs := [][]byte{bytes.Repeat([]byte("gfx90a code "), 500), bytes.Repeat([]byte("gfx1100 "), 1000)}
-				if target(r.HostID) != r.HostTarget {
-					t.Fatalf("host ID %q is not written for the wrapper's target %q", r.HostID, r.HostTarget)
+				if target(r.Bundle.HIPFatbin.HostID) != r.Bundle.HIPFatbin.HostTarget {
+					t.Fatalf("host ID %q is not written for the wrapper's target %q", r.Bundle.HIPFatbin.HostID, r.Bundle.HIPFatbin.HostTarget)
 				}
 				want := bundleWithTool(t, tool, nil, HIPAlign,
-					[]string{r.HostID, r.DeviceID("gfx90a:xnack+"), r.DeviceID("gfx1100")}, [][]byte{nil, imgs[0], imgs[1]})
+					[]string{r.Bundle.HIPFatbin.HostID, DeviceID(r, "gfx90a:xnack+"), DeviceID(r, "gfx1100")}, [][]byte{nil, imgs[0], imgs[1]})
 				var got bytes.Buffer
-				err = r.WriteHIPFatbin(&got, []CodeObject{
+				err = WriteHIPFatbin(&got, r, []CodeObject{
 					{"gfx90a:xnack+", io.NewSectionReader(bytes.NewReader(imgs[0]), 0, int64(len(imgs[0])))},
 					{"gfx1100", io.NewSectionReader(bytes.NewReader(imgs[1]), 0, int64(len(imgs[1])))},
 				})
@@ -220,7 +221,7 @@ func TestReadBundlerBundles(t *testing.T) {
 	for ri, major := range bundlerReleases {
 		t.Run(releaseName(major), func(t *testing.T) {
 			tool := tooltest.Tool(t, "clang-offload-bundler", major)
-			r, _ := LookupRelease(major)
+			r, _ := release.Lookup(major)
 			for ci, c := range cases {
 				for vi, v := range variants {
 					t.Run(c.name+"/"+v.name, func(t *testing.T) {
@@ -233,7 +234,7 @@ func TestReadBundlerBundles(t *testing.T) {
 							if err != nil {
 								t.Fatal(err)
 							}
-							wantVersion := r.CompressedVersion
+							wantVersion := r.Bundle.HIPFatbin.CompressedVersion
 							if strings.HasSuffix(v.name, "-v2") || (major >= 22 && strings.HasSuffix(v.name, "-v3")) {
 								wantVersion = uint16(v.name[len(v.name)-1] - '0')
 							}

@@ -70,7 +70,7 @@ func alignUp(n, align uint64) (uint64, bool) {
 // none after the last: the bytes that `clang-offload-bundler -type=o
 // -bundle-align=<align> -targets=<IDs> -input=...` writes when the host input
 // is not an object file (for HIP, /dev/null), given IDs in the form the
-// bundler writes them (see [Release]; the bundler of LLVM 17 and later
+// bundler writes them (see [DeviceID]; the bundler of LLVM 17 and later
 // rewrites some -targets spellings). Duplicate IDs give [ErrDuplicateID]; an
 // input shorter than its Size gives an error wrapping io.ErrUnexpectedEOF.
 // On error, w may hold part of the bundle.

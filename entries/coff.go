@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ReadCOFF returns every offload entry of f, a COFF object of a Windows
@@ -21,7 +22,7 @@ import (
 // the field, and a name pointer is read from the section that symbol is
 // defined in. A PE image has no entries to read (the linker merged the
 // sections and resolved the pointers): it gives none.
-func ReadCOFF(f *coffobj.File, r *offload.Release) ([]FileEntry, error) {
+func ReadCOFF(f *coffobj.File, r *release.Release) ([]FileEntry, error) {
 	if f.Image {
 		return nil, nil
 	}
@@ -56,7 +57,7 @@ type coffResolver struct {
 	refs *budget.Counter
 }
 
-func (rs *coffResolver) section(s *coffobj.FileSection, base string, layout offload.EntryLayout, r *offload.Release) ([]FileEntry, error) {
+func (rs *coffResolver) section(s *coffobj.FileSection, base string, layout offload.EntryLayout, r *release.Release) ([]FileEntry, error) {
 	data, err := s.Data()
 	if err != nil {
 		return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)

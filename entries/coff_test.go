@@ -17,6 +17,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // coffSources compile without headers: HIP kernels (one a template), a
@@ -91,7 +92,7 @@ func TestReadCOFFMatchesELF(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	r := offload.Default()
+	r := release.Default()
 	for name, c := range cases {
 		compile := func(triple string) string { return filepath.Join(dir, name+"-"+triple+".o") }
 		ef, err := elfobj.Read(readerOf(t, compile("x86_64-unknown-linux-gnu")))

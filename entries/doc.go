@@ -17,7 +17,7 @@
 // relocation and entry symbol with what clang 15, 16, 19 and 22 emit.
 //
 //	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
-//	r, _ := offload.LookupRelease(19)
+//	r, _ := release.Lookup(19)
 //	req, _ := entries.RequiresEntry(r, offload.RequiresUnifiedSharedMemory)
 //	err := entries.Write(o, r, []offload.Entry{entries.KernelEntry("__omp_offloading_10_20_main_l5"), req})
 //
@@ -34,12 +34,12 @@
 //
 // Relinking objects of one LLVM release with another's clang links without a
 // warning and fails at run time. [Mixing] reads a file for it, with the facts
-// of the release table ([offload.Release]): in a linked program or shared
+// of the release table ([release.Release]): in a linked program or shared
 // object, the registrations its wrappers left (each __tgt_bin_desc, by its
 // symbol or, stripped, by its shape; the __start_/__stop_ symbols of entries
 // sections) and their releases (the section registered, where the device
 // images point into the OffloadBinary, the constructor and destructor), and
-// the libomptarget it needs (DT_NEEDED, [offload.RuntimeReleases]); it
+// the libomptarget it needs (DT_NEEDED, [release.ByRuntimeLibrary]); it
 // reports each problem as a [Finding] of a stable [FindingKind]: entries
 // outside every registered range ([FindUnregistered]: clang-22 linking
 // clang-19 objects registers the empty llvm_offload_entries), 32- and 56-byte
@@ -51,7 +51,7 @@
 // release links and runs together, and [Incompatible] does the same across
 // the objects of one link or archive:
 //
-//	o, _ := entries.Mixing(f, offload.Default())
+//	o, _ := entries.Mixing(f, release.Default())
 //	for _, f := range o.Findings {
 //		fmt.Println(f) // unregistered-entries: 3 of the 3 entries in omp_offloading_entries ...
 //	}

@@ -15,16 +15,16 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 var releasesWithClang = []int{13, 14, 15, 16, 19, 22}
 
-func release(t testing.TB, major int) *offload.Release {
+func lookupRelease(t testing.TB, major int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func readFile(t *testing.T, path string) *elfobj.File {
 	return f
 }
 
-func readEntries(t *testing.T, path string, r *offload.Release) []FileEntry {
+func readEntries(t *testing.T, path string, r *release.Release) []FileEntry {
 	t.Helper()
 	ents, err := Read(readFile(t, path), r)
 	if err != nil {
@@ -178,7 +178,7 @@ func TestReadMatchesReadelf(t *testing.T) {
 	secs := map[string]bool{}
 	for i, obj := range objs {
 		paths = append(paths, obj.path)
-		ents[i] = readEntries(t, obj.path, release(t, obj.major))
+		ents[i] = readEntries(t, obj.path, lookupRelease(t, obj.major))
 		for _, e := range ents[i] {
 			if !secs[e.Section] {
 				secs[e.Section] = true
@@ -194,7 +194,7 @@ func TestReadMatchesReadelf(t *testing.T) {
 	args, secs = nil, map[string]bool{}
 	for i, obj := range objs {
 		for _, e := range ents[i] {
-			if sec, _, ok := namePlace(t, obj.path, release(t, obj.major), views[obj.path], e); ok && !secs[sec] {
+			if sec, _, ok := namePlace(t, obj.path, lookupRelease(t, obj.major), views[obj.path], e); ok && !secs[sec] {
 				secs[sec] = true
 				args = append(args, "-p", sec)
 			}
@@ -211,7 +211,7 @@ func TestReadMatchesReadelf(t *testing.T) {
 				t.Errorf("%s: no entries", obj.path)
 			}
 			for _, e := range ents[i] {
-				checkAgainstReadelf(t, obj.path, release(t, obj.major), views[obj.path], e)
+				checkAgainstReadelf(t, obj.path, lookupRelease(t, obj.major), views[obj.path], e)
 			}
 		})
 	}
@@ -220,7 +220,7 @@ func TestReadMatchesReadelf(t *testing.T) {
 
 // namePlace returns the section and offset of the name of e as llvm-readelf
 // shows its relocation in v, and false if it shows none.
-func namePlace(t *testing.T, path string, r *offload.Release, v *readelfView, e FileEntry) (string, uint64, bool) {
+func namePlace(t *testing.T, path string, r *release.Release, v *readelfView, e FileEntry) (string, uint64, bool) {
 	t.Helper()
 	base := uint64(e.Index * e.Layout.Size())
 	name, ok := v.relocs[".rela"+e.Section][base+uint64(e.Layout.NameOffset())]
@@ -229,7 +229,7 @@ func namePlace(t *testing.T, path string, r *offload.Release, v *readelfView, e 
 	}
 	off, _ := strconv.ParseUint(strings.TrimPrefix(name[1], "+"), 16, 64)
 	sec := name[0]
-	if strings.HasPrefix(sec, facts.Of(r).Entries.NameSymbol) {
+	if strings.HasPrefix(sec, r.Entries.NameSymbol) {
 		// Relocated against the string's own symbol (riscv64): find it
 		// with debug/elf.
 		sec, off = symbolPlace(t, path, sec, off)
@@ -237,7 +237,7 @@ func namePlace(t *testing.T, path string, r *offload.Release, v *readelfView, e 
 	return sec, off, true
 }
 
-func checkAgainstReadelf(t *testing.T, path string, r *offload.Release, v *readelfView, e FileEntry) {
+func checkAgainstReadelf(t *testing.T, path string, r *release.Release, v *readelfView, e FileEntry) {
 	t.Helper()
 	where := fmt.Sprintf("%s %s[%d]", filepath.Base(path), e.Section, e.Index)
 	size := e.Layout.Size()
@@ -251,7 +251,7 @@ func checkAgainstReadelf(t *testing.T, path string, r *offload.Release, v *reade
 	var wantFlags uint32
 	wantKind, _ := offload.EntrySectionKind(e.Section)
 	if e.Layout == offload.EntryV1 {
-		wantKind = r.OffloadKindOf(le.Uint16(b[10:]))
+		wantKind = offload.OffloadKindOf(r, le.Uint16(b[10:]))
 		wantFlags, wantSize, wantData = le.Uint32(b[12:]), le.Uint64(b[32:]), le.Uint64(b[40:])
 	} else {
 		wantSize, wantFlags, wantData = le.Uint64(b[16:]), le.Uint32(b[24:]), uint64(le.Uint32(b[28:]))
@@ -318,7 +318,7 @@ func TestWriteMatchesClang(t *testing.T) {
 	for _, obj := range testObjects(t) {
 		t.Run(obj.name, func(t *testing.T) {
 			path := obj.path
-			r := release(t, obj.major)
+			r := lookupRelease(t, obj.major)
 			ents := readEntries(t, path, r)
 			o, err := elfobj.ForTriple(obj.triple)
 			if err != nil {
@@ -345,9 +345,9 @@ func TestWriteMatchesClang(t *testing.T) {
 	skipUnsampled(t)
 }
 
-func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {
+func compareTables(t *testing.T, clang, ours *elfobj.File, r *release.Release) {
 	t.Helper()
-	for _, sec := range []string{facts.Of(r).Entries.OpenMP, facts.Of(r).Entries.CUDA, facts.Of(r).Entries.HIP} {
+	for _, sec := range []string{r.Entries.OpenMP, r.Entries.CUDA, r.Entries.HIP} {
 		cs, os := clang.Section(sec), ours.Section(sec)
 		if cs == nil && os == nil {
 			continue
@@ -361,7 +361,7 @@ func compareTables(t *testing.T, clang, ours *elfobj.File, r *offload.Release) {
 		if !bytes.Equal(cd, od) || cs.Flags != os.Flags || cs.Addralign != os.Addralign || cs.Entsize != os.Entsize {
 			t.Errorf("section %s: flags %v/%v align %d/%d entsize %d/%d bytes equal %v", sec, cs.Flags, os.Flags, cs.Addralign, os.Addralign, cs.Entsize, os.Entsize, bytes.Equal(cd, od))
 		}
-		cr, or := relocsView(t, clang, cs, facts.Of(r).Entries.NameSymbol), relocsView(t, ours, os, facts.Of(r).Entries.NameSymbol)
+		cr, or := relocsView(t, clang, cs, r.Entries.NameSymbol), relocsView(t, ours, os, r.Entries.NameSymbol)
 		if fmt.Sprint(cr) != fmt.Sprint(or) {
 			t.Errorf("section %s relocations:\nclang %v\nours  %v", sec, cr, or)
 		}
@@ -404,7 +404,7 @@ func relocsView(t *testing.T, f *elfobj.File, sec *elfobj.FileSection, nameSym s
 	return out
 }
 
-func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView {
+func entrySymbols(t *testing.T, f *elfobj.File, r *release.Release) []symbolView {
 	t.Helper()
 	syms, err := f.Symbols()
 	if err != nil {
@@ -412,7 +412,7 @@ func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView
 	}
 	var out []symbolView
 	for _, s := range syms {
-		if strings.HasPrefix(s.Name, facts.Of(r).Entries.SymbolPrefix) || strings.HasSuffix(s.Name, ".region_id") {
+		if strings.HasPrefix(s.Name, r.Entries.SymbolPrefix) || strings.HasSuffix(s.Name, ".region_id") {
 			out = append(out, symbolView{s.Name, s.Bind(), elf.SymVis(s.Other & 3), s.Size, s.Value, s.Type(), f.Sections[s.Section].Name})
 		}
 	}
@@ -423,7 +423,7 @@ func entrySymbols(t *testing.T, f *elfobj.File, r *offload.Release) []symbolView
 
 func ExampleWrite() {
 	o, _ := elfobj.ForTriple("x86_64-unknown-linux-gnu")
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	req, _ := RequiresEntry(r, offload.RequiresUnifiedSharedMemory)
 	if err := Write(o, r, []offload.Entry{KernelEntry("__omp_offloading_10_20_main_l5"), req}); err != nil {
 		panic(err)

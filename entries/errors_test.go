@@ -10,7 +10,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // entriesObject writes a relocatable x86-64 object with an entries section
@@ -45,7 +45,7 @@ func readEntriesOf(t *testing.T, obj []byte) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Read(f, offload.Default())
+	_, err = Read(f, release.Default())
 	return err
 }
 

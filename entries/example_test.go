@@ -7,7 +7,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Read the offload entries of a fat object that clang-22 made, and which
@@ -21,14 +21,14 @@ func ExampleRead() {
 	if err != nil {
 		panic(err)
 	}
-	ents, err := entries.Read(f, offload.Default())
+	ents, err := entries.Read(f, release.Default())
 	if err != nil {
 		panic(err)
 	}
 	for _, e := range ents {
 		fmt.Println(e.Section, e.Layout, e.Kind, e.Name)
 	}
-	origin, err := entries.Mixing(f, offload.Default())
+	origin, err := entries.Mixing(f, release.Default())
 	if err != nil {
 		panic(err)
 	}

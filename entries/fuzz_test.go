@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 
 	"github.com/goffload/goffload/internal/tooltest"
 )
@@ -31,7 +31,7 @@ func FuzzRead(f *testing.F) {
 			if err != nil {
 				return
 			}
-			for _, r := range []*offload.Release{offload.Default(), mustLookup(19)} {
+			for _, r := range []*release.Release{release.Default(), mustLookup(19)} {
 				Read(file, r)
 				Mixing(file, r)
 			}
@@ -39,8 +39,8 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-func mustLookup(n int) *offload.Release {
-	r, err := offload.LookupRelease(n)
+func mustLookup(n int) *release.Release {
+	r, err := release.Lookup(n)
 	if err != nil {
 		panic(err)
 	}

@@ -32,7 +32,7 @@ func TestReadLinked(t *testing.T) {
 	t.Parallel()
 	clang := tooltest.Tool(t, "clang", linkedRelease)
 	dir := t.TempDir()
-	r := release(t, linkedRelease)
+	r := lookupRelease(t, linkedRelease)
 	obj := sharedCell(t, x86Cell(linkedRelease, "omp_plain.c"))
 	want := entryNames(readEntries(t, obj, r))
 	main := filepath.Join(dir, "main.o")

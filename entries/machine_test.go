@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // emNoneObject returns an EM_NONE object holding an OffloadBinary in
@@ -19,7 +20,7 @@ import (
 func emNoneObject(t *testing.T, entries bool) []byte {
 	t.Helper()
 	im := offload.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := offload.MarshalBinary(offload.Default(), &im, []byte("device code"))
+	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("device code"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestEMNoneWithoutEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ents, err := Read(f, offload.Default()); err != nil || len(ents) != 0 {
+	if ents, err := Read(f, release.Default()); err != nil || len(ents) != 0 {
 		t.Errorf("Read: %v, %v; want no entries and no error", ents, err)
 	}
 
@@ -54,7 +55,7 @@ func TestEMNoneWithoutEntries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(g, offload.Default()); err == nil || !strings.Contains(err.Error(), "EM_NONE") {
+	if _, err := Read(g, release.Default()); err == nil || !strings.Contains(err.Error(), "EM_NONE") {
 		t.Errorf("Read with an entries section on EM_NONE: %v, want an error naming the machine", err)
 	}
 

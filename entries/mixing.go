@@ -10,8 +10,8 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // FindingKind names what a [Finding] found. The strings are stable: scripts
@@ -63,7 +63,7 @@ type Finding struct {
 	Entries int    `json:"entries,omitempty"`
 	// Releases are those the finding's evidence points to: the releases
 	// that make the entries, or the runtime's.
-	Releases offload.ReleaseSet `json:"releases,omitempty"`
+	Releases release.Set `json:"releases,omitempty"`
 	// Other is the earlier input that an object cannot be linked with
 	// (findings of [Incompatible]).
 	Other string `json:"other,omitempty"`
@@ -92,8 +92,8 @@ type Fact struct {
 	// registered, the releases whose wrapper registers their section; for
 	// entries a wrapper of the file registers already, the releases whose
 	// runtime reads their layout.
-	Made  offload.ReleaseSet `json:"made_by"`
-	Links offload.ReleaseSet `json:"read_by"`
+	Made  release.Set `json:"made_by"`
+	Links release.Set `json:"read_by"`
 }
 
 // Registration is a registration of entries found in a file: a wrapper's
@@ -116,7 +116,7 @@ type Registration struct {
 	// Releases are those whose wrapper makes such a registration: it
 	// registers Section and points to its images as they do, in an object
 	// its constructor has their priority.
-	Releases offload.ReleaseSet `json:"releases"`
+	Releases release.Set `json:"releases"`
 
 	begin, end uint64 // linked files: the range
 	ranged     bool   // begin and end are known
@@ -129,9 +129,9 @@ type Origin struct {
 	Registrations []Registration `json:"registrations"`
 	// Runtime is the libomptarget the file needs (DT_NEEDED), "" if none;
 	// RuntimeReleases are the releases it belongs to.
-	Runtime         string             `json:"runtime,omitempty"`
-	RuntimeReleases offload.ReleaseSet `json:"runtime_releases,omitempty"`
-	Findings        []Finding          `json:"findings"`
+	Runtime         string      `json:"runtime,omitempty"`
+	RuntimeReleases release.Set `json:"runtime_releases,omitempty"`
+	Findings        []Finding   `json:"findings"`
 	// RawImages are the raw device images (no OffloadBinary) that the
 	// wrappers of LLVM 13 and 14 in a linked file register.
 	RawImages []RawImage `json:"-"`
@@ -149,8 +149,8 @@ type RawImage struct {
 
 // Made returns the releases that make everything the file holds: all of
 // them when nothing tells, none when the file mixes releases.
-func (o *Origin) Made() offload.ReleaseSet {
-	s := offload.AllReleases()
+func (o *Origin) Made() release.Set {
+	s := release.Known()
 	for _, f := range o.Facts {
 		s &= f.Made
 	}
@@ -159,8 +159,8 @@ func (o *Origin) Made() offload.ReleaseSet {
 
 // Links returns the releases whose link and runtime read everything the
 // file holds.
-func (o *Origin) Links() offload.ReleaseSet {
-	s := offload.AllReleases()
+func (o *Origin) Links() release.Set {
+	s := release.Known()
 	for _, f := range o.Facts {
 		s &= f.Links
 	}
@@ -169,8 +169,8 @@ func (o *Origin) Links() offload.ReleaseSet {
 
 // Wrapper returns the releases whose wrapper can have made each
 // registration of the file (none if it has none).
-func (o *Origin) Wrapper() offload.ReleaseSet {
-	var s offload.ReleaseSet
+func (o *Origin) Wrapper() release.Set {
+	var s release.Set
 	for i, g := range o.Registrations {
 		if i == 0 {
 			s = g.Releases
@@ -200,7 +200,7 @@ func (o *Origin) Wrapper() offload.ReleaseSet {
 // device code, HIP numbering, a wrapper's registration) that no one
 // release links and runs together; [Incompatible] does the same across the
 // objects of one link or archive.
-func Mixing(f *elfobj.File, r *offload.Release) (*Origin, error) {
+func Mixing(f *elfobj.File, r *release.Release) (*Origin, error) {
 	m, err := newMixer(f)
 	if err != nil {
 		return nil, err
@@ -231,8 +231,8 @@ func Mixing(f *elfobj.File, r *offload.Release) (*Origin, error) {
 			return nil, err
 		}
 		for _, n := range needed {
-			if rs := offload.RuntimeReleases(n); rs != nil {
-				m.o.Runtime, m.o.RuntimeReleases = n, offload.ReleaseSetOf(rs...)
+			if rs := release.ByRuntimeLibrary(n); rs != nil {
+				m.o.Runtime, m.o.RuntimeReleases = n, release.SetOf(rs...)
 				break
 			}
 		}
@@ -334,9 +334,9 @@ func baseSection(name string) string {
 		return ""
 	}
 	best := ""
-	for _, r := range offload.Releases() {
+	for _, r := range release.All() {
 		for _, k := range []offload.OffloadKind{offload.OffloadOpenMP, offload.OffloadCUDA, offload.OffloadHIP} {
-			if sec := r.EntriesSection(k); sec != "" && strings.HasPrefix(name, sec) && len(sec) > len(best) {
+			if sec := offload.EntriesSection(r, k); sec != "" && strings.HasPrefix(name, sec) && len(sec) > len(best) {
 				best = sec
 			}
 		}
@@ -346,10 +346,10 @@ func baseSection(name string) string {
 
 // registeringSection returns the releases whose wrappers register the
 // entries section base (of some kind).
-func registeringSection(base string) offload.ReleaseSet {
-	return offload.ReleasesWhere(func(r *offload.Release) bool {
+func registeringSection(base string) release.Set {
+	return release.Where(func(r *release.Release) bool {
 		for _, k := range []offload.OffloadKind{offload.OffloadOpenMP, offload.OffloadCUDA, offload.OffloadHIP} {
-			if r.EntriesSection(k) == base && base != "" {
+			if offload.EntriesSection(r, k) == base && base != "" {
 				return true
 			}
 		}
@@ -479,7 +479,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return Registration{}, false
 	}
-	g := Registration{Kind: offload.OffloadOpenMP, Images: int(n), Releases: offload.ReleasesWhere(func(*offload.Release) bool { return true })}
+	g := Registration{Kind: offload.OffloadOpenMP, Images: int(n), Releases: release.Where(func(*release.Release) bool { return true })}
 	if m.linked {
 		if !beginLoc.linked || !endLoc.linked || beginLoc.addr > endLoc.addr {
 			return Registration{}, false
@@ -507,7 +507,7 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 	}
 	if g.Section != "" {
 		base := baseSection(g.Section)
-		g.Releases &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.OpenMP == base })
+		g.Releases &= release.Where(func(r *release.Release) bool { return r.Entries.OpenMP == base })
 	}
 	return g, true
 }
@@ -517,8 +517,8 @@ func (m *mixer) descriptor(d place, strict bool) (Registration, bool) {
 // (docs/registration.md#image-bounds, docs/releases.md#release-table): raw
 // images (13, 14), or the OffloadBinary's start or ImageOffset, and its end
 // or ImageOffset+ImageSize. A pointer that cannot be followed tells nothing.
-func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
-	all := offload.AllReleases()
+func (m *mixer) imageReleases(rec place, g *Registration) release.Set {
+	all := release.Known()
 	_, startLoc, ok1 := m.pointer(rec, 0)
 	_, endLoc, ok2 := m.pointer(rec, 8)
 	if !ok1 || !ok2 {
@@ -537,7 +537,7 @@ func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
 		if endOff > start.off && endOff <= start.sec.FileSize && (!m.linked || endLoc.linked) && (m.linked || endLoc.section == start.sec.Index) {
 			m.raw = append(m.raw, rawImage{start.sec, start.off, endOff})
 		}
-		return offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper })
+		return release.Where(func(r *release.Release) bool { return r.Wrapper.Form == release.WrapperOffloadWrapper })
 	}
 	bins, err := m.binaries(start.sec)
 	if err != nil {
@@ -554,23 +554,23 @@ func (m *mixer) imageReleases(rec place, g *Registration) offload.ReleaseSet {
 		}
 		m.boundImages[[2]uint64{uint64(start.sec.Index), off}] = true
 		rel, relEnd := start.off-off, endOff-off
-		starts, ends := map[facts.ImageBound]bool{}, map[facts.ImageBound]bool{}
+		starts, ends := map[release.ImageBound]bool{}, map[release.ImageBound]bool{}
 		if rel == 0 {
-			starts[facts.BoundBinaryStart] = true
+			starts[release.BoundBinaryStart] = true
 		}
 		if relEnd == b.Size || relEnd == (b.Size+7)&^7 {
-			ends[facts.BoundBinaryEnd] = true
+			ends[release.BoundBinaryEnd] = true
 		}
 		for _, im := range b.Images {
 			if rel == im.ImageOffset {
-				starts[facts.BoundImageStart] = true
+				starts[release.BoundImageStart] = true
 			}
 			if relEnd == im.ImageOffset+im.ImageSize {
-				ends[facts.BoundImageEnd] = true
+				ends[release.BoundImageEnd] = true
 			}
 		}
-		return offload.ReleasesWhere(func(r *offload.Release) bool {
-			return facts.Of(r).Wrapper.Form == facts.WrapperLinkerWrapper && starts[facts.Of(r).Wrapper.ImageStart] && ends[facts.Of(r).Wrapper.ImageEnd]
+		return release.Where(func(r *release.Release) bool {
+			return r.Wrapper.Form == release.WrapperLinkerWrapper && starts[r.Wrapper.ImageStart] && ends[r.Wrapper.ImageEnd]
 		})
 	}
 	return all
@@ -673,8 +673,8 @@ func (m *mixer) symbolRanges() {
 // calls the registration function (objects), and whether a .fini_array
 // calls the unregistration function (LLVM 18 and before) or the symbol
 // table shows that function and none calls it (atexit, LLVM 19 and later).
-func (m *mixer) arrayFacts() offload.ReleaseSet {
-	s := offload.AllReleases()
+func (m *mixer) arrayFacts() release.Set {
+	s := release.Known()
 	type at struct {
 		sec  int
 		addr uint64
@@ -712,15 +712,15 @@ func (m *mixer) arrayFacts() offload.ReleaseSet {
 			if isFini {
 				dtor = true
 			} else if n, err := strconv.Atoi(strings.TrimPrefix(prio, ".")); err == nil && !m.linked {
-				s &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.CtorPriority == n })
+				s &= release.Where(func(r *release.Release) bool { return r.Wrapper.CtorPriority == n })
 			}
 		}
 	}
 	switch {
 	case dtor:
-		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return !facts.Of(r).Wrapper.UnregisterAtexit })
+		s &= release.Where(func(r *release.Release) bool { return !r.Wrapper.UnregisterAtexit })
 	case unregs > 0:
-		s &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.UnregisterAtexit })
+		s &= release.Where(func(r *release.Release) bool { return r.Wrapper.UnregisterAtexit })
 	}
 	return s
 }
@@ -803,14 +803,14 @@ func (m *mixer) entryFacts() {
 		f.Links = f.Made
 		if u.registered == len(u.ents) && u.registered > 0 {
 			l := u.layout
-			f.Links = offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })
+			f.Links = release.Where(func(r *release.Release) bool { return offload.RuntimeReadsEntries(r, l) })
 		}
 		m.o.Facts = append(m.o.Facts, f)
 		for _, e := range u.ents {
 			if u.layout == offload.EntryV1 && (e.Raw.Kind == 3 || e.Raw.Kind == 4) && e.Kind != offload.OffloadOpenMP {
 				code := e.Raw.Kind
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("56-byte HIP entries numbered %d in %s", code, u.name),
-					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Kinds.HIP == code })})
+					Made: release.Where(func(r *release.Release) bool { return r.Kinds.HIP == code })})
 			}
 		}
 	}
@@ -821,7 +821,7 @@ func (m *mixer) entryFacts() {
 // (a linker need not keep it in a program), and narrows the releases of the
 // object's registrations with it.
 func (m *mixer) retainFacts() {
-	mask := offload.AllReleases()
+	mask := release.Known()
 	for _, s := range m.f.Sections[1:] {
 		if baseSection(s.Name) == "" || s.Type == elfobj.SHT_LLVM_OFFLOADING {
 			continue
@@ -831,8 +831,8 @@ func (m *mixer) retainFacts() {
 		if retain {
 			what = "SHF_GNU_RETAIN on " + s.Name
 		}
-		made := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Retain == retain })
-		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: offload.AllReleases()})
+		made := release.Where(func(r *release.Release) bool { return r.Entries.Retain == retain })
+		m.addFact(Fact{Topic: TopicEntries, What: what, Made: made, Links: release.Known()})
 		mask &= made
 	}
 	for i := range m.o.Registrations {
@@ -899,16 +899,16 @@ func (m *mixer) unknownRegistration(e FileEntry) bool {
 
 // requiresFacts adds the requires encodings the file holds.
 func (m *mixer) requiresFacts() {
-	add := func(e facts.RequiresEncoding, what string) {
+	add := func(e release.RequiresEncoding, what string) {
 		m.addFact(Fact{Topic: TopicRequires, What: what,
-			Made:  offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Requires == e }),
-			Links: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })})
+			Made:  release.Where(func(r *release.Release) bool { return r.Entries.Requires == e }),
+			Links: release.Where(func(r *release.Release) bool { return r.ReadsRequires(e) })})
 	}
 	if m.requiresCtor() && !m.requiresNone() {
 		// A constructor that registers OMP_REQ_NONE (clang 14 to 18 emit
 		// one in every object without requirements, and `convert` leaves
 		// it) registers nothing any runtime needs: no fact of release.
-		add(facts.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
+		add(release.RequiresCtor, "`#pragma omp requires` registered by a constructor calling __tgt_register_requires")
 	}
 	for _, u := range m.sections {
 		if len(u.requires) == 0 {
@@ -978,11 +978,11 @@ func (m *mixer) requiresCtor() bool {
 }
 
 // requiresOf returns the requires encoding of an entry of layout l.
-func requiresOf(l offload.EntryLayout) (facts.RequiresEncoding, string) {
+func requiresOf(l offload.EntryLayout) (release.RequiresEncoding, string) {
 	if l == offload.EntryV1 {
-		return facts.RequiresEntryData, "a requires entry with its flags in Data"
+		return release.RequiresEntryData, "a requires entry with its flags in Data"
 	}
-	return facts.RequiresEntryReserved, "a requires entry with its flags in `reserved`"
+	return release.RequiresEntryReserved, "a requires entry with its flags in `reserved`"
 }
 
 // symbolFacts adds the prefixes of the entries' symbols.
@@ -992,8 +992,8 @@ func (m *mixer) symbolFacts() {
 		entrySec[u.index] = true
 	}
 	prefixes := map[string]bool{}
-	for _, r := range offload.Releases() {
-		prefixes[facts.Of(r).Entries.SymbolPrefix] = true
+	for _, r := range release.All() {
+		prefixes[r.Entries.SymbolPrefix] = true
 	}
 	seen := map[string]bool{}
 	for i := range m.syms {
@@ -1014,19 +1014,19 @@ func (m *mixer) symbolFacts() {
 	sort.Strings(ps)
 	for _, p := range ps {
 		m.addFact(Fact{Topic: TopicSymbols, What: "entry symbols " + p + "*",
-			Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.SymbolPrefix == p }), Links: offload.AllReleases()})
+			Made: release.Where(func(r *release.Release) bool { return r.Entries.SymbolPrefix == p }), Links: release.Known()})
 	}
 }
 
 // deviceCodeFacts adds the forms of device code of the file and the HIP
 // numbering of its OffloadBinaries.
 func (m *mixer) deviceCodeFacts() error {
-	linkerWrapper := func(v uint32) offload.ReleaseSet {
-		return offload.ReleasesWhere(func(r *offload.Release) bool {
-			return facts.Of(r).Wrapper.Form == facts.WrapperLinkerWrapper && r.BinaryVersion >= v
+	linkerWrapper := func(v uint32) release.Set {
+		return release.Where(func(r *release.Release) bool {
+			return r.Wrapper.Form == release.WrapperLinkerWrapper && r.BinaryVersion >= v
 		})
 	}
-	oldDriver := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper })
+	oldDriver := release.Where(func(r *release.Release) bool { return r.Wrapper.Form == release.WrapperOffloadWrapper })
 	for _, s := range m.f.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
 		bins, err := m.binaries(s)
 		if err != nil {
@@ -1035,11 +1035,11 @@ func (m *mixer) deviceCodeFacts() error {
 		for _, b := range bins {
 			v := b.Version
 			f := Fact{Topic: TopicDeviceCode, What: fmt.Sprintf("OffloadBinaries (version %d) in %s", v, s.Name),
-				Made: offload.ReleasesWhere(func(r *offload.Release) bool { return r.BinaryVersion == v })}
+				Made: release.Where(func(r *release.Release) bool { return r.BinaryVersion == v })}
 			if s.Flags&elfobj.SHF_EXCLUDE != 0 || !m.linked && s.Flags&elf.SHF_ALLOC == 0 {
 				f.Links = linkerWrapper(v) // device code still to be linked
 			} else {
-				f.Links = offload.AllReleases() // a wrapper's copy
+				f.Links = release.Known() // a wrapper's copy
 			}
 			m.addFact(f)
 			for _, im := range b.Images {
@@ -1048,7 +1048,7 @@ func (m *mixer) deviceCodeFacts() error {
 					continue
 				}
 				m.addFact(Fact{Topic: TopicHIPKind, What: fmt.Sprintf("HIP images numbered %d in the OffloadBinaries of %s", code, s.Name),
-					Made: offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Kinds.HIP == code })})
+					Made: release.Where(func(r *release.Release) bool { return r.Kinds.HIP == code })})
 			}
 		}
 	}
@@ -1106,22 +1106,22 @@ func (m *mixer) linkedFindings() {
 	if o.RuntimeReleases != 0 {
 		for _, u := range m.sections {
 			l := u.layout
-			if u.registered == 0 || offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) })&runtime != 0 {
+			if u.registered == 0 || release.Where(func(r *release.Release) bool { return offload.RuntimeReadsEntries(r, l) })&runtime != 0 {
 				continue
 			}
 			unreadable[l] = true
 			o.Findings = append(o.Findings, Finding{Kind: FindRuntimeLayout, Section: u.name, Entries: u.registered, Releases: runtime,
 				Message: fmt.Sprintf("the file needs %s, which cannot read the %d %d-byte entries of %s that its wrapper registers (%s reads them)",
-					what, u.registered, l.Size(), u.name, offload.ReleasesWhere(func(r *offload.Release) bool { return r.RuntimeReadsEntries(l) }))})
+					what, u.registered, l.Size(), u.name, release.Where(func(r *release.Release) bool { return offload.RuntimeReadsEntries(r, l) }))})
 		}
 	}
 	if runtime != 0 {
-		reads := func(e facts.RequiresEncoding) offload.ReleaseSet {
-			return offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).ReadsRequires(e) })
+		reads := func(e release.RequiresEncoding) release.Set {
+			return release.Where(func(r *release.Release) bool { return r.ReadsRequires(e) })
 		}
-		if m.requiresCtor() && reads(facts.RequiresCtor)&runtime == 0 && !m.requiresNone() {
+		if m.requiresCtor() && reads(release.RequiresCtor)&runtime == 0 && !m.requiresNone() {
 			o.Findings = append(o.Findings, Finding{Kind: FindRequires, Releases: runtime,
-				Message: fmt.Sprintf("`#pragma omp requires` is registered by a constructor calling __tgt_register_requires (LLVM 18 and before), which %s does not read (%s does): the requirements are ignored", what, reads(facts.RequiresCtor))})
+				Message: fmt.Sprintf("`#pragma omp requires` is registered by a constructor calling __tgt_register_requires (LLVM 18 and before), which %s does not read (%s does): the requirements are ignored", what, reads(release.RequiresCtor))})
 		}
 		for _, u := range m.sections {
 			if len(u.requires) == 0 || unreadable[u.layout] || u.registered+u.unknown == 0 {
@@ -1131,7 +1131,7 @@ func (m *mixer) linkedFindings() {
 			if reads(e)&runtime == 0 {
 				o.Findings = append(o.Findings, Finding{Kind: FindRequires, Section: u.name, Entries: len(u.requires), Releases: runtime,
 					Message: fmt.Sprintf("%s in %s (%s), which %s does not read (%s does)", desc, u.name,
-						offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Entries.Requires == e }), what, reads(e))})
+						release.Where(func(r *release.Release) bool { return r.Entries.Requires == e }), what, reads(e))})
 			}
 		}
 	}
@@ -1285,7 +1285,7 @@ func conflicts(facts []Fact) []Finding {
 		}
 	}
 	if len(out) == 0 && len(facts) > 0 {
-		all := offload.AllReleases()
+		all := release.Known()
 		for _, f := range facts {
 			all &= f.Links
 		}
@@ -1318,7 +1318,7 @@ func Incompatible(ins []Input) [][]Finding {
 	// the first earlier input a conflicts with is the earliest first input
 	// of a set disjoint from a's. Time is inputs times distinct sets, not
 	// inputs squared (an archive of many members).
-	var sets []offload.ReleaseSet
+	var sets []release.Set
 	var first []int
 	for i, a := range ins {
 		if a.Origin == nil || a.Origin.Links() == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func llvmTestdata(parts ...string) string {
@@ -20,7 +21,7 @@ func llvmTestdata(parts ...string) string {
 
 func mixing(t *testing.T, f *elfobj.File) *Origin {
 	t.Helper()
-	o, err := Mixing(f, offload.Default())
+	o, err := Mixing(f, release.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func objectOf(t *testing.T, ents map[int][]offload.Entry, secs []*elfobj.Section
 	}
 	for _, major := range []int{13, 14, 15, 16, 17, 18, 19, 20, 21, 22} {
 		if es, ok := ents[major]; ok {
-			if err := Write(o, release(t, major), es); err != nil {
+			if err := Write(o, lookupRelease(t, major), es); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -178,7 +179,7 @@ func objectOf(t *testing.T, ents map[int][]offload.Entry, secs []*elfobj.Section
 func offloadingSection(t *testing.T, major int, k offload.OffloadKind) *elfobj.Section {
 	t.Helper()
 	im := offload.LinkedImage(k, "amdgcn-amd-amdhsa", "gfx90a")
-	b, err := offload.MarshalBinary(release(t, major), &im, []byte("not an image"))
+	b, err := offload.MarshalBinary(lookupRelease(t, major), &im, []byte("not an image"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func offloadingSection(t *testing.T, major int, k offload.OffloadKind) *elfobj.S
 // kind of problem.
 func TestMixingInOneObject(t *testing.T) {
 	hipEntry := offload.Entry{Kind: offload.OffloadHIP, Name: "_Z4kernPi", Address: offload.SymbolRef{Symbol: "_Z4kernPi"}}
-	req19, err := RequiresEntry(release(t, 19), offload.RequiresUnifiedSharedMemory)
+	req19, err := RequiresEntry(lookupRelease(t, 19), offload.RequiresUnifiedSharedMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,14 +260,14 @@ func TestMixingOfLinkedPrograms(t *testing.T) {
 // disjoint from the input's, as comparing every pair in order does.
 func TestIncompatibleNamesFirstConflict(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	rows := offload.AllReleases().Rows()
+	rows := release.Known().Rows()
 	for round := range 200 {
 		ins := make([]Input, 1+rng.Intn(12))
 		for i := range ins {
-			var links offload.ReleaseSet
+			var links release.Set
 			for _, r := range rows[:4] {
 				if rng.Intn(2) == 0 {
-					links |= offload.ReleaseSetOf(r)
+					links |= release.SetOf(r)
 				}
 			}
 			ins[i] = Input{Name: fmt.Sprintf("in%d", i), Origin: &Origin{Facts: []Fact{{Topic: TopicEntries, What: "x", Made: links, Links: links}}}}

@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // FileEntry is an offload entry read from a file.
@@ -41,7 +42,7 @@ type FileEntry struct {
 // entries" naming the section, its offset in the ELF file f reads (an entries
 // section cut short matches [goffload.ErrTruncated], a machine Read does not
 // know [goffload.ErrUnsupported]); errors of the ELF file itself are elfobj's.
-func Read(f *elfobj.File, r *offload.Release) ([]FileEntry, error) {
+func Read(f *elfobj.File, r *release.Release) ([]FileEntry, error) {
 	var rs *resolver
 	var out []FileEntry
 	for _, s := range f.Sections[1:] {
@@ -157,7 +158,7 @@ const eMachineOffset = 18
 
 // section reads the entries of s. Its errors name s: a FormatError of the
 // entries in its Field, with its offset in the file; others in a prefix.
-func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *offload.Release) ([]FileEntry, error) {
+func (rs *resolver) section(s *elfobj.FileSection, layout offload.EntryLayout, r *release.Release) ([]FileEntry, error) {
 	data, err := rs.sectionData(s.Index)
 	if err != nil {
 		return nil, fmt.Errorf("%s: section %q: %w", entriesFormat, s.Name, err)

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ErrNotInRelease: the release has no entry of that kind (a requires entry
@@ -21,11 +21,11 @@ var ErrNotInRelease = errors.New("not in this LLVM release")
 // legacy `reserved` field in LLVM 19 and 20, ".requires" with the flags in Data
 // from 21. LLVM 15 to 18 have no such entry: they call __tgt_register_requires
 // from a constructor.
-func RequiresEntry(r *offload.Release, flags offload.RequiresFlags) (offload.Entry, error) {
-	if facts.Of(r).Entries.Requires == facts.RequiresCtor {
+func RequiresEntry(r *release.Release, flags offload.RequiresFlags) (offload.Entry, error) {
+	if r.Entries.Requires == release.RequiresCtor {
 		return offload.Entry{}, fmt.Errorf("entries: requires entry in %v, which registers requires with a constructor: %w", r, ErrNotInRelease)
 	}
-	return offload.Entry{Kind: offload.OffloadOpenMP, Flags: uint32(offload.OMPEntryRequires), Name: facts.Of(r).Entries.RequiresName, Data: uint64(flags)}, nil
+	return offload.Entry{Kind: offload.OffloadOpenMP, Flags: uint32(offload.OMPEntryRequires), Name: r.Entries.RequiresName, Data: uint64(flags)}, nil
 }
 
 // RegionID returns the name of the symbol whose address identifies the
@@ -41,7 +41,7 @@ func KernelEntry(name string) offload.Entry {
 // writer adds one table of entries to an object.
 type writer struct {
 	o       *elfobj.Object
-	r       *offload.Release
+	r       *release.Release
 	mc      machine
 	abs64   elfobj.RelocType
 	order   binary.ByteOrder
@@ -59,7 +59,7 @@ type writer struct {
 // the symbol [RegionID] of its name gets that symbol defined in .rodata, as
 // clang does for target regions. The entries of one section are written in the
 // order given.
-func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
+func Write(o *elfobj.Object, r *release.Release, ents []offload.Entry) error {
 	mc, err := machineOf(o.Machine)
 	if err != nil {
 		return err
@@ -73,11 +73,11 @@ func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
 	tables := map[string]*elfobj.Section{}
 	var order []string
 	for i, e := range ents {
-		sec := r.EntriesSection(e.Kind)
+		sec := offload.EntriesSection(r, e.Kind)
 		if sec == "" {
 			return fmt.Errorf("entries: entry %d %q: %v has no entries section for %v: %w", i, e.Name, r, e.Kind, ErrNotInRelease)
 		}
-		if e.Flags&uint32(offload.OMPEntryRequires) != 0 && e.Kind == offload.OffloadOpenMP && facts.Of(r).Entries.Requires == facts.RequiresCtor {
+		if e.Flags&uint32(offload.OMPEntryRequires) != 0 && e.Kind == offload.OffloadOpenMP && r.Entries.Requires == release.RequiresCtor {
 			return fmt.Errorf("entries: entry %d: requires entry in %v, which registers requires with a constructor: %w", i, r, ErrNotInRelease)
 		}
 		t, ok := tables[sec]
@@ -85,7 +85,7 @@ func Write(o *elfobj.Object, r *offload.Release, ents []offload.Entry) error {
 			if o.Section(sec) != nil {
 				return fmt.Errorf("entries: the object already has a section %q", sec)
 			}
-			t = &elfobj.Section{Name: sec, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE | r.EntriesFlags(), Addralign: facts.Of(r).Entries.Align, Data: []byte{}}
+			t = &elfobj.Section{Name: sec, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE | r.EntriesFlags(), Addralign: r.Entries.Align, Data: []byte{}}
 			tables[sec] = t
 			order = append(order, sec)
 		}
@@ -105,7 +105,7 @@ func (w *writer) add(t *elfobj.Section, e offload.Entry) error {
 	if err != nil {
 		return err
 	}
-	layout := w.r.EntryLayout
+	layout := offload.LayoutOf(w.r)
 	off := uint64(len(t.Data))
 	t.Data, err = layout.AppendEncode(t.Data, w.order, raw)
 	if err != nil {
@@ -128,7 +128,7 @@ func (w *writer) add(t *elfobj.Section, e offload.Entry) error {
 			return err
 		}
 	}
-	w.o.Symbols = append(w.o.Symbols, &elfobj.Symbol{Name: facts.Of(w.r).Entries.SymbolPrefix + e.Name, Type: elf.STT_OBJECT, Bind: elf.STB_WEAK,
+	w.o.Symbols = append(w.o.Symbols, &elfobj.Symbol{Name: w.r.Entries.SymbolPrefix + e.Name, Type: elf.STT_OBJECT, Bind: elf.STB_WEAK,
 		Section: t, Value: off, Size: uint64(layout.Size())})
 	return nil
 }
@@ -187,8 +187,8 @@ func (w *writer) nameString(name string) (*elfobj.Section, uint64, *elfobj.Symbo
 	var sec *elfobj.Section
 	var align uint64 = 1
 	switch {
-	case facts.Of(w.r).Entries.NameSection != "":
-		sec = w.section(facts.Of(w.r).Entries.NameSection, elf.SHF_ALLOC|elf.SHF_MERGE|elf.SHF_STRINGS, 1, 1)
+	case w.r.Entries.NameSection != "":
+		sec = w.section(w.r.Entries.NameSection, elf.SHF_ALLOC|elf.SHF_MERGE|elf.SHF_STRINGS, 1, 1)
 	default:
 		// No section in the IR: the backend picks .rodata.str1.N by the
 		// string's alignment, 16 for arrays of more than 16 bytes.
@@ -203,7 +203,7 @@ func (w *writer) nameString(name string) (*elfobj.Section, uint64, *elfobj.Symbo
 	}
 	off := uint64(len(sec.Data))
 	sec.Data = append(append(sec.Data, name...), 0)
-	symName := facts.Of(w.r).Entries.NameSymbol
+	symName := w.r.Entries.NameSymbol
 	if w.nNames > 0 {
 		symName += "." + strconv.Itoa(w.nNames)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func bitcodeTestdata(name string) string { return filepath.Join("..", "bitcode", "testdata", name) }
@@ -131,7 +132,7 @@ func TestStripAndConvertBitcode(t *testing.T) {
 	if _, err := StripFile(&out, f, all[:1]); !errors.Is(err, goffload.ErrUnsupported) || out.Len() != 0 {
 		t.Errorf("strip dropping a target: %v", err)
 	}
-	if _, err := ConvertFile(&out, f, nil, offload.Default()); !errors.Is(err, goffload.ErrUnsupported) || out.Len() != 0 {
+	if _, err := ConvertFile(&out, f, nil, release.Default()); !errors.Is(err, goffload.ErrUnsupported) || out.Len() != 0 {
 		t.Errorf("convert: %v", err)
 	}
 	// Bitcode without device code converts as it is.
@@ -140,7 +141,7 @@ func TestStripAndConvertBitcode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ConvertFile(&out, g, nil, offload.Default()); err != nil || !bytes.Equal(out.Bytes(), plain) {
+	if _, err := ConvertFile(&out, g, nil, release.Default()); err != nil || !bytes.Equal(out.Bytes(), plain) {
 		t.Errorf("convert of bitcode without device code: %v", err)
 	}
 	// In an archive: the bitcode member is kept as it is, or refused.
@@ -158,7 +159,7 @@ func TestStripAndConvertBitcode(t *testing.T) {
 	if _, err := StripFile(&out, a, keep[1:]); !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "embedded.o") || out.Len() != 0 {
 		t.Errorf("strip of an archive dropping a bitcode member's target: %v", err)
 	}
-	if _, err := ConvertFile(&out, a, nil, offload.Default()); !errors.Is(err, goffload.ErrUnsupported) || out.Len() != 0 {
+	if _, err := ConvertFile(&out, a, nil, release.Default()); !errors.Is(err, goffload.ErrUnsupported) || out.Len() != 0 {
 		t.Errorf("convert of an archive: %v", err)
 	}
 }

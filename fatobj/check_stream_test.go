@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // A compressed binary whose stream ends before its InflatedSize: reading it
@@ -16,7 +17,7 @@ import (
 // list does; Check inflates every stream whole, as LLVM main's reader does,
 // and refuses it. The same binary, sound, passes.
 func TestCheckInflatesEveryStreamWhole(t *testing.T) {
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // coffOffloadingFlags are the characteristics of .llvm.offloading in a COFF
@@ -140,7 +140,7 @@ func NewCOFFHostObject(triple string) (*coffobj.Object, error) {
 // none is left. A HIP fatbin (.hip_fatbin, HIP without -fgpu-rdc) is left
 // as it is: the host code refers to it. An object with no .llvm.offloading
 // section gives [ErrNoOffloading].
-func StripCOFF(o *coffobj.Object, r *offload.Release, keep []Target) (Stripped, error) {
+func StripCOFF(o *coffobj.Object, r *release.Release, keep []Target) (Stripped, error) {
 	st := Stripped{Matched: make([]bool, len(keep))}
 	found := false
 	for _, sec := range slices.Clone(o.Sections) {

@@ -17,8 +17,8 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ErrConvert marks an object that cannot be converted to the release asked
@@ -105,7 +105,7 @@ const maxRewrittenInMemory = 64 << 20
 // Converting to the release that made o changes nothing. On error o may be
 // partly changed and should be dropped. Only releases with OffloadBinaries
 // (15 and later) are targets.
-func Convert(o *elfobj.Object, from, to *offload.Release) (*Conversion, error) {
+func Convert(o *elfobj.Object, from, to *release.Release) (*Conversion, error) {
 	c := &converter{o: o, from: from, to: to, conv: &Conversion{From: from.Major, To: to.Major}}
 	if to.BinaryVersion == 0 {
 		return nil, fmt.Errorf("%w: to %v: the old offloading driver's objects are not written (targets: LLVM 15 and later)", ErrConvert, to)
@@ -147,7 +147,7 @@ type converter struct {
 	rewritten, rewrittenFrom int64
 
 	o        *elfobj.Object
-	from, to *offload.Release
+	from, to *release.Release
 	conv     *Conversion
 	bo       endian.ByteOrder
 	abs      elfobj.RelocType
@@ -284,9 +284,9 @@ func (c *converter) bundles() error {
 		}
 		arch := im.Arch()
 		if arch == "" {
-			arch = facts.Of(c.to).Packager.OpenMPHostArch
+			arch = c.to.Packager.OpenMPHostArch
 		}
-		imgs, err := c.to.ParseImageArg("file=image." + ext + ",triple=" + im.Triple() + ",arch=" + arch + ",kind=openmp")
+		imgs, err := offload.ParseImageArg(c.to, "file=image."+ext+",triple="+im.Triple()+",arch="+arch+",kind=openmp")
 		if err != nil || len(imgs) != 1 {
 			return fmt.Errorf("%w: section %q: %v", ErrConvert, s.Name, err)
 		}
@@ -408,7 +408,7 @@ func (c *converter) binaries() error {
 				if im.OffloadKind != offload.OffloadHIP {
 					continue
 				}
-				code, ok := c.to.OffloadKindCode(offload.OffloadHIP)
+				code, ok := offload.OffloadKindCode(c.to, offload.OffloadHIP)
 				if !ok || code == im.OffloadKindCode {
 					continue
 				}
@@ -607,7 +607,7 @@ func (c *converter) section(s *elfobj.Section) error {
 		}
 		e := &entry{index: i, raw: raw, kind: secKind}
 		if layout == offload.EntryV1 {
-			e.kind = c.from.OffloadKindOf(raw.Kind)
+			e.kind = offload.OffloadKindOf(c.from, raw.Kind)
 		}
 		ents[i] = e
 	}
@@ -684,23 +684,23 @@ func (c *converter) stringAt(r *elfobj.Reloc) string {
 // translate makes e an entry of the target release; it returns false for an
 // entry the target release does not have.
 func (c *converter) translate(s *elfobj.Section, from offload.EntryLayout, e *entry) (bool, error) {
-	to := c.to.EntryLayout
+	to := offload.LayoutOf(c.to)
 	switch e.kind {
 	case offload.OffloadOpenMP:
 		f := offload.OpenMPFlags(e.raw.Flags)
 		switch {
-		case f&(offload.OMPEntryCtor|offload.OMPEntryDtor) != 0 && f&offload.OMPEntryRequires == 0 && !facts.Of(c.to).Entries.CtorDtor:
+		case f&(offload.OMPEntryCtor|offload.OMPEntryDtor) != 0 && f&offload.OMPEntryRequires == 0 && !c.to.Entries.CtorDtor:
 			return false, c.ctorEntry(e, f&offload.OMPEntryCtor != 0)
-		case f&offload.OMPEntryIndirect != 0 && !facts.Of(c.to).Entries.Indirect:
+		case f&offload.OMPEntryIndirect != 0 && !c.to.Entries.Indirect:
 			return false, fmt.Errorf("%w: a `declare target indirect` function; %v has no indirect entries", ErrConvert, c.to)
 		case f&offload.OMPEntryRequires != 0:
-			switch facts.Of(c.to).Entries.Requires {
-			case facts.RequiresCtor:
+			switch c.to.Entries.Requires {
+			case release.RequiresCtor:
 				return false, fmt.Errorf("%w: a requires entry; %v registers `#pragma omp requires` with a constructor, which goffload does not write", ErrConvert, c.to)
-			case facts.RequiresEntryReserved:
+			case release.RequiresEntryReserved:
 				e.newName = ""
-			case facts.RequiresEntryData:
-				e.newName = facts.Of(c.to).Entries.RequiresName
+			case release.RequiresEntryData:
+				e.newName = c.to.Entries.RequiresName
 			}
 		}
 	case offload.OffloadHIP, offload.OffloadCUDA:
@@ -721,12 +721,12 @@ func (c *converter) translate(s *elfobj.Section, from offload.EntryLayout, e *en
 		if e.raw.Data>>32 != 0 {
 			return false, fmt.Errorf("%w: Data %#x; %v's 32-byte entries keep 32 bits", ErrConvert, e.raw.Data, c.to)
 		}
-		if c.to.EntriesSection(e.kind) == "" {
+		if offload.EntriesSection(c.to, e.kind) == "" {
 			return false, fmt.Errorf("%w: offload kind %v; %v has no entries section for it", ErrConvert, e.kind, c.to)
 		}
 		e.raw.Reserved, e.raw.Version, e.raw.Kind = 0, 0, 0
 	} else {
-		code, ok := c.to.OffloadKindCode(e.kind)
+		code, ok := offload.OffloadKindCode(c.to, e.kind)
 		if !ok {
 			return false, fmt.Errorf("%w: offload kind %v; %v has no number for it", ErrConvert, e.kind, c.to)
 		}
@@ -823,7 +823,7 @@ func (c *converter) drop(s *elfobj.Section, e *entry) error {
 // relay writes the kept entries in the target layout, renames s, and moves
 // its relocations and symbols.
 func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*entry, n int) error {
-	to := c.to.EntryLayout
+	to := offload.LayoutOf(c.to)
 	name := s.Name
 	kinds := map[offload.OffloadKind]bool{}
 	for _, e := range kept {
@@ -834,17 +834,17 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			return fmt.Errorf("%w: section %q: entries of %d offload kinds; %v keeps each kind in a section of its own", ErrConvert, s.Name, len(kinds), c.to)
 		}
 		for k := range kinds {
-			name = c.to.EntriesSection(k)
+			name = offload.EntriesSection(c.to, k)
 		}
 		if len(kinds) == 0 {
 			if k, ok := offload.EntrySectionKind(s.Name); ok && k != offload.OffloadNone {
-				name = c.to.EntriesSection(k)
+				name = offload.EntriesSection(c.to, k)
 			} else {
-				name = facts.Of(c.to).Entries.OpenMP
+				name = c.to.Entries.OpenMP
 			}
 		}
 	} else {
-		name = facts.Of(c.to).Entries.OpenMP
+		name = c.to.Entries.OpenMP
 	}
 	for _, e := range kept {
 		if e.newName != e.nameText {
@@ -855,11 +855,11 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			e.name = &elfobj.Reloc{Type: c.abs, Symbol: sym, Addend: add}
 		}
 	}
-	if facts.Of(c.to).Entries.Requires != facts.RequiresCtor && name == facts.Of(c.to).Entries.OpenMP && c.openmp == nil {
+	if c.to.Entries.Requires != release.RequiresCtor && name == c.to.Entries.OpenMP && c.openmp == nil {
 		c.openmp = s
 	}
 	flags := s.Flags&^elfobj.SHF_GNU_RETAIN | c.to.EntriesFlags()
-	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != facts.Of(c.to).Entries.Align || s.Flags != flags
+	changed := from != to || name != s.Name || len(kept) != n || s.Addralign != c.to.Entries.Align || s.Flags != flags
 	size := uint64(to.Size())
 	addrOff, nameOff, auxOff := fieldOffsets(to)
 	var data []byte
@@ -892,11 +892,11 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 			if sym.Size == uint64(from.Size()) {
 				sym.Size = size
 			}
-			if rest, ok := strings.CutPrefix(sym.Name, facts.Of(c.from).Entries.SymbolPrefix); ok {
+			if rest, ok := strings.CutPrefix(sym.Name, c.from.Entries.SymbolPrefix); ok {
 				if e.newName != e.nameText && rest == e.nameText {
 					rest = e.newName
 				}
-				sym.Name = facts.Of(c.to).Entries.SymbolPrefix + rest
+				sym.Name = c.to.Entries.SymbolPrefix + rest
 			}
 		}
 	}
@@ -908,7 +908,7 @@ func (c *converter) relay(s *elfobj.Section, from offload.EntryLayout, kept []*e
 	}
 	setContents(s, data)
 	s.Relocs = relocs
-	s.Addralign = facts.Of(c.to).Entries.Align
+	s.Addralign = c.to.Entries.Align
 	s.Flags = flags
 	if name != s.Name {
 		c.conv.note("section %s: %s, %d %v entries -> %d %v", s.Name, name, n, from, len(kept), to)
@@ -942,7 +942,7 @@ func (c *converter) isNameSymbol(name string, prefix string) bool {
 func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 	for _, sym := range c.o.Symbols {
 		if sym.Section == nil || sym.Bind != elf.STB_LOCAL || sym.Size != uint64(len(text)+1) ||
-			!(c.isNameSymbol(sym.Name, facts.Of(c.from).Entries.NameSymbol) || c.isNameSymbol(sym.Name, facts.Of(c.to).Entries.NameSymbol)) {
+			!(c.isNameSymbol(sym.Name, c.from.Entries.NameSymbol) || c.isNameSymbol(sym.Name, c.to.Entries.NameSymbol)) {
 			continue
 		}
 		b, err := contents(sym.Section)
@@ -951,7 +951,7 @@ func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 		}
 		return c.sectionSymbol(sym.Section), int64(sym.Value), nil
 	}
-	secName := facts.Of(c.to).Entries.NameSection
+	secName := c.to.Entries.NameSection
 	if secName == "" {
 		secName = ".rodata.str1.1"
 	}
@@ -967,9 +967,9 @@ func (c *converter) stringRef(text string) (*elfobj.Symbol, int64, error) {
 	}
 	off := uint64(len(b))
 	setContents(sec, append(slices.Clone(b), append([]byte(text), 0)...))
-	name := facts.Of(c.to).Entries.NameSymbol
+	name := c.to.Entries.NameSymbol
 	for i := 1; c.o.Symbol(name) != nil; i++ {
-		name = facts.Of(c.to).Entries.NameSymbol + "." + strconv.Itoa(i)
+		name = c.to.Entries.NameSymbol + "." + strconv.Itoa(i)
 	}
 	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: name, Type: elf.STT_OBJECT, Bind: elf.STB_LOCAL,
 		Section: sec, Value: off, Size: uint64(len(text) + 1)})
@@ -991,18 +991,18 @@ func (c *converter) sectionSymbol(s *elfobj.Section) *elfobj.Symbol {
 // renameNameSymbols renames the name strings' symbols to the target
 // release's (.omp_offloading.entry_name ↔ .offloading.entry_name).
 func (c *converter) renameNameSymbols() {
-	if facts.Of(c.from).Entries.NameSymbol == facts.Of(c.to).Entries.NameSymbol {
+	if c.from.Entries.NameSymbol == c.to.Entries.NameSymbol {
 		return
 	}
 	n := 0
 	for _, sym := range c.o.Symbols {
-		if sym.Bind == elf.STB_LOCAL && c.isNameSymbol(sym.Name, facts.Of(c.from).Entries.NameSymbol) {
-			sym.Name = facts.Of(c.to).Entries.NameSymbol + strings.TrimPrefix(sym.Name, facts.Of(c.from).Entries.NameSymbol)
+		if sym.Bind == elf.STB_LOCAL && c.isNameSymbol(sym.Name, c.from.Entries.NameSymbol) {
+			sym.Name = c.to.Entries.NameSymbol + strings.TrimPrefix(sym.Name, c.from.Entries.NameSymbol)
 			n++
 		}
 	}
 	if n > 0 {
-		c.conv.note("%d name-string symbols: %s -> %s", n, facts.Of(c.from).Entries.NameSymbol, facts.Of(c.to).Entries.NameSymbol)
+		c.conv.note("%d name-string symbols: %s -> %s", n, c.from.Entries.NameSymbol, c.to.Entries.NameSymbol)
 	}
 }
 
@@ -1018,8 +1018,8 @@ var ErrMixed = errors.New("the object mixes LLVM releases")
 // an empty set when nothing in f differs between releases (an object
 // without offloading), and an error wrapping ErrMixed when no one release
 // makes everything in it.
-func MadeBy(f *elfobj.File) (*offload.Release, offload.ReleaseSet, error) {
-	o, err := entries.Mixing(f, offload.Default())
+func MadeBy(f *elfobj.File) (*release.Release, release.Set, error) {
+	o, err := entries.Mixing(f, release.Default())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -1029,7 +1029,7 @@ func MadeBy(f *elfobj.File) (*offload.Release, offload.ReleaseSet, error) {
 // MadeBy is [MadeBy] of the object's ELF file, from the origin
 // [Object.Origin] keeps (its entries are not read again): nil and an empty
 // set for an object that is not ELF. An error names the object.
-func (o *Object) MadeBy() (*offload.Release, offload.ReleaseSet, error) {
+func (o *Object) MadeBy() (*release.Release, release.Set, error) {
 	origin, err := o.Origin()
 	if err != nil || origin == nil {
 		return nil, 0, err
@@ -1037,14 +1037,14 @@ func (o *Object) MadeBy() (*offload.Release, offload.ReleaseSet, error) {
 	return madeBy(origin)
 }
 
-func madeBy(o *entries.Origin) (*offload.Release, offload.ReleaseSet, error) {
+func madeBy(o *entries.Origin) (*release.Release, release.Set, error) {
 	made := o.Made()
-	if made == offload.AllReleases() {
+	if made == release.Known() {
 		return nil, 0, nil
 	}
 	ms := made.Majors()
 	for i := range ms {
-		if r, err := offload.LookupRelease(ms[i]); err == nil && !r.Inferred {
+		if r, err := release.Lookup(ms[i]); err == nil && !r.Inferred {
 			return r, made, nil
 		}
 	}
@@ -1055,6 +1055,6 @@ func madeBy(o *entries.Origin) (*offload.Release, offload.ReleaseSet, error) {
 		}
 		return nil, 0, fmt.Errorf("%w: %s", ErrMixed, strings.Join(facts, "; "))
 	}
-	r, err := offload.LookupRelease(ms[len(ms)-1])
+	r, err := release.Lookup(ms[len(ms)-1])
 	return r, made, err
 }

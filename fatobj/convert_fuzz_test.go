@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The allocation budget of FuzzConvert: reading the object decodes its
@@ -48,8 +48,8 @@ func FuzzConvert(f *testing.F) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			from, _ := offload.LookupRelease(22)
-			to, _ := offload.LookupRelease(major)
+			from, _ := release.Lookup(22)
+			to, _ := release.Lookup(major)
 			if _, err := Convert(o, from, to); err != nil {
 				f.Fatal(err)
 			}
@@ -79,13 +79,13 @@ func FuzzConvert(f *testing.F) {
 			return
 		}
 		if from == nil || pick&1 != 0 {
-			from, _ = offload.LookupRelease([]int{14, 19, 22, 23, 24}[int(pick>>1)%5])
+			from, _ = release.Lookup([]int{14, 19, 22, 23, 24}[int(pick>>1)%5])
 		}
 		o, err := ef.Object()
 		if err != nil {
 			return
 		}
-		to, _ := offload.LookupRelease(targets[int(pick>>4)%len(targets)])
+		to, _ := release.Lookup(targets[int(pick>>4)%len(targets)])
 		if from.Major == to.Major {
 			if c, err := Convert(o, from, to); err == nil && c.Changed() {
 				t.Fatalf("converted to its own release: %v", c.Changes)

@@ -16,11 +16,12 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
-func release(t *testing.T, major int) *offload.Release {
+func lookupRelease(t *testing.T, major int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func objectOf(t *testing.T, data []byte) *elfobj.Object {
 func converted(t *testing.T, data []byte, from, to int) []byte {
 	t.Helper()
 	o := objectOf(t, data)
-	if _, err := Convert(o, release(t, from), release(t, to)); err != nil {
+	if _, err := Convert(o, lookupRelease(t, from), lookupRelease(t, to)); err != nil {
 		t.Fatalf("%d -> %d: %v", from, to, err)
 	}
 	var buf bytes.Buffer
@@ -101,7 +102,7 @@ func entriesTable(t *testing.T, data []byte) tableOf {
 
 // readEntries returns the entries of an object file's bytes, their symbol
 // names made release-free.
-func readEntries(t *testing.T, data []byte, r *offload.Release) []offload.Entry {
+func readEntries(t *testing.T, data []byte, r *release.Release) []offload.Entry {
 	t.Helper()
 	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -144,7 +145,7 @@ func TestConvertToOwnRelease(t *testing.T) {
 				t.Fatalf("MadeBy: %v %v %v, want a set with %d", from, made, err, c.major)
 			}
 			if c.major >= 15 {
-				conv, err := Convert(loadObject(t, path), release(t, c.major), release(t, c.major))
+				conv, err := Convert(loadObject(t, path), lookupRelease(t, c.major), lookupRelease(t, c.major))
 				if err != nil || conv.Changed() {
 					t.Fatalf("Convert to its own release: %v, %v", conv, err)
 				}
@@ -183,7 +184,7 @@ func TestConvertRoundTrip(t *testing.T) {
 				t.Errorf("converted: section %s align %d size %d; clang-%d: %s align %d size %d",
 					got.Name, got.Align, len(got.Bytes), c.to, want.Name, want.Align, len(want.Bytes))
 			}
-			r := release(t, c.to)
+			r := lookupRelease(t, c.to)
 			if diff := cmp.Diff(readEntries(t, theirs, r), readEntries(t, there, r)); diff != "" {
 				t.Errorf("entries (-clang-%d +converted):\n%s", c.to, diff)
 			}
@@ -212,7 +213,7 @@ func TestConvertOldObjectsAsNewOnes(t *testing.T) {
 				t.Fatal(err)
 			}
 			there := converted(t, orig, c[0], c[1])
-			r := release(t, c[1])
+			r := lookupRelease(t, c[1])
 			if diff := cmp.Diff(readEntries(t, theirs, r), readEntries(t, there, r)); diff != "" {
 				t.Errorf("entries (-clang-%d +converted):\n%s", c[1], diff)
 			}
@@ -246,11 +247,11 @@ func TestConvertRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := objectOf(t, data)
-	_, err = Convert(o, release(t, 19), release(t, 16))
+	_, err = Convert(o, lookupRelease(t, 19), lookupRelease(t, 16))
 	if !errors.Is(err, ErrConvert) || !strings.Contains(err.Error(), "requires") {
 		t.Errorf("19 -> 16 with a requires entry: %v", err)
 	}
-	_, err = Convert(objectOf(t, data), release(t, 19), release(t, 14))
+	_, err = Convert(objectOf(t, data), lookupRelease(t, 19), lookupRelease(t, 14))
 	if !errors.Is(err, ErrConvert) {
 		t.Errorf("to 14: %v", err)
 	}
@@ -267,7 +268,7 @@ func TestConvertBinaryVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	made := func(data []byte) offload.ReleaseSet {
+	made := func(data []byte) release.Set {
 		t.Helper()
 		f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
@@ -299,11 +300,11 @@ func TestConvertBinaryVersions(t *testing.T) {
 	}
 	for _, to := range []int{23, 24} {
 		there := converted(t, orig, 22, to)
-		if m := made(there); m != offload.ReleaseSetOf(release(t, to)) {
+		if m := made(there); m != release.SetOf(lookupRelease(t, to)) {
 			t.Errorf("22 -> %d: made by %v", to, m)
 		}
 		for _, b := range offloadBinaries(t, there) {
-			if want := release(t, to).BinaryVersion; b.Version != want {
+			if want := lookupRelease(t, to).BinaryVersion; b.Version != want {
 				t.Errorf("22 -> %d: binary of version %d, want %d", to, b.Version, want)
 			}
 		}

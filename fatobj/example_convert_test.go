@@ -7,7 +7,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Convert an object that clang-14 compiled (its OpenMP device code in a
@@ -29,7 +29,7 @@ func ExampleConvert() {
 	if err != nil {
 		panic(err)
 	}
-	to, _ := offload.LookupRelease(22)
+	to, _ := release.Lookup(22)
 	conv, err := fatobj.Convert(o, from, to)
 	if err != nil {
 		panic(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // check ends an example on an error.
@@ -64,7 +65,7 @@ func ExampleEmbed_intoClangObject() {
 	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadOpenMP}
 	im.Set("triple", "nvptx64-nvidia-cuda")
 	im.Set("arch", "sm_90")
-	bin, err := offload.MarshalBinary(offload.Default(), &im, cubin)
+	bin, err := offload.MarshalBinary(release.Default(), &im, cubin)
 	check(err)
 	host, err := os.ReadFile("../offload/testdata/llvm/host-objects/openmp-x86-llvm22.o")
 	check(err)
@@ -107,7 +108,7 @@ func ExampleObject_entryRoles() {
 // release can link them all: clang-15's 32-byte entries and clang-22's
 // 56-byte ones cannot meet.
 func ExampleObject_MadeBy() {
-	all := offload.AllReleases()
+	all := release.Known()
 	for _, path := range []string{
 		"../offload/testdata/llvm/host-objects/openmp-x86-llvm15.o",
 		"../offload/testdata/llvm/host-objects/openmp-x86-llvm16.o",
@@ -146,7 +147,7 @@ func ExampleConvertFile() {
 	if err != nil {
 		panic(err)
 	}
-	to, _ := offload.LookupRelease(22)
+	to, _ := release.Lookup(22)
 	var out bytes.Buffer
 	results, err := fatobj.ConvertFile(&out, in, nil, to)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // List the device images and offload entries of an object that clang-22
@@ -41,7 +42,7 @@ func ExampleOpen() {
 // Read device code from memory: here an OffloadBinary of LLVM 19 made on
 // the spot, as clang-offload-packager would write it.
 func ExampleNewFile() {
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadCUDA}
 	im.Set("triple", "nvptx64-nvidia-cuda")
 	im.Set("arch", "sm_90")
@@ -139,7 +140,7 @@ func ExampleCheckWith() {
 	}
 	defer f.Close()
 	for _, major := range []int{19, 22} {
-		rt, err := offload.LookupRelease(major)
+		rt, err := release.Lookup(major)
 		if err != nil {
 			panic(err)
 		}
@@ -164,7 +165,7 @@ func ExampleEmbed() {
 	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadHIP}
 	im.Set("triple", "amdgcn-amd-amdhsa")
 	im.Set("arch", "gfx90a")
-	bin, err := offload.MarshalBinary(offload.Default(), &im, []byte("\x7fELF code object"))
+	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("\x7fELF code object"))
 	if err != nil {
 		panic(err)
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/budget"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ExtractOptions choose the images [PlanExtract] takes and how it writes
@@ -56,7 +56,7 @@ type ExtractOptions struct {
 	// after 22), a raw image that is itself a binary is not written, its
 	// images are, an empty arch is left out of names and SPIR-V images get
 	// ".spv", as main's llvm-offload-binary does.
-	Release *offload.Release
+	Release *release.Release
 }
 
 // Extraction is the plan of the files an extraction writes: every file
@@ -271,7 +271,7 @@ type extractor struct {
 	skip bool // the object is not selected by Member
 }
 
-func (x *extractor) release(o *Object) *offload.Release {
+func (x *extractor) release(o *Object) *release.Release {
 	if x.opt.Release != nil {
 		return x.opt.Release
 	}
@@ -374,12 +374,12 @@ const minFileCost = 4096
 
 // raw plans an image of device code outside OffloadBinaries: itself, or a
 // new OffloadBinary holding it.
-func (x *extractor) raw(im *Image, rel *offload.Release) error {
+func (x *extractor) raw(im *Image, rel *release.Release) error {
 	if x.opt.Raw {
 		return x.add(im, "", true, im.Size, imageCopier(im))
 	}
 	if rel.BinaryVersion == 0 {
-		rel = offload.Default() // LLVM 13 and 14 have no OffloadBinary
+		rel = release.Default() // LLVM 13 and 14 have no OffloadBinary
 	}
 	return x.add(im, "offload", true, im.Size, func(w io.Writer) error {
 		r, err := im.Reader()
@@ -435,9 +435,9 @@ func (x *extractor) add(im *Image, ext string, image bool, size int64, write fun
 	}
 	rel := x.release(im.Object)
 	index := len(x.Files)
-	kindExt := rel.ImageKindExtension(im.Kind)
+	kindExt := offload.ImageKindExtension(rel, im.Kind)
 	var name string
-	if facts.Of(rel).Main.NestedImages {
+	if rel.Main.NestedImages {
 		// llvm-offload-binary of main leaves out an empty arch, and names
 		// SPIR-V images.
 		name = x.stem + "-" + im.Triple()

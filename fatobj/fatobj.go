@@ -69,6 +69,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Section is the name of the section of device code in a host object.
@@ -149,8 +150,8 @@ type Filter struct {
 }
 
 // Match reports whether f selects im, as release r's packager does.
-func (f Filter) Match(r *offload.Release, im *offload.Image) bool {
-	if f.Kind != "" && im.OffloadKind != r.OffloadKindByName(f.Kind) {
+func (f Filter) Match(r *release.Release, im *offload.Image) bool {
+	if f.Kind != "" && im.OffloadKind != offload.OffloadKindByName(r, f.Kind) {
 		return false
 	}
 	for k, v := range f.Strings {
@@ -219,7 +220,7 @@ type Stripped struct {
 // image sections whose triple and arch (target ID, or its processor) are a
 // target's. Everything else of the object stays as it was. An object with
 // none of these gives [ErrNoOffloading].
-func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (Stripped, error) {
+func Strip(o *elfobj.Object, r *release.Release, keep []Target) (Stripped, error) {
 	st := Stripped{Matched: make([]bool, len(keep))}
 	found := false
 	if sec := o.Section(Section); sec != nil && sec.Type == elfobj.SHT_LLVM_OFFLOADING {
@@ -269,7 +270,7 @@ func Strip(o *elfobj.Object, r *offload.Release, keep []Target) (Stripped, error
 }
 
 // stripBinaries strips the binaries of sec, o's .llvm.offloading.
-func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *offload.Release, keep []Target, st *Stripped) error {
+func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *release.Release, keep []Target, st *Stripped) error {
 	ra, size, err := readerAt(sec)
 	if err != nil {
 		return err
@@ -287,7 +288,7 @@ func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *offload.Release, ke
 
 // keptBinaries returns the binaries of the size bytes of ra, section name's
 // contents, that Strip keeps, counting them in st.
-func keptBinaries(name string, ra io.ReaderAt, size int64, r *offload.Release, keep []Target, st *Stripped) (*concat.ReaderAt, error) {
+func keptBinaries(name string, ra io.ReaderAt, size int64, r *release.Release, keep []Target, st *Stripped) (*concat.ReaderAt, error) {
 	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
 	if err != nil {
 		return nil, fmt.Errorf("fatobj: %s: %w", name, err)

@@ -13,12 +13,13 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func binary(t *testing.T, triple, arch string) []byte {
 	t.Helper()
 	im := offload.LinkedImage(offload.OffloadOpenMP, triple, arch)
-	b, err := offload.MarshalBinary(offload.Default(), &im, []byte("image for "+triple+arch))
+	b, err := offload.MarshalBinary(release.Default(), &im, []byte("image for "+triple+arch))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,18 +77,18 @@ func TestEmbedAppendsAndStripKeeps(t *testing.T) {
 	elfobj.Write(&buf, o)
 	f, _ := elfobj.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	loaded, _ := f.Object()
-	st, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}, {"nvptx64-nvidia-cuda", ""}, {"nvptx64-nvidia-cuda", "sm_80"}})
+	st, err := Strip(loaded, release.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}, {"nvptx64-nvidia-cuda", ""}, {"nvptx64-nvidia-cuda", "sm_80"}})
 	if err != nil || st.Kept != 2 || st.Dropped != 1 || !st.Matched[0] || !st.Matched[1] || st.Matched[2] {
 		t.Fatalf("%+v: %v", st, err)
 	}
 	if got := triples(section(t, loaded)); len(got) != 2 || got[0] != "amdgcn-amd-amdhsa:gfx90a" {
 		t.Fatalf("after strip %v", got)
 	}
-	st, err = Strip(loaded, offload.Default(), []Target{{"spirv64", ""}})
+	st, err = Strip(loaded, release.Default(), []Target{{"spirv64", ""}})
 	if err != nil || st.Kept != 0 || st.Dropped != 2 || st.Matched[0] || loaded.Section(Section) != nil {
 		t.Fatalf("strip to nothing: %+v %v, section left %v", st, err, loaded.Section(Section) != nil)
 	}
-	if _, err := Strip(loaded, offload.Default(), nil); err != ErrNoOffloading {
+	if _, err := Strip(loaded, release.Default(), nil); err != ErrNoOffloading {
 		t.Errorf("strip without device code: %v", err)
 	}
 	if err := Embed(loaded, io.NewSectionReader(bytes.NewReader(x86[:13]), 0, 13)); err == nil {
@@ -100,7 +101,7 @@ func TestFilterAndNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	bins, err := offload.ReadAllBytes(data, &offload.ReadOptions{Release: r})
 	if err != nil {
 		t.Fatal(err)

@@ -15,9 +15,9 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Object is a file, or a member of an archive, that can hold device code,
@@ -39,8 +39,8 @@ type Object struct {
 	ELF *elfobj.File
 	// Release is the release the object was read as: the one asked for, or
 	// else the newest verified release among those that made it (see
-	// [Object.Made]), [offload.DefaultRelease] where it is one of them.
-	Release *offload.Release
+	// [Object.Made]), [release.DefaultMajor] where it is one of them.
+	Release *release.Release
 
 	// Binaries are the OffloadBinaries of the object: those of its
 	// SHT_LLVM_OFFLOADING sections in section order, those of a raw
@@ -99,7 +99,7 @@ func (o *Object) Origin() (*entries.Origin, error) {
 		return nil, nil
 	}
 	if o.origin == nil && o.originErr == nil {
-		o.origin, o.originErr = entries.Mixing(o.ELF, offload.Default())
+		o.origin, o.originErr = entries.Mixing(o.ELF, release.Default())
 		if o.originErr != nil {
 			o.originErr = fmt.Errorf("%s: %w", o.Name, o.originErr)
 		}
@@ -110,8 +110,8 @@ func (o *Object) Origin() (*entries.Origin, error) {
 // Made returns the releases whose formats are all the object holds: every
 // release when nothing in it differs between releases, none when it mixes
 // releases.
-func (o *Object) Made() (offload.ReleaseSet, error) {
-	made := offload.AllReleases()
+func (o *Object) Made() (release.Set, error) {
+	made := release.Known()
 	if o.ELF != nil && hasOffloading(o.ELF) {
 		origin, err := o.Origin()
 		if err != nil {
@@ -124,14 +124,14 @@ func (o *Object) Made() (offload.ReleaseSet, error) {
 	}
 	ids := func(id string) {
 		// An ID only the arch-suffix rule reads: LLVM 19 or before made it.
-		if _, err := bundle.ParseID(id, offload.Default()); err != nil {
-			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Bundle.IDs == facts.BundleIDArchSuffix })
+		if _, err := bundle.ParseID(id, release.Default()); err != nil {
+			made &= release.Where(func(r *release.Release) bool { return r.Bundle.IDs == release.BundleIDArchSuffix })
 		}
 	}
 	for _, b := range o.Bundles {
 		if b.Compressed != nil {
 			v := b.Compressed.Version
-			made &= offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Bundle.HIPFatbin.CompressedVersion == v })
+			made &= release.Where(func(r *release.Release) bool { return r.Bundle.HIPFatbin.CompressedVersion == v })
 		}
 		for _, e := range b.Entries {
 			ids(e.ID)
@@ -345,7 +345,7 @@ type Image struct {
 // KindName returns the name of the image's kind as the release it was read
 // as names it (llvm-objdump's: "elf", "llvm ir", "spir-v" from LLVM main
 // after 22, ...).
-func (im *Image) KindName() string { return im.Object.Release.ImageKindName(im.Kind) }
+func (im *Image) KindName() string { return offload.ImageKindName(im.Object.Release, im.Kind) }
 
 // Reader returns a reader of the image's bytes. A code object of a
 // compressed bundle is decompressed as it is read, in bounded memory.
@@ -518,13 +518,13 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 // chooseRelease returns the release to read o as: the default where it is
 // one of those that made o, else the newest verified one of them, else the
 // newest of them; the default when none made it (o mixes releases).
-func (o *Object) chooseRelease() (*offload.Release, error) {
+func (o *Object) chooseRelease() (*release.Release, error) {
 	made, err := o.Made()
 	if err != nil {
 		return nil, err
 	}
-	if made.Has(offload.DefaultRelease) || made == 0 {
-		return offload.Default(), nil
+	if made.Has(release.DefaultMajor) || made == 0 {
+		return release.Default(), nil
 	}
 	rows := made.Rows()
 	for i := len(rows) - 1; i >= 0; i-- {
@@ -655,7 +655,7 @@ func (o *Object) binaryImage(b *offload.Binary, i int, section string, path []in
 // the object's release reads nested binaries; depth counts the binaries
 // im is in.
 func (o *Object) nested(im *Image, depth int) error {
-	if !facts.Of(o.Release).Main.NestedImages {
+	if !o.Release.Main.NestedImages {
 		return nil
 	}
 	r, err := im.Open()

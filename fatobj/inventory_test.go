@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func llvmTestdata(parts ...string) string {
@@ -29,9 +30,9 @@ func openFile(t *testing.T, path string, opt *offload.ReadOptions) *File {
 	return f
 }
 
-func mustRelease(t testing.TB, n int) *offload.Release {
+func mustRelease(t testing.TB, n int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(n)
+	r, err := release.Lookup(n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +252,7 @@ func TestOpenRefuses(t *testing.T) {
 // it.
 func TestEMNoneImage(t *testing.T) {
 	im := offload.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := offload.MarshalBinary(offload.Default(), &im, []byte("device code"))
+	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("device code"))
 	if err != nil {
 		t.Fatal(err)
 	}

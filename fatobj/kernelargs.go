@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 )
 
 const (
@@ -62,7 +61,7 @@ const (
 // target region. Only x86-64 code is given the function; other machines
 // are refused.
 func (c *converter) kernelArgs() error {
-	if facts.Of(c.from).Link.KernelArgsVersion != 1 || facts.Of(c.to).Link.KernelArgsVersion <= 1 {
+	if c.from.Link.KernelArgsVersion != 1 || c.to.Link.KernelArgsVersion <= 1 {
 		return nil
 	}
 	callee := c.o.Symbol(targetKernel)

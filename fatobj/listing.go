@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Listing is an object's device code and entries as data, what
@@ -30,11 +31,11 @@ type Listing struct {
 	Format string `json:"format"`
 	// MadeBy are the releases that made the object (every one when nothing
 	// in it differs between releases); ReadAs the one it was read as.
-	MadeBy  offload.ReleaseSet `json:"made_by"`
-	ReadAs  int                `json:"read_as"`
-	Images  []ListedImage      `json:"images"`
-	Entries []ListedEntry      `json:"entries"`
-	Bundles []ListedBundle     `json:"bundles"`
+	MadeBy  release.Set    `json:"made_by"`
+	ReadAs  int            `json:"read_as"`
+	Images  []ListedImage  `json:"images"`
+	Entries []ListedEntry  `json:"entries"`
+	Bundles []ListedBundle `json:"bundles"`
 	// Bundled lists a bundled object's sections, ImageSections clang 14's
 	// image sections.
 	Bundled       []ListedBundled `json:"bundled"`
@@ -211,7 +212,7 @@ func (o *Object) Listing() (*Listing, error) {
 				TargetID: Text(im.Arch()), Offset: im.Offset, Size: im.Size, Contents: contentsName(im)})
 		}
 		ji := ListedImage{Index: len(out.Images), Source: im.Source.String(), Section: Text(im.Section), BundleID: Text(im.BundleID),
-			Offset: im.Offset, Size: uint64(im.Size), ImageKind: o.Release.ImageKindName(im.Kind), OffloadKind: im.OffloadKind.String(),
+			Offset: im.Offset, Size: uint64(im.Size), ImageKind: offload.ImageKindName(o.Release, im.Kind), OffloadKind: im.OffloadKind.String(),
 			Flags: im.Flags, Triple: Text(im.Triple()), Arch: Text(im.Arch()), Strings: StringTable(im.Strings), ImageSize: uint64(im.Size), DataOffset: im.Offset}
 		i, top := binaries[im.Binary]
 		if top {
@@ -230,7 +231,7 @@ func (o *Object) Listing() (*Listing, error) {
 				ji.Offset = im.Parent.Offset + b.Offset
 			}
 			// Only where the release knows OIF_Metadata (23 and later).
-			ji.Metadata = o.Release.NestedImages() && im.IsMetadata()
+			ji.Metadata = o.Release.Main.NestedImages && im.IsMetadata()
 		}
 		if fb, ok := fatbinOf[im]; ok {
 			ji.FatbinEntries = fb.entries

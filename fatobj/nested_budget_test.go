@@ -8,6 +8,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // nestedShared is a version-3 binary of k entries all pointing at inner.
@@ -38,7 +39,7 @@ func nestedShared(inner []byte, k int) []byte {
 // was killed), lists at most one image per 40 bytes plus 4096 and says
 // the rest is over the limit; 2 entries a level, 3 deep, is listed whole.
 func TestNestedSharedImagesAreBounded(t *testing.T) {
-	r24, _ := offload.LookupRelease(24)
+	r24, _ := release.Lookup(24)
 	build := func(k, d int) []byte {
 		b := nestedShared(make([]byte, 8), 1)
 		for i := 0; i < d; i++ {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // gnuArchive returns a GNU archive of the members, in order.
@@ -40,7 +40,7 @@ func TestRewriteRefusesNestedDeviceCode(t *testing.T) {
 	}
 	inner := gnuArchive(t, []string{"k.o"}, [][]byte{obj})
 	plain := gnuArchive(t, []string{"notes.txt"}, [][]byte{[]byte("no device code\n")})
-	r22, _ := offload.LookupRelease(22)
+	r22, _ := release.Lookup(22)
 	open := func(data []byte) *File {
 		t.Helper()
 		f, err := NewFile("lib.a", bytes.NewReader(data), int64(len(data)), nil)

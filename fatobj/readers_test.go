@@ -12,7 +12,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func writeTo(o *elfobj.Object) func(io.Writer) error {
@@ -58,7 +58,7 @@ func TestLoadedFileEmbeddedWritesAgainAndAtOnce(t *testing.T) {
 // twice and from several goroutines at once.
 func TestStrippedFileWritesAgainAndAtOnce(t *testing.T) {
 	loaded := loadedFatObject(t)
-	st, err := Strip(loaded, offload.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}})
+	st, err := Strip(loaded, release.Default(), []Target{{"amdgcn-amd-amdhsa", "gfx90a"}})
 	if err != nil || st.Kept != 1 {
 		t.Fatalf("%+v, %v", st, err)
 	}

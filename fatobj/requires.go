@@ -9,8 +9,8 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The constructor that registers `#pragma omp requires` in LLVM 13 to 18.
@@ -27,7 +27,7 @@ const (
 // joins the OpenMP entries (none for OMP_REQ_NONE, as clang 19 and later
 // emit none without a pragma).
 func (c *converter) requiresCtor() error {
-	if facts.Of(c.from).Entries.Requires != facts.RequiresCtor || facts.Of(c.to).Entries.Requires == facts.RequiresCtor {
+	if c.from.Entries.Requires != release.RequiresCtor || c.to.Entries.Requires == release.RequiresCtor {
 		return nil
 	}
 	for _, tab := range slices.Clone(c.o.Sections) {
@@ -158,11 +158,11 @@ func (c *converter) requiresFlags(fn *elfobj.Symbol) (uint64, error) {
 // addRequiresEntry appends the requires entry of the target release to the
 // object's OpenMP entries section, made if there is none.
 func (c *converter) addRequiresEntry(flags uint64) error {
-	layout := c.to.EntryLayout
+	layout := offload.LayoutOf(c.to)
 	s := c.openmp
 	if s == nil {
-		s = &elfobj.Section{Name: facts.Of(c.to).Entries.OpenMP, Type: elf.SHT_PROGBITS, Flags: elf.SHF_WRITE | elf.SHF_ALLOC,
-			Addralign: facts.Of(c.to).Entries.Align, Data: []byte{}}
+		s = &elfobj.Section{Name: c.to.Entries.OpenMP, Type: elf.SHT_PROGBITS, Flags: elf.SHF_WRITE | elf.SHF_ALLOC,
+			Addralign: c.to.Entries.Align, Data: []byte{}}
 		c.o.AddSection(s, false)
 		c.openmp = s
 	}
@@ -171,12 +171,12 @@ func (c *converter) addRequiresEntry(flags uint64) error {
 		return err
 	}
 	name := ""
-	if facts.Of(c.to).Entries.Requires == facts.RequiresEntryData {
-		name = facts.Of(c.to).Entries.RequiresName
+	if c.to.Entries.Requires == release.RequiresEntryData {
+		name = c.to.Entries.RequiresName
 	}
 	raw := offload.RawEntry{Flags: uint32(offload.OMPEntryRequires), Data: flags}
 	if layout == offload.EntryV1 {
-		code, _ := c.to.OffloadKindCode(offload.OffloadOpenMP)
+		code, _ := offload.OffloadKindCode(c.to, offload.OffloadOpenMP)
 		raw.Version, raw.Kind = offload.EntryVersion, code
 	}
 	off := uint64(len(data))
@@ -190,7 +190,7 @@ func (c *converter) addRequiresEntry(flags uint64) error {
 	}
 	setContents(s, nd)
 	s.Relocs = append(s.Relocs, elfobj.Reloc{Offset: off + uint64(layout.NameOffset()), Type: c.abs, Symbol: sym, Addend: add})
-	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: facts.Of(c.to).Entries.SymbolPrefix + name, Type: elf.STT_OBJECT,
+	c.o.Symbols = append(c.o.Symbols, &elfobj.Symbol{Name: c.to.Entries.SymbolPrefix + name, Type: elf.STT_OBJECT,
 		Bind: elf.STB_WEAK, Section: s, Value: off, Size: uint64(layout.Size())})
 	c.conv.note("%s: requires entry %q with flags %v", s.Name, name, offload.RequiresFlags(flags))
 	return nil

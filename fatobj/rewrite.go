@@ -13,7 +13,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // StripResult is what [StripFile] did to one object.
@@ -198,8 +198,8 @@ type ConvertResult struct {
 	// one given) and Made the releases that made it (0 when From was
 	// given); From is nil for an object that holds nothing that differs
 	// between releases.
-	From *offload.Release
-	Made offload.ReleaseSet
+	From *release.Release
+	Made release.Set
 	// Conversion is what was changed; nil or unchanged for an object
 	// written as it is.
 	Conversion *Conversion
@@ -218,7 +218,7 @@ type ConvertResult struct {
 // bitcode (`clang -flto`) that holds device code is refused with an error
 // matching goffload.ErrUnsupported (goffload does not rewrite IR: compile
 // it with the release wanted); bitcode without device code is copied.
-func ConvertFile(w io.Writer, f *File, from, to *offload.Release) ([]ConvertResult, error) {
+func ConvertFile(w io.Writer, f *File, from, to *release.Release) ([]ConvertResult, error) {
 	var out []ConvertResult
 	conv := func(obj *Object) (*elfobj.Object, error) {
 		if obj.ELF.Type != elf.ET_REL {

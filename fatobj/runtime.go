@@ -10,8 +10,8 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // CheckOptions are the options of [CheckWith].
@@ -28,7 +28,7 @@ type CheckOptions struct {
 	// no more than the machine, and nothing is found for them. Device code
 	// in relocatable objects is the device link's input, not the runtime's:
 	// it is not checked.
-	Runtime *offload.Release
+	Runtime *release.Release
 }
 
 // readImageHeader reads the ELF header of im; ok is false when the image
@@ -69,7 +69,7 @@ func runtimeChecked(o *Object, im *Image, h elfobj.Header) bool {
 
 // runtimeFindings returns what the libomptarget of release rt would refuse
 // in the images of o.
-func runtimeFindings(o *Object, rt *offload.Release) ([]entries.Finding, error) {
+func runtimeFindings(o *Object, rt *release.Release) ([]entries.Finding, error) {
 	var fs []entries.Finding
 	for _, im := range o.Images {
 		h, ok, err := readImageHeader(im)
@@ -79,11 +79,11 @@ func runtimeFindings(o *Object, rt *offload.Release) ([]entries.Finding, error) 
 		if !ok || !runtimeChecked(o, im, h) {
 			continue
 		}
-		why, fix := refusal(facts.Of(rt).Runtime.Images, rt.Major, h)
+		why, fix := refusal(rt.Runtime.Images, rt.Major, h)
 		if why == "" {
 			continue
 		}
-		fs = append(fs, entries.Finding{Kind: entries.FindRuntimeImage, Releases: offload.ReleaseSetOf(rt),
+		fs = append(fs, entries.Finding{Kind: entries.FindRuntimeImage, Releases: release.SetOf(rt),
 			Message: fmt.Sprintf("libomptarget %d will not load the device image for %s (arch %q, image %s): %s; so the kernels run on the host, or, with OMP_TARGET_OFFLOAD=MANDATORY, the program stops. %s",
 				rt.Major, im.Triple(), im.Arch(), im.Number(), why, fix)})
 	}
@@ -93,7 +93,7 @@ func runtimeFindings(o *Object, rt *offload.Release) ([]entries.Finding, error) 
 // refusal returns why a runtime that checks image headers as c does (that
 // of release major) refuses an image with header h, and the fix; "" when it
 // loads it.
-func refusal(c facts.ImageHeaders, major int, h elfobj.Header) (why, fix string) {
+func refusal(c release.ImageHeaders, major int, h elfobj.Header) (why, fix string) {
 	if !c.Checked {
 		return "", ""
 	}

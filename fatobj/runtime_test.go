@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // TestRuntimeRefusals: each release's libomptarget refuses the image
@@ -47,11 +46,11 @@ func TestRuntimeRefusals(t *testing.T) {
 		{"x86-64", elfobj.Header{Class: elf.ELFCLASS64, Type: elf.ET_DYN, Machine: elf.EM_X86_64}, map[int]string{15: "", 19: "", 22: ""}},
 	} {
 		for major, want := range c.refuse {
-			r, err := offload.LookupRelease(major)
+			r, err := release.Lookup(major)
 			if err != nil {
 				t.Fatal(err)
 			}
-			why, fix := refusal(facts.Of(r).Runtime.Images, major, c.h)
+			why, fix := refusal(r.Runtime.Images, major, c.h)
 			switch {
 			case want == "" && why != "":
 				t.Errorf("%s: libomptarget %d refuses it: %s", c.name, major, why)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // ErrUsage is the error of an argument list the wrapper does not accept: an
@@ -283,7 +284,7 @@ func targetArg(v string) TargetArg {
 // releaseFromArgs returns the release whose library folder
 // (/usr/lib/llvm-N/lib, as clang adds it for libomp and libomptarget) the
 // host linker's arguments name, or nil.
-func releaseFromArgs(args []string) *offload.Release {
+func releaseFromArgs(args []string) *release.Release {
 	for _, a := range args {
 		i := strings.Index(a, "/llvm-")
 		if i < 0 {
@@ -298,7 +299,7 @@ func releaseFromArgs(args []string) *offload.Release {
 			continue
 		}
 		n, _ := strconv.Atoi(rest[:j])
-		if r, err := offload.LookupRelease(n); err == nil {
+		if r, err := release.Lookup(n); err == nil {
 			return r
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // This file chooses the device code of a link as the release's
@@ -22,7 +22,7 @@ import (
 // the objects and of the static libraries' members join the device links,
 // and in which order. The wrapper looks at device symbols only, never at
 // what the host link pulls; each release has its own rule
-// ([facts.ArchiveRule], docs/releases.md#archive-members).
+// ([release.ArchiveRule], docs/releases.md#archive-members).
 
 // targetID is what the wrapper groups images by: triple and arch (the
 // offload kind is not part of it).
@@ -68,7 +68,7 @@ type wrapperArg struct {
 // wrapperArgs reads the host link's argv as the wrapper's option table does
 // (OPT_INPUT, OPT_library, OPT_whole_archive, OPT_no_whole_archive, and
 // every -L, wherever it is). With exeOptions, the table's link.exe options
-// too ([facts.Link.LinkExeOptions]): every -libpath:DIR is a folder of the
+// too ([release.Link.LinkExeOptions]): every -libpath:DIR is a folder of the
 // -L ones, in order, and a /wholearchive anywhere (wholeAll) makes every
 // archive before a --no-whole-archive whole; an argument beginning with
 // '/' that is none of them is an input, as the table reads it (/Brepro,
@@ -129,7 +129,7 @@ func wrapperArgs(args []string, exeOptions bool) (list []wrapperArg, dirs []stri
 // turn, libNAME.so then libNAME.a (-l:FILE: FILE); a folder prefixed with
 // "=" is under the sysroot. Release 15 gives up at a folder holding
 // libNAME.so. It returns "" when nothing is found.
-func searchLibrary(name, sysroot string, dirs []string, rule facts.ArchiveRule) string {
+func searchLibrary(name, sysroot string, dirs []string, rule release.ArchiveRule) string {
 	find := func(dir, file string) (string, bool) {
 		if d, ok := strings.CutPrefix(dir, "="); ok {
 			dir = filepath.Join(sysroot, d)
@@ -148,7 +148,7 @@ func searchLibrary(name, sysroot string, dirs []string, rule facts.ArchiveRule) 
 	}
 	for _, d := range dirs {
 		if p, ok := find(d, "lib"+name+".so"); ok {
-			if rule == facts.ArchiveUsedTargets {
+			if rule == release.ArchiveUsedTargets {
 				return ""
 			}
 			return p
@@ -293,7 +293,7 @@ func (f *offloadFile) scan(table symTable, archive bool) (bool, error) {
 // the order they first appear, each with its images. files are the images of
 // the inputs in command-line order; shouldExtract are the arches of
 // --should-extract.
-func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []string) ([]targetID, map[targetID][]*offloadFile, error) {
+func chooseDevice(rule release.ArchiveRule, files []*offloadFile, shouldExtract []string) ([]targetID, map[targetID][]*offloadFile, error) {
 	var ids []targetID
 	inputs := map[targetID][]*offloadFile{}
 	add := func(id targetID, f *offloadFile) {
@@ -314,7 +314,7 @@ func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []
 		return out
 	}
 	switch rule {
-	case facts.ArchiveUsedTargets:
+	case release.ArchiveUsedTargets:
 		used := map[targetID]bool{}
 		for _, f := range files {
 			if !f.lazy {
@@ -327,7 +327,7 @@ func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []
 				add(f.id, f)
 			}
 		}
-	case facts.ArchiveOrdered:
+	case release.ArchiveOrdered:
 		tables := map[targetID]symTable{}
 		// files of one input are contiguous: group them.
 		for i := 0; i < len(files); {
@@ -366,7 +366,7 @@ func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []
 				}
 			}
 		}
-	case facts.ArchiveResolve, facts.ArchiveAllMembers:
+	case release.ArchiveResolve, release.ArchiveAllMembers:
 		tables := map[targetID]symTable{}
 		table := func(id targetID) symTable {
 			if tables[id] == nil {
@@ -379,7 +379,7 @@ func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []
 				continue
 			}
 			for _, id := range compatibles(f) {
-				if rule == facts.ArchiveResolve {
+				if rule == release.ArchiveResolve {
 					if _, err := f.scan(table(id), false); err != nil {
 						return nil, nil, err
 					}
@@ -388,7 +388,7 @@ func chooseDevice(rule facts.ArchiveRule, files []*offloadFile, shouldExtract []
 			}
 			f.moved = true
 		}
-		if rule == facts.ArchiveAllMembers {
+		if rule == release.ArchiveAllMembers {
 			for _, f := range files {
 				if !f.lazy {
 					continue
@@ -454,10 +454,10 @@ var errNoLibrary = errors.New("unable to find library")
 // in order), chooses their device images by the release's rule, and plans
 // their extraction, target by target.
 func (p *planner) gatherWrapper() error {
-	rule := facts.Of(p.rel).Link.Archives
-	link := facts.Of(p.rel).Link
+	rule := p.rel.Link.Archives
+	link := p.rel.Link
 	list, dirs, sysroot, wholeAll := wrapperArgs(p.ldArgs, link.LinkExeOptions)
-	if rule == facts.ArchiveUsedTargets {
+	if rule == release.ArchiveUsedTargets {
 		// 15 reads the files first, then the libraries.
 		var files, libs []wrapperArg
 		for _, a := range list {
@@ -481,7 +481,7 @@ func (p *planner) gatherWrapper() error {
 		path := a.path
 		if a.lib != "" {
 			if path = searchLibrary(a.lib, sysroot, dirs, rule); path == "" {
-				if rule == facts.ArchiveUsedTargets || p.opt.Driver {
+				if rule == release.ArchiveUsedTargets || p.opt.Driver {
 					continue // 15 goes on; a driver's own folders hold no device code
 				}
 				return fmt.Errorf("%w -l%s", errNoLibrary, a.lib)
@@ -518,7 +518,7 @@ func (p *planner) gatherWrapper() error {
 			}
 			for _, d := range ims {
 				files = append(files, &offloadFile{obj: in, img: d, id: targetID{d.im.Triple(), d.im.Arch()}, kind: d.im.OffloadKind,
-					input: idx, archive: archive, lazy: archive && (!whole || rule == facts.ArchiveUsedTargets)})
+					input: idx, archive: archive, lazy: archive && (!whole || rule == release.ArchiveUsedTargets)})
 			}
 			if !archive {
 				objects = append(objects, in)

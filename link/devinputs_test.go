@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // file makes an offloadFile of input idx named name whose device symbols
@@ -32,7 +32,7 @@ func file(name string, idx int, archive, whole bool, arch string, syms ...string
 	return f
 }
 
-func chosen(t *testing.T, rule facts.ArchiveRule, files []*offloadFile, should ...string) map[string][]string {
+func chosen(t *testing.T, rule release.ArchiveRule, files []*offloadFile, should ...string) map[string][]string {
 	t.Helper()
 	ids, inputs, err := chooseDevice(rule, files, should)
 	if err != nil {
@@ -63,21 +63,21 @@ func TestChooseDevice(t *testing.T) {
 	main := func(idx int) *offloadFile { return file("main.o", idx, false, false, "", "main", "-helper") }
 	for _, c := range []struct {
 		name  string
-		rule  facts.ArchiveRule
+		rule  release.ArchiveRule
 		files []*offloadFile
 		want  []string
 	}{
-		{"15", facts.ArchiveUsedTargets, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
-		{"16", facts.ArchiveOrdered, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m3"}},
+		{"15", release.ArchiveUsedTargets, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
+		{"16", release.ArchiveOrdered, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m3"}},
 		// 16: a library before the objects gives nothing.
-		{"16 library first", facts.ArchiveOrdered, append(lib(0, false), main(1)), []string{"main.o"}},
+		{"16 library first", release.ArchiveOrdered, append(lib(0, false), main(1)), []string{"main.o"}},
 		// --whole-archive takes every member (the scan still decides which
 		// symbols join the table).
-		{"16 whole", facts.ArchiveOrdered, append([]*offloadFile{main(0)}, lib(1, true)...), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
-		{"19", facts.ArchiveResolve, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m3"}},
-		{"19 library first", facts.ArchiveResolve, append(lib(0, false), main(1)), []string{"main.o", "m1", "m3"}},
-		{"19 whole", facts.ArchiveResolve, append(lib(0, true), main(1)), []string{"m1", "m2", "m3", "m4", "m5", "main.o"}},
-		{"22", facts.ArchiveAllMembers, append(lib(0, false), main(1)), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
+		{"16 whole", release.ArchiveOrdered, append([]*offloadFile{main(0)}, lib(1, true)...), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
+		{"19", release.ArchiveResolve, append([]*offloadFile{main(0)}, lib(1, false)...), []string{"main.o", "m1", "m3"}},
+		{"19 library first", release.ArchiveResolve, append(lib(0, false), main(1)), []string{"main.o", "m1", "m3"}},
+		{"19 whole", release.ArchiveResolve, append(lib(0, true), main(1)), []string{"m1", "m2", "m3", "m4", "m5", "main.o"}},
+		{"22", release.ArchiveAllMembers, append(lib(0, false), main(1)), []string{"main.o", "m1", "m2", "m3", "m4", "m5"}},
 	} {
 		got := chosen(t, c.rule, c.files)
 		if !cmp.Equal(got[""], c.want) {
@@ -95,7 +95,7 @@ func TestChooseDeviceKeepsFirstEntry(t *testing.T) {
 		file("a", 1, true, false, "", "~f"),
 		file("b", 1, true, false, "", "~f"),
 	}
-	if got := chosen(t, facts.ArchiveResolve, files)[""]; !cmp.Equal(got, []string{"main.o", "a", "b"}) {
+	if got := chosen(t, release.ArchiveResolve, files)[""]; !cmp.Equal(got, []string{"main.o", "a", "b"}) {
 		t.Errorf("%q", got)
 	}
 }
@@ -114,7 +114,7 @@ func TestChooseDeviceTargets(t *testing.T) {
 	for i := range files {
 		files[i].id.triple = "amdgcn-amd-amdhsa"
 	}
-	got := chosen(t, facts.ArchiveAllMembers, files)
+	got := chosen(t, release.ArchiveAllMembers, files)
 	want := map[string][]string{"gfx90a": {"main.o", "any.o", "m90a"}, "generic": {"any.o", "m90a", "m1100"}}
 	if !cmp.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
@@ -122,7 +122,7 @@ func TestChooseDeviceTargets(t *testing.T) {
 	for _, f := range files {
 		f.moved = false
 	}
-	got = chosen(t, facts.ArchiveAllMembers, files, "gfx1100")
+	got = chosen(t, release.ArchiveAllMembers, files, "gfx1100")
 	want["gfx1100"] = []string{"m1100"}
 	if !cmp.Equal(got, want) {
 		t.Errorf("--should-extract=gfx1100: got %q, want %q", got, want)

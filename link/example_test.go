@@ -6,14 +6,14 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/link"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Plan the link of a fat object made by clang-22 as clang-linker-wrapper 22
 // runs it, without running it: the steps are commands a build system can run
 // as actions of its own, goffload's own steps (extract, wrap) included.
 func ExamplePlan() {
-	r, _ := offload.LookupRelease(22)
+	r, _ := release.Lookup(22)
 	obj := filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o")
 	l, err := link.Plan(&link.Options{Release: r, Driver: true, DryRun: true, DeviceClang: "clang-22", TempDir: "tmp",
 		LinkerArgs: []string{"-o", "prog", obj, "-lm"}})

@@ -10,7 +10,6 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 )
@@ -30,7 +29,7 @@ import (
 // llvm-lto2 ([planner.jitSteps]). From 20 the device link stops at bitcode
 // (-Wl,--lto-emit-llvm, [planner.deviceLink]).
 func (p *planner) jitLTO() bool {
-	return p.opt.EmbedBitcode && facts.Of(p.rel).Link.InProcessLTO
+	return p.opt.EmbedBitcode && p.rel.Link.InProcessLTO
 }
 
 // inProcessLTO reports whether t's bitcode images are linked by the LTO
@@ -42,7 +41,7 @@ func (p *planner) jitLTO() bool {
 // (clang-nvlink-wrapper's LTO; the device link runs ptxas on assembly named
 // .s, and llvm-lto2 names its output PREFIX.0).
 func (p *planner) inProcessLTO(t *target) bool {
-	return facts.Of(p.rel).Link.InProcessLTO && !p.opt.EmbedBitcode && t.nbitcode > 0 && !p.deviceLTO(t) && !t.nvptx()
+	return p.rel.Link.InProcessLTO && !p.opt.EmbedBitcode && t.nbitcode > 0 && !p.deviceLTO(t) && !t.nvptx()
 }
 
 // ltoSymbols is what the in-process LTO reads of one device image: the
@@ -151,7 +150,7 @@ func (p *planner) jitSteps(t *target) error {
 		return err
 	}
 	outs := []string{prefix + ".0.4.opt.bc", prefix + ".0"}
-	if facts.Of(p.rel).Link.LTO2SelectSaveTemps {
+	if p.rel.Link.LTO2SelectSaveTemps {
 		args = append(args, "--select-save-temps=opt")
 	} else {
 		// 15's llvm-lto2 keeps every stage or none.
@@ -162,7 +161,7 @@ func (p *planner) jitSteps(t *target) error {
 	// nothing.
 	args = append(args, "--filetype=null", "-o", prefix)
 	args = append(args, files...)
-	res, err := ltoResolutions(t.images, facts.Of(p.rel).Wrapper.LTOStrongOverWeak)
+	res, err := ltoResolutions(t.images, p.rel.Wrapper.LTOStrongOverWeak)
 	if err != nil {
 		return fmt.Errorf("--embed-bitcode for %s: %w", t.name(), err)
 	}
@@ -190,7 +189,7 @@ func (p *planner) ltoObjectSteps(t *target) ([]string, error) {
 	obj := prefix + ".0"
 	args = append(args, "--relocation-model=pic", "--filetype=obj", "-o", prefix)
 	args = append(args, files...)
-	res, err := ltoResolutions(t.images, facts.Of(p.rel).Wrapper.LTOStrongOverWeak)
+	res, err := ltoResolutions(t.images, p.rel.Wrapper.LTOStrongOverWeak)
 	if err != nil {
 		return nil, fmt.Errorf("the device LTO of %s: %w", t.name(), err)
 	}
@@ -328,7 +327,7 @@ func (p *planner) bitcodeLibraries() error {
 		device, path, ok := strings.Cut(lib, "=")
 		rest, arch, ok2 := cutLast(device, "-")
 		kindName, triple, ok3 := strings.Cut(rest, "-")
-		kind := p.rel.OffloadKindByName(kindName)
+		kind := offload.OffloadKindByName(p.rel, kindName)
 		if !ok || !ok2 || !ok3 || path == "" || triple == "" || kind == offload.OffloadNone {
 			return fmt.Errorf("%w: --bitcode-library=%s: not KIND-TRIPLE-ARCH=FILE", ErrUsage, lib)
 		}

@@ -311,7 +311,7 @@ func linkExeStyle(triple string) bool {
 }
 
 // wrapperExeOption reads a as the wrapper's option table reads the three
-// link.exe options it knows ([facts.Link.LinkExeOptions];
+// link.exe options it knows ([release.Link.LinkExeOptions];
 // LinkerWrapperOpts.td): out:, libpath: and wholearchive, after the
 // prefix "/", "-", "/?" or "-?", spelled as written (the table is
 // case-sensitive). The table matches the longest name first, so

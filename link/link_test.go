@@ -22,7 +22,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func TestParseWrapperArgs(t *testing.T) {
@@ -548,7 +548,7 @@ func TestDryRunStepOrder(t *testing.T) {
 					t.Fatal(err)
 				}
 				opt.DryRun, opt.Stdout = true, io.Discard
-				if opt.Release, err = offload.LookupRelease(20); err != nil {
+				if opt.Release, err = release.Lookup(20); err != nil {
 					t.Fatal(err)
 				}
 				lk21, err := Plan(opt)
@@ -977,7 +977,7 @@ func TestEmbedBitcodePerRelease(t *testing.T) {
 		if !o.EmbedBitcode {
 			t.Fatal("--embed-bitcode not read")
 		}
-		o.Release, _ = offload.LookupRelease(major)
+		o.Release, _ = release.Lookup(major)
 		o.Stdout = io.Discard
 		_, err = Plan(o)
 		switch {
@@ -1023,7 +1023,7 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 		if !cmp.Equal(o.BitcodeLibraries, []string{strings.TrimPrefix(lib, "--bitcode-library=")}) || !cmp.Equal(o.LinkerArgs, []string{lib, "-o", "prog", obj}) {
 			t.Fatalf("%+v", o)
 		}
-		o.Release, err = offload.LookupRelease(c.major)
+		o.Release, err = release.Lookup(c.major)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1058,7 +1058,7 @@ func TestBitcodeLibraryPerRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o.Release, _ = offload.LookupRelease(19)
+		o.Release, _ = release.Lookup(19)
 		o.TempDir = "tmp"
 		if l, err := Plan(o); err == nil {
 			l.Close()

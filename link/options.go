@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Options is one offload link: what clang passes to clang-linker-wrapper
@@ -13,7 +14,7 @@ type Options struct {
 	// Release is the LLVM release whose wrapper the link acts as; nil
 	// takes it from the linker arguments (clang's -L/usr/lib/llvm-N/lib)
 	// or, failing that, from the inputs' formats.
-	Release *offload.Release
+	Release *release.Release
 	// HostTriple is the host's triple (--host-triple); "" is
 	// x86_64-unknown-linux-gnu.
 	HostTriple string

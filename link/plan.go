@@ -22,10 +22,10 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/link/internal/ldsym"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -81,7 +81,7 @@ type Step struct {
 
 // Link is a planned offload link.
 type Link struct {
-	Release *offload.Release `json:"-"`
+	Release *release.Release `json:"-"`
 	// LLVM is the release's major number.
 	LLVM  int    `json:"llvm"`
 	Steps []Step `json:"steps"`
@@ -204,7 +204,7 @@ func (p *planner) cudaPathArg(t *target) []string {
 type planner struct {
 	l       *Link
 	opt     *Options
-	rel     *offload.Release
+	rel     *release.Release
 	relFrom string // where the release was taken from
 	host    *hostLink
 	ldArgs  []string // the host linker's argv (a driver's, as ld sees it)
@@ -316,18 +316,18 @@ func Plan(o *Options) (*Link, error) {
 			return nil, err
 		}
 	}
-	if len(opt.BitcodeLibraries) > 0 && facts.Of(p.rel).Wrapper.BitcodeLibrary {
+	if len(opt.BitcodeLibraries) > 0 && p.rel.Wrapper.BitcodeLibrary {
 		if err := p.bitcodeLibraries(); err != nil {
 			return nil, err
 		}
 	}
-	if opt.EmbedBitcode && facts.Of(p.rel).Link.Device == facts.DeviceLinkNone {
+	if opt.EmbedBitcode && p.rel.Link.Device == release.DeviceLinkNone {
 		return nil, fmt.Errorf("--embed-bitcode (-fopenmp-target-jit) of LLVM %v: no clang-linker-wrapper of that release: %w", p.rel, goffload.ErrUnsupported)
 	}
 	if p.linkExe {
 		// The wrapper names its files after the output as its option
 		// table reads it, which is not always what lld-link writes.
-		h.output = wrapperOutput(p.ldArgs, facts.Of(p.rel).Link.LinkExeOptions, true)
+		h.output = wrapperOutput(p.ldArgs, p.rel.Link.LinkExeOptions, true)
 	}
 	if opt.Driver {
 		if err := p.ltoDriver(); err != nil {
@@ -394,10 +394,10 @@ func (p *planner) gather() error {
 			}
 		}
 		if p.rel == nil {
-			p.rel, p.relFrom = offload.Default(), "the default"
+			p.rel, p.relFrom = release.Default(), "the default"
 		}
 	}
-	p.legacy = facts.Of(p.rel).Wrapper.Form == facts.WrapperOffloadWrapper
+	p.legacy = p.rel.Wrapper.Form == release.WrapperOffloadWrapper
 	if !p.legacy {
 		if err := p.gatherWrapper(); err != nil {
 			return err
@@ -425,7 +425,7 @@ func (p *planner) gather() error {
 // LLVM's wrapper: no device code is extracted, no device link runs). Each
 // file is an image of its own, its target named by its ELF header.
 func (p *planner) overrides() error {
-	if !facts.Of(p.rel).Wrapper.OverrideImage {
+	if !p.rel.Wrapper.OverrideImage {
 		return fmt.Errorf("%w: --override-image: not an option of %v's clang-linker-wrapper (19 and later)", ErrUsage, p.rel)
 	}
 	p.targets, p.byKey = nil, map[string]*target{}
@@ -450,7 +450,7 @@ func (p *planner) overrides() error {
 
 // fileRelease is the release that made the first object of f whose release
 // is known, and that object's name; nil if none is.
-func fileRelease(f *fatobj.File) (*offload.Release, string) {
+func fileRelease(f *fatobj.File) (*release.Release, string) {
 	for _, in := range f.Objects {
 		if in.Format == fatobj.FormatBitcode && len(in.Images) > 0 {
 			// An LTO object: the clang that made it names itself in its
@@ -469,7 +469,7 @@ func fileRelease(f *fatobj.File) (*offload.Release, string) {
 		}
 		// The compiler's own words, where the formats allow it.
 		if n := compilerRelease(in.ELF); n != 0 && made.Has(n) {
-			if cr, err := offload.LookupRelease(n); err == nil {
+			if cr, err := release.Lookup(n); err == nil {
 				r = cr
 			}
 		}
@@ -548,7 +548,7 @@ func (p *planner) ltoDriver() error {
 
 // producerRelease returns the release of the LLVM that wrote a bitcode
 // object, as its producer string says ("LLVM19.1.7"), or nil.
-func producerRelease(in *fatobj.Object) *offload.Release {
+func producerRelease(in *fatobj.Object) *release.Release {
 	r := in.Open()
 	prod, err := bitcode.Producer(r, r.Size())
 	if err != nil {
@@ -563,7 +563,7 @@ func producerRelease(in *fatobj.Object) *offload.Release {
 	if err != nil {
 		return nil
 	}
-	rel, err := offload.LookupRelease(n)
+	rel, err := release.Lookup(n)
 	if err != nil {
 		return nil
 	}
@@ -617,7 +617,7 @@ func (p *planner) images(in *fatobj.Object, file string, obj int) ([]devImage, e
 		case p.legacy && (im.Source == fatobj.SourceBundled || im.Source == fatobj.SourceImageSection) && im.OffloadKind == offload.OffloadOpenMP:
 		case p.legacy || im.Source != fatobj.SourceBinary && im.Source != fatobj.SourceBitcode:
 			continue
-		case im.Section != "" && im.Section == facts.Of(p.rel).Wrapper.RelocatableSection:
+		case im.Section != "" && im.Section == p.rel.Wrapper.RelocatableSection:
 			// The image of a -r link, linked already: the object's own
 			// registration code registers it. (LLVM's wrappers take it into
 			// the device link, whose image then needs the temporary file.)
@@ -776,7 +776,7 @@ func (p *planner) use(in *fatobj.Object, ims []devImage) error {
 	if in.ELF != nil && hasOffload(in.ELF) {
 		var origin *entries.Origin
 		var err error
-		if p.rel == offload.Default() {
+		if p.rel == release.Default() {
 			// What the object read once (fatobj reads as the default).
 			if origin, err = in.Origin(); err != nil {
 				return inFile(in.Name, err)
@@ -822,7 +822,7 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	// LLVM's wrapper names every extracted image .o, bitcode too; 16's,
 	// and the old driver's, by the image's kind (.cubin).
 	ext := "o"
-	if p.legacy || p.deviceLinkStyle() == facts.DeviceLinkClang16 {
+	if p.legacy || p.deviceLinkStyle() == release.DeviceLinkClang16 {
 		if ext = d.im.Kind.Extension(); ext == "" {
 			ext = "o"
 		}
@@ -1027,12 +1027,12 @@ func cxxLibraries(args []string) bool {
 // style d passes to a CPU target's device link, in order (see
 // offload.DeviceLink). From 17 they are what the wrapper's own option table
 // reads of the host link's argv (see wrapperLibArgs).
-func (p *planner) libArgs(d facts.DeviceLink) []string {
-	if d >= facts.DeviceLinkClang17 {
+func (p *planner) libArgs(d release.DeviceLink) []string {
+	if d >= release.DeviceLinkClang17 {
 		return wrapperLibArgs(p.ldArgs)
 	}
 	var out []string
-	ld := d == facts.DeviceLinkLD
+	ld := d == release.DeviceLinkLD
 	args := p.ldArgs
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1163,7 +1163,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		switch {
 		case t.amdgpu():
 			return []string{"-mcpu=" + a}
-		case a == "" && d < facts.DeviceLinkClang22:
+		case a == "" && d < release.DeviceLinkClang22:
 			return []string{"-march=native"}
 		case a == "" || a == "generic":
 			return nil
@@ -1175,18 +1175,18 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 	if p.opt.DeviceDebug {
 		flags = append(flags, "-g")
 	}
-	if p.opt.SaveTemps && d < facts.DeviceLinkClang22 {
+	if p.opt.SaveTemps && d < release.DeviceLinkClang22 {
 		flags = append(flags, "-save-temps")
 	}
-	if p.opt.EmbedBitcode && d == facts.DeviceLinkClang17 {
+	if p.opt.EmbedBitcode && d == release.DeviceLinkClang17 {
 		// 20 and 21 (15 to 19 run the LTO themselves: jitSteps).
 		flags = append(flags, "-Wl,--lto-emit-llvm")
 	}
-	if p.opt.Verbose && d < facts.DeviceLinkClang22 {
+	if p.opt.Verbose && d < release.DeviceLinkClang22 {
 		flags = append(flags, "-v")
 	}
 	switch d {
-	case facts.DeviceLinkNone:
+	case release.DeviceLinkNone:
 		args := []string{"--target=" + t.triple}
 		if t.arch != "" && t.arch != "generic" {
 			args = append(args, "-march="+t.arch)
@@ -1194,7 +1194,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, "-O2", "-fopenmp", "-shared", "-Wl,-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.findClang(), append(args, "-L"+p.runtimeDir()), nil
-	case facts.DeviceLinkLD:
+	case release.DeviceLinkLD:
 		if !t.cpu() {
 			return "", nil, fmt.Errorf("%w: the device link of %s for %v (LLVM 15 links it with lld and the vendor's tools)", goffload.ErrUnsupported, t.name(), p.rel)
 		}
@@ -1207,7 +1207,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 		args = append(args, "-Bsymbolic", "-o", out)
 		args = append(args, files...)
 		return p.opt.Linker, append(args, devLinker...), nil
-	case facts.DeviceLinkClang16:
+	case release.DeviceLinkClang16:
 		args := []string{"-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel, "-Wl,--no-undefined")
@@ -1221,7 +1221,7 @@ func (p *planner) deviceLink(t *target, out string, files []string) (string, []s
 			args = append(args, "-Wl,"+a)
 		}
 		return p.findClang(), append(args, files...), nil
-	case facts.DeviceLinkClang17:
+	case release.DeviceLinkClang17:
 		args := []string{"--no-default-config", "-o", out, "--target=" + t.triple}
 		args = append(args, archFlag()...)
 		args = append(args, "-"+p.opt.OptLevel)
@@ -1293,7 +1293,7 @@ var ltoLevel = regexp.MustCompile(`^O[0-3]$`)
 // --opt-level=Os or Oz; OpenMP's AMDGPU targets; NVPTX targets (CUDA,
 // OpenMP).
 func (p *planner) deviceLTO(t *target) bool {
-	if p.deviceLinkStyle() != facts.DeviceLinkClang17 || !t.amdgpu() ||
+	if p.deviceLinkStyle() != release.DeviceLinkClang17 || !t.amdgpu() ||
 		t.kind != offload.OffloadHIP || t.arch == "" || len(t.images) == 0 || t.nbitcode != len(t.images) || t.features ||
 		p.opt.DeviceDebug || !ltoLevel.MatchString(p.opt.OptLevel) {
 		return false
@@ -1308,7 +1308,7 @@ func (p *planner) deviceLTO(t *target) bool {
 func (p *planner) targetArgs(list []TargetArg, triple string) []string {
 	var out []string
 	for _, a := range list {
-		if facts.Of(p.rel).Wrapper.TripleBeforeFirstEquals {
+		if p.rel.Wrapper.TripleBeforeFirstEquals {
 			before, after, ok := strings.Cut(a.value(), "=")
 			switch {
 			case !ok:
@@ -1382,11 +1382,11 @@ func (p *planner) ltoSteps(t *target) (string, error) {
 
 // deviceLinkStyle is the release's device link; a driver link of LLVM 15
 // links with clang, as 16 does (its host linker is a driver, not ld).
-func (p *planner) deviceLinkStyle() facts.DeviceLink {
-	if d := facts.Of(p.rel).Link.Device; d != facts.DeviceLinkLD || !p.opt.Driver {
+func (p *planner) deviceLinkStyle() release.DeviceLink {
+	if d := p.rel.Link.Device; d != release.DeviceLinkLD || !p.opt.Driver {
 		return d
 	}
-	return facts.DeviceLinkClang16
+	return release.DeviceLinkClang16
 }
 
 // linkedName is the release's name of a target's linked image.
@@ -1394,12 +1394,12 @@ func (p *planner) linkedName(t *target) (string, error) {
 	out := filepath.Base(p.host.output)
 	archName, _, _ := strings.Cut(t.triple, "-")
 	arch := t.arch
-	switch facts.Of(p.rel).Link.Device {
-	case facts.DeviceLinkNone:
+	switch p.rel.Link.Device {
+	case release.DeviceLinkNone:
 		return p.tempName(fmt.Sprintf("%s.%s.%s", out, t.triple, arch), ".img")
-	case facts.DeviceLinkLD:
+	case release.DeviceLinkLD:
 		return p.tempName(fmt.Sprintf("%s-%s-%s", out, archName, arch), ".out")
-	case facts.DeviceLinkClang16, facts.DeviceLinkClang17:
+	case release.DeviceLinkClang16, release.DeviceLinkClang17:
 		if arch == "" && t.cpu() {
 			arch = "native"
 		}
@@ -1414,10 +1414,10 @@ func (p *planner) linkedName(t *target) (string, error) {
 // wrapperName is the release's name of the registration object.
 func (p *planner) wrapperName(kind offload.OffloadKind) (string, error) {
 	out := filepath.Base(p.host.output)
-	switch facts.Of(p.rel).Link.Device {
-	case facts.DeviceLinkLD:
+	switch p.rel.Link.Device {
+	case release.DeviceLinkLD:
 		return p.tempName(out+"-wrapper", ".o")
-	case facts.DeviceLinkClang16:
+	case release.DeviceLinkClang16:
 		return p.tempName(out+".image.wrapper", ".o")
 	}
 	return p.tempName(out+"."+kind.String()+".image.wrapper", ".o")
@@ -1450,7 +1450,7 @@ func inFile(path string, err error) error {
 // release's wrapper runs it: its argv as the wrapper renders it, with the
 // registration objects after the output option (there is no -r on COFF).
 func (p *planner) linkExeStep(wrappers []string) error {
-	if !facts.Of(p.rel).Link.LinkExeOptions {
+	if !p.rel.Link.LinkExeOptions {
 		return fmt.Errorf("%w: the wrapper of %v does not read link.exe's command line (-out:, -libpath:) of an MSVC host", goffload.ErrUnsupported, p.rel)
 	}
 	args := wrapperLinkExeArgs(p.ldArgs, wrappers)

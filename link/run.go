@@ -21,9 +21,9 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // steps plans every step after the inputs are read.
@@ -84,7 +84,7 @@ func (p *planner) steps() error {
 		}
 		if t.cpu() {
 			// A CPU target's link reads the host link's libraries too.
-			ins = appendNew(ins, linkedFiles(args, p.deviceLinkStyle() != facts.DeviceLinkLD)...)
+			ins = appendNew(ins, linkedFiles(args, p.deviceLinkStyle() != release.DeviceLinkLD)...)
 		}
 		l.Steps = append(l.Steps, Step{Kind: StepDeviceLink, Target: t.name(), Tool: prog, Args: args, Inputs: ins, Outputs: []string{out}})
 	}
@@ -96,7 +96,7 @@ func (p *planner) steps() error {
 				ts = append(ts, t)
 			}
 		}
-		if facts.Of(p.rel).Link.SortImages {
+		if p.rel.Link.SortImages {
 			sortImages(ts)
 		}
 		w, err := p.wrapSteps(k, ts)
@@ -219,8 +219,8 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		l.Steps = append(l.Steps, p.own(StepWrap, k.String(), args, linked, []string{name}))
 		return name, nil
 	case offload.OffloadHIP:
-		br, err := bundle.LookupRelease(p.rel.Major)
-		if err != nil {
+		br := p.rel
+		if err := bundle.CheckRelease(br); err != nil {
 			return "", err
 		}
 		fb, err := p.tempName(filepath.Base(p.host.output), ".hipfb")
@@ -240,7 +240,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 				level = *opt.CompressionLevel
 				args = append(args, fmt.Sprintf("--compression-level=%d", level))
 			}
-			if _, err := br.CompressOptions(bundle.MethodZstd, level); err != nil {
+			if _, err := bundle.ReleaseCompressOptions(br, bundle.MethodZstd, level); err != nil {
 				return "", fmt.Errorf("--compress: %w", err)
 			}
 		}
@@ -269,7 +269,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 				tool = f
 			}
 		}
-		image3 := facts.Of(p.rel).Link.FatbinImage3
+		image3 := p.rel.Link.FatbinImage3
 		args := []string{"-64", "--create", fb}
 		for _, t := range ts {
 			if image3 {
@@ -305,7 +305,7 @@ func (p *planner) gpuWrap(k offload.OffloadKind, flags []string, fb string) (str
 // as any linker option: the object they link registers its images as a
 // program would.
 func (p *planner) relocatable() bool {
-	return p.opt.Relocatable && facts.Of(p.rel).Wrapper.RelocatableSection != ""
+	return p.opt.Relocatable && p.rel.Wrapper.RelocatableSection != ""
 }
 
 // hostLinkSteps plans the host link (and, for -r, the renaming after it).
@@ -357,7 +357,7 @@ func (p *planner) hostLinkSteps(wrappers []string) error {
 		case len(a) > 2 && (strings.HasPrefix(a, "-L") || strings.HasPrefix(a, "-l")):
 			args = append(args, a[:2], a[2:])
 			continue
-		case (a == "-r" || a == "-relocatable") && facts.Of(p.rel).Wrapper.RelocatableSection != "":
+		case (a == "-r" || a == "-relocatable") && p.rel.Wrapper.RelocatableSection != "":
 			a = "--relocatable"
 		case ldValueOptions[a] && i+1 < len(p.ldArgs):
 			args = append(args, a, p.ldArgs[i+1])

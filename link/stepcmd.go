@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -75,7 +76,7 @@ func RunCommand(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: step %s: %v", ErrUsage, kind, err)
 	}
-	rel, err := offload.LookupRelease(*llvm)
+	rel, err := release.Lookup(*llvm)
 	if err != nil {
 		return fmt.Errorf("step %s: --llvm: %w", kind, err)
 	}
@@ -99,7 +100,7 @@ func RunCommand(ctx context.Context, args []string) error {
 }
 
 // runExtract writes images of input, each OBJ:IMG=OUT of pairs.
-func runExtract(rel *offload.Release, input string, pairs []string) error {
+func runExtract(rel *release.Release, input string, pairs []string) error {
 	if input == "" {
 		return fmt.Errorf("%w: step extract: no --input", ErrUsage)
 	}
@@ -131,9 +132,9 @@ func runExtract(rel *offload.Release, input string, pairs []string) error {
 }
 
 // runBundle writes the HIP fatbin of the code objects TARGETID=FILE.
-func runBundle(rel *offload.Release, compress bool, level int, out string, images []string) error {
-	br, err := bundle.LookupRelease(rel.Major)
-	if err != nil {
+func runBundle(rel *release.Release, compress bool, level int, out string, images []string) error {
+	br := rel
+	if err := bundle.CheckRelease(br); err != nil {
 		return err
 	}
 	var devs []bundle.CodeObject
@@ -150,16 +151,16 @@ func runBundle(rel *offload.Release, compress bool, level int, out string, image
 		devs = append(devs, bundle.CodeObject{TargetID: id, Data: io.NewSectionReader(f, 0, f.Size())})
 	}
 	if compress {
-		c, err := br.CompressOptions(bundle.MethodZstd, max(level, 0))
+		c, err := bundle.ReleaseCompressOptions(br, bundle.MethodZstd, max(level, 0))
 		if err != nil {
 			return fmt.Errorf("--compress: %w", err)
 		}
 		return atomicfile.Write(out, func(w io.Writer) error {
-			_, err := br.WriteCompressedHIPFatbin(w, devs, c)
+			_, err := bundle.WriteCompressedHIPFatbin(w, br, devs, c)
 			return err
 		})
 	}
-	r, err := br.HIPFatbin(devs)
+	r, err := bundle.HIPFatbin(br, devs)
 	if err != nil {
 		return err
 	}
@@ -168,7 +169,7 @@ func runBundle(rel *offload.Release, compress bool, level int, out string, image
 
 // runWrap writes the registration object of OpenMP images (TRIPLE/ARCH=FILE)
 // or of a CUDA or HIP fatbin.
-func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out string, images []string, fatbin string) error {
+func runWrap(rel *release.Release, kind, triple string, relocatable bool, out string, images []string, fatbin string) error {
 	wopt := wrap.Options{Release: rel, Triple: triple, Relocatable: relocatable}
 	var o *elfobj.Object
 	switch kind {
@@ -244,7 +245,7 @@ func runWrap(rel *offload.Release, kind, triple string, relocatable bool, out st
 }
 
 // runFinish renames the entries sections of a -r link's merged object.
-func runFinish(rel *offload.Release, merged, out string) error {
+func runFinish(rel *release.Release, merged, out string) error {
 	mf, err := infile.Open(merged)
 	if err != nil {
 		return err

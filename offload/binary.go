@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/release"
 )
 
 // The OffloadBinary container (docs/offload-binary.md#offload-binary). All
@@ -36,7 +37,7 @@ const (
 const Version = 1
 
 // FlagMetadata is OIF_Metadata, bit 0 of an entry's Flags in LLVM main after
-// 22 ([Release] NestedImages): the entry holds only metadata (its strings),
+// 22 ([release.Main] NestedImages): the entry holds only metadata (its strings),
 // no image. Main's writer gives such an entry an empty image (ImageSize 0,
 // ImageOffset where the images end) and its readers list it as any other
 // entry, with an image size of 0 bytes; nothing checks the flag. Releases 15
@@ -115,7 +116,7 @@ func (im *Image) Layout(imageSize uint64) Layout {
 
 // LayoutFor returns where release r's binary (its BinaryVersion) of im with
 // an image of imageSize bytes puts each part, uncompressed.
-func (im *Image) LayoutFor(r *Release, imageSize uint64) Layout {
+func (im *Image) LayoutFor(r *release.Release, imageSize uint64) Layout {
 	l, _ := im.layout(r.BinaryVersion, imageSize)
 	return l
 }

@@ -8,10 +8,11 @@ import (
 	"os"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 	"github.com/klauspost/compress/zstd"
 )
 
-// Version 3 of the OffloadBinary (LLVM main after 23: release 24, [Release]
+// Version 3 of the OffloadBinary (LLVM main after 23: release 24, [release.Release]
 // BinaryVersion 3): the header grows to 40 bytes with a uint64 InflatedSize
 // at offset 32. When InflatedSize is not 0, everything after the header is
 // one zstd or zlib stream (zstd when it starts with zstd's magic) that
@@ -148,7 +149,7 @@ func (b *Binary) inflate(hdr [HeaderSizeV3]byte, entOff uint64, opt *ReadOptions
 // write version 3 (main after 23, --llvm 24). Memory use does not depend on
 // size: the stream is written to a temporary file (removed) to learn its
 // size first. It returns the bytes written.
-func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64, c Compression) (int64, error) {
+func WriteCompressedBinary(w io.Writer, r *release.Release, im *Image, data io.Reader, size int64, c Compression) (int64, error) {
 	return writeCompressed(w, r, []ImageData{{Image: *im, Data: data, Size: size}}, c)
 }
 
@@ -158,11 +159,11 @@ func WriteCompressedBinary(w io.Writer, r *Release, im *Image, data io.Reader, s
 // it, entries, strings and every image, then zeros to a multiple of 8. The
 // release must write version 3 (main after 23, --llvm 24). Memory use does
 // not depend on the images' sizes. It returns the bytes written.
-func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
-	if err := r.CheckCompression(c); err != nil {
+func WriteCompressedBinaries(w io.Writer, r *release.Release, ims []ImageData, c Compression) (int64, error) {
+	if err := CheckCompression(r, c); err != nil {
 		return 0, err
 	}
-	if err := r.checkMulti(len(ims)); err != nil {
+	if err := checkMulti(r, len(ims)); err != nil {
 		return 0, err
 	}
 	return writeCompressed(w, r, ims, c)
@@ -172,7 +173,7 @@ func WriteCompressedBinaries(w io.Writer, r *Release, ims []ImageData, c Compres
 // OffloadBinaries (version 3: main after 23, release 24) and c is a format and level
 // LLVM takes, with an error matching goffload.ErrUnsupported, goffload.ErrLimit or
 // ErrUnknownKind, so that a caller can check before it makes its output.
-func (r *Release) CheckCompression(c Compression) error {
+func CheckCompression(r *release.Release, c Compression) error {
 	if err := c.check(); err != nil {
 		return err
 	}
@@ -182,8 +183,8 @@ func (r *Release) CheckCompression(c Compression) error {
 	return nil
 }
 
-func writeCompressed(w io.Writer, r *Release, ims []ImageData, c Compression) (int64, error) {
-	if err := r.CheckCompression(c); err != nil {
+func writeCompressed(w io.Writer, r *release.Release, ims []ImageData, c Compression) (int64, error) {
+	if err := CheckCompression(r, c); err != nil {
 		return 0, err
 	}
 	meta, ls, err := encode(r, ims)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -174,7 +175,7 @@ func TestCompressedZstdCommand(t *testing.T) {
 // readable or ErrImageRange, and reading allocates at most
 // readFuzzPerByte a byte plus readFuzzFixed.
 func FuzzReadVersion3(f *testing.F) {
-	r24, err := LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		f.Fatal(err)
 	}

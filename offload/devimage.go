@@ -38,7 +38,7 @@ const (
 
 // DeviceImage is a `__tgt_device_image` (docs/registration.md#runtime-structs).
 // Where ImageStart and ImageEnd point in the embedded OffloadBinary depends on
-// the release: see [Release.ImageStart]. EntriesBegin and EntriesEnd are the
+// the release: see [release.Wrapper] ImageStart. EntriesBegin and EntriesEnd are the
 // `__start_` and `__stop_` symbols of the entries section.
 type DeviceImage struct {
 	ImageStart, ImageEnd     uint64

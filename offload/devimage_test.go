@@ -138,7 +138,7 @@ func TestRuntimeStructsMatchRealWrappers(t *testing.T) {
 			if images[0] != (DeviceImage{}) || desc != (BinDesc{NumDeviceImages: 1}) {
 				t.Errorf("image %+v, descriptor %+v; want pointers 0 and one image", images[0], desc)
 			}
-			start, stop := "__start_"+r.facts().Entries.OpenMP, "__stop_"+r.facts().Entries.OpenMP
+			start, stop := "__start_"+r.Entries.OpenMP, "__stop_"+r.Entries.OpenMP
 			want := map[uint64]string{
 				DeviceImageStartOffset:                  ".llvm.offloading",
 				DeviceImageEndOffset:                    ".llvm.offloading",

@@ -1,35 +1,29 @@
 // Package offload is the ABI of LLVM's offloading toolchain (OpenMP `target`,
-// CUDA, HIP) as Go data: the OffloadBinary container that carries device images
-// (magic 10 FF 10 AD), image and offload kinds, the offload entry tables in both
-// layouts, `ident_t`, the runtime's `__tgt_device_image` and `__tgt_bin_desc`,
-// and the table of the LLVM releases: one row per release, whose exported
-// fields are the facts users read, and which holds every other fact that
-// differs between releases for the module's packages. It knows
-// nothing of ELF; see the elfobj, entries and wrap packages for objects.
+// CUDA, HIP, SYCL) as Go data: the OffloadBinary container that carries
+// device images (magic 10 FF 10 AD), image and offload kinds, the offload
+// entry tables in both layouts, `ident_t`, the runtime's
+// `__tgt_device_image` and `__tgt_bin_desc`. It knows nothing of ELF; see
+// the elfobj, entries and wrap packages for objects.
 //
 // # Releases
 //
-// The package speaks LLVM 13 to 24, 24 being LLVM's main branch after the 23
-// branch.
-// [Releases] lists one [Release] row per release; every format decision reads
-// its row, so writing for another release means passing another row. The rows
-// follow docs/releases.md#release-table, measured with the real tools of LLVM
-// 13 to 22 except 20, whose row is inferred like 23's (no Debian suite ships
-// them; docs/releases.md#measured-or-inferred); a field measured only on some
-// releases says so. This package's own tests run the tools of 15, 16, 19 and
-// 22. LLVM 13 and 14, the old OpenMP driver, have no OffloadBinary and no
-// packager ([Release.BinaryVersion] 0: writing one for them is refused with
-// [goffload.ErrUnsupported]), and register raw device images with
-// clang-offload-wrapper. A row also says what the release's libomptarget
-// reads ([Release.RuntimeReadsEntries]) and the soname a program records for
-// it ([Release.RuntimeLibrary], [RuntimeReleases]). [ReleaseSet] is a set of
-// releases: those that made a file, or can link it. [DefaultRelease] is 22.
+// What differs between LLVM releases is read from a row of the release
+// table (package release): every function that writes or reads as a
+// release does takes its row, so writing for another release means passing
+// another row. The table speaks LLVM 13 to 24, 24 being LLVM's main branch
+// after the 23 branch. LLVM 13 and 14, the old OpenMP driver, have no
+// OffloadBinary and no packager ([release.Release.BinaryVersion] 0: writing
+// one for them is refused with [goffload.ErrUnsupported]), and register raw
+// device images with clang-offload-wrapper. [LayoutOf] gives a release's
+// entry layout, [EntriesSection] its entries sections, and
+// [RuntimeReadsEntries] says what its libomptarget reads. This package's
+// own tests run the tools of 15, 16, 19 and 22.
 //
 // # OffloadBinary
 //
 // [WriteBinary] writes version 1, the only version any release 15–22 writes,
 // byte for byte as LLVM does, streaming the image from an [io.Reader].
-// [Release.ParseImageArg] and [Release.Package] reproduce clang-offload-packager,
+// [ParseImageArg] and [Package] reproduce clang-offload-packager,
 // including the order of its string map, which each release takes from a
 // different hash table. [ReadBinary] and [ReadAll] read one binary or every
 // binary of a section; with [ReadOptions.Release] set they accept and reject
@@ -50,7 +44,7 @@
 //
 // # Example
 //
-//	r, _ := offload.LookupRelease(19)
+//	r, _ := release.Lookup(19)
 //	img := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
 //		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
 //	bin, err := offload.MarshalBinary(r, &img, deviceELF)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/release"
 )
 
 // This file holds the offload entry, `__tgt_offload_entry` and its successor
@@ -73,6 +74,30 @@ var entryFormats = [...]entryFormat{
 	}},
 }
 
+// EntryLayout is the binary layout of an offload entry
+// (docs/entries.md#entry-layouts); [LayoutOf] gives a release's.
+type EntryLayout uint8
+
+const (
+	// EntryLegacy is the 32-byte __tgt_offload_entry {addr, name, size, flags, reserved}
+	// of LLVM 15–20.
+	EntryLegacy EntryLayout = iota
+	// EntryV1 is the 56-byte llvm::offloading::EntryTy of LLVM 21 and later.
+	EntryV1
+)
+
+var entryLayoutNames = [...]string{"legacy", "v1"}
+
+func (v EntryLayout) String() string { return enumName(entryLayoutNames[:], int(v), "EntryLayout") }
+
+// enumName returns names[v], or "typ(v)" for a value without a name.
+func enumName(names []string, v int, typ string) string {
+	if v >= 0 && v < len(names) {
+		return names[v]
+	}
+	return typ + "(" + strconv.Itoa(v) + ")"
+}
+
 func (l EntryLayout) format() (*entryFormat, bool) {
 	if int(l) < len(entryFormats) {
 		return &entryFormats[l], true
@@ -126,7 +151,7 @@ func (l EntryLayout) AuxOffset() (int, bool) {
 type RawEntry struct {
 	Reserved uint64 // 0: tells a v1 entry from a legacy one, whose first word is a non-null address
 	Version  uint16 // EntryVersion
-	Kind     uint16 // the release's OffloadKind code, see [Release.OffloadKindCode]
+	Kind     uint16 // the release's OffloadKind code, see [OffloadKindCode]
 	Flags    uint32 // OpenMPFlags or GPUFlags, by Kind
 	Addr     uint64 // address of the kernel, variable or function
 	Name     uint64 // address of the NUL-terminated name
@@ -291,10 +316,9 @@ func uintN(order binary.ByteOrder, b []byte, width int) uint64 {
 // the section's for a legacy section, whose entries carry none, and OffloadNone
 // for a unified one, whose entries name their own.
 func entrySection(name string) (layout EntryLayout, kind OffloadKind, ok bool) {
-	for i := range releases {
-		r := &releases[i]
+	for _, r := range table {
 		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
-			sec := r.EntriesSection(k)
+			sec := EntriesSection(r, k)
 			if sec == "" { // the release has no entries of kind k
 				continue
 			}
@@ -302,10 +326,10 @@ func entrySection(name string) (layout EntryLayout, kind OffloadKind, ok bool) {
 			if !found || (rest != "" && !isRelocatableSuffix(rest)) {
 				continue
 			}
-			if r.EntryLayout == EntryV1 {
+			if LayoutOf(r) == EntryV1 {
 				k = OffloadNone
 			}
-			return r.EntryLayout, k, true
+			return LayoutOf(r), k, true
 		}
 	}
 	return 0, 0, false
@@ -461,24 +485,24 @@ func (e Entry) Role() EntryRole {
 // It fails with ErrEncoding when r cannot hold e: a kind the release has no
 // code for (SYCL before LLVM 21) or, in the 32-byte layout, a kind without an
 // entries section, an Aux pointer, or a Data above 32 bits.
-func (e Entry) Raw(r *Release) (RawEntry, error) {
+func (e Entry) Raw(r *release.Release) (RawEntry, error) {
 	raw := RawEntry{Flags: e.Flags, Size: e.Size, Data: e.Data}
-	switch r.EntryLayout {
+	switch LayoutOf(r) {
 	case EntryV1:
-		code, ok := r.OffloadKindCode(e.Kind)
+		code, ok := OffloadKindCode(r, e.Kind)
 		if !ok {
 			return RawEntry{}, fmt.Errorf("offload entry %q: %v has no offload kind %v: %w", e.Name, r, e.Kind, ErrEncoding)
 		}
 		raw.Version, raw.Kind = EntryVersion, code
 	case EntryLegacy:
-		if r.EntriesSection(e.Kind) == "" {
+		if EntriesSection(r, e.Kind) == "" {
 			return RawEntry{}, fmt.Errorf("offload entry %q: %v has no entries section for %v: %w", e.Name, r, e.Kind, ErrEncoding)
 		}
 		if !e.Aux.IsNull() {
-			return RawEntry{}, fmt.Errorf("offload entry %q: aux pointer %v in a %v entry: %w", e.Name, e.Aux, r.EntryLayout, ErrEncoding)
+			return RawEntry{}, fmt.Errorf("offload entry %q: aux pointer %v in a %v entry: %w", e.Name, e.Aux, LayoutOf(r), ErrEncoding)
 		}
 	}
-	if err := r.EntryLayout.check(raw); err != nil {
+	if err := LayoutOf(r).check(raw); err != nil {
 		return RawEntry{}, fmt.Errorf("offload entry %q: %w", e.Name, err)
 	}
 	return raw, nil
@@ -489,10 +513,10 @@ func (e Entry) Raw(r *Release) (RawEntry, error) {
 // release r. A v1 entry names its own kind, decoded with r's numbering; a
 // legacy entry takes sectionKind. Name, Address and Aux are left empty: they
 // come from the relocations or the linked image, which the caller resolves.
-func EntryFromRaw(r *Release, layout EntryLayout, sectionKind OffloadKind, raw RawEntry) Entry {
+func EntryFromRaw(r *release.Release, layout EntryLayout, sectionKind OffloadKind, raw RawEntry) Entry {
 	e := Entry{Kind: sectionKind, Flags: raw.Flags, Size: raw.Size, Data: raw.Data}
 	if layout == EntryV1 {
-		e.Kind = r.OffloadKindOf(raw.Kind)
+		e.Kind = OffloadKindOf(r, raw.Kind)
 	}
 	return e
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 var entryByteOrders = []struct {
@@ -279,26 +279,26 @@ func TestDetectEntryLayout(t *testing.T) {
 }
 
 func TestDetectEntryLayoutAgreesWithReleases(t *testing.T) {
-	for _, r := range Releases() {
+	for _, r := range release.All() {
 		for _, k := range []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP} {
-			sec := r.EntriesSection(k)
+			sec := EntriesSection(r, k)
 			if sec == "" {
 				continue // no entries of kind k in r (CUDA and HIP before 15)
 			}
 			layout, ok := DetectEntryLayout(sec)
-			if !ok || layout != r.EntryLayout {
-				t.Errorf("%v %v: DetectEntryLayout(%q) = %v, %v; want %v", r, k, sec, layout, ok, r.EntryLayout)
+			if !ok || layout != LayoutOf(r) {
+				t.Errorf("%v %v: DetectEntryLayout(%q) = %v, %v; want %v", r, k, sec, layout, ok, LayoutOf(r))
 			}
-			if sk, _ := EntrySectionKind(sec); r.EntryLayout == EntryLegacy && sk != k {
+			if sk, _ := EntrySectionKind(sec); LayoutOf(r) == EntryLegacy && sk != k {
 				t.Errorf("%v: EntrySectionKind(%q) = %v, want %v", r, sec, sk, k)
 			}
 		}
 	}
 }
 
-func releaseRow(t *testing.T, major int) *Release {
+func releaseRow(t *testing.T, major int) *release.Release {
 	t.Helper()
-	r, err := LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,14 +351,14 @@ func TestEntryRawRejectsWhatTheReleaseCannotHold(t *testing.T) {
 }
 
 func TestEntryFromRawInvertsRaw(t *testing.T) {
-	for _, r := range Releases() {
+	for _, r := range release.All() {
 		for k := OffloadOpenMP; k <= OffloadSYCL; k++ {
 			e := Entry{Kind: k, Flags: 0x11, Size: 8, Data: 3}
 			raw, err := e.Raw(r)
 			if err != nil {
 				continue // the release has no such kind
 			}
-			got := EntryFromRaw(r, r.EntryLayout, k, raw)
+			got := EntryFromRaw(r, LayoutOf(r), k, raw)
 			if got != e {
 				t.Errorf("%v %v: EntryFromRaw(Raw(e)) = %+v, want %+v", r, k, got, e)
 			}
@@ -667,16 +667,16 @@ type checkedEntry struct {
 // readEntriesSection decodes every entry of the entries section of f as release r
 // writes it, checking the layout facts along the way, and resolves each name
 // through the relocations.
-func readEntriesSection(t *testing.T, f *elf.File, r *Release) []checkedEntry {
+func readEntriesSection(t *testing.T, f *elf.File, r *release.Release) []checkedEntry {
 	t.Helper()
-	secName := r.EntriesSection(OffloadOpenMP)
+	secName := EntriesSection(r, OffloadOpenMP)
 	sec, data := elfSectionData(t, f, secName)
 	layout, ok := DetectEntryLayout(secName)
-	if !ok || layout != r.EntryLayout {
-		t.Fatalf("DetectEntryLayout(%q) = %v, %v; want %v", secName, layout, ok, r.EntryLayout)
+	if !ok || layout != LayoutOf(r) {
+		t.Fatalf("DetectEntryLayout(%q) = %v, %v; want %v", secName, layout, ok, LayoutOf(r))
 	}
-	if sec.Addralign != r.facts().Entries.Align {
-		t.Errorf("%s: align %d, want %d", secName, sec.Addralign, r.facts().Entries.Align)
+	if sec.Addralign != r.Entries.Align {
+		t.Errorf("%s: align %d, want %d", secName, sec.Addralign, r.Entries.Align)
 	}
 	raws, err := layout.DecodeAll(f.ByteOrder, data)
 	if err != nil {
@@ -815,7 +815,7 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 				}
 			}
 			checkRequiresEntry(t, r, requires)
-			if r.facts().Entries.Indirect {
+			if r.Entries.Indirect {
 				if len(indirect) != 1 || indirect[0].size != 8 || indirect[0].flags != uint32(OMPEntryIndirect) ||
 					!strings.HasPrefix(indirect[0].name, "__omp_offloading_") || !strings.HasSuffix(indirect[0].name, "_ifn_l2") {
 					t.Errorf("indirect entries = %+v, want one of size 8, flags 8, named __omp_offloading_*_ifn_l2", indirect)
@@ -827,15 +827,15 @@ func TestEntriesOfFreshObjects(t *testing.T) {
 	}
 }
 
-func checkRequiresEntry(t *testing.T, r *Release, got []checkedEntry) {
+func checkRequiresEntry(t *testing.T, r *release.Release, got []checkedEntry) {
 	t.Helper()
-	if r.facts().Entries.Requires == facts.RequiresCtor {
+	if r.Entries.Requires == release.RequiresCtor {
 		if len(got) != 0 {
 			t.Errorf("requires entries = %+v, want none (a constructor)", got)
 		}
 		return
 	}
-	want := checkedEntry{r.facts().Entries.RequiresName, 0, uint32(OMPEntryRequires), uint64(RequiresUnifiedSharedMemory)}
+	want := checkedEntry{r.Entries.RequiresName, 0, uint32(OMPEntryRequires), uint64(RequiresUnifiedSharedMemory)}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("requires entries = %+v, want [%+v]", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 )
 
 // checkFormatError fails t unless err holds a *goffload.FormatError of format
@@ -88,7 +89,7 @@ func TestDecodersGiveFormatErrorsWithOffsetsInTheSlice(t *testing.T) {
 // sentinel.
 func TestReadBinaryGivesFormatErrorsOfEachKind(t *testing.T) {
 	im := LinkedImage(OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := MarshalBinary(Default(), &im, []byte("code"))
+	bin, err := MarshalBinary(release.Default(), &im, []byte("code"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The requires entry that clang 22 writes for
 // `#pragma omp requires unified_shared_memory`.
 func ExampleEntry_Raw() {
-	r, _ := offload.LookupRelease(22)
+	r, _ := release.Lookup(22)
 	e := offload.Entry{
 		Kind:  offload.OffloadOpenMP,
 		Flags: uint32(offload.OMPEntryRequires),
@@ -21,11 +22,11 @@ func ExampleEntry_Raw() {
 	if err != nil {
 		panic(err)
 	}
-	b, _ := r.EntryLayout.Encode(binary.LittleEndian, raw)
+	b, _ := offload.LayoutOf(r).Encode(binary.LittleEndian, raw)
 	for off := 0; off < len(b); off += 8 {
 		fmt.Printf("%2d: % x\n", off, b[off:off+8])
 	}
-	fmt.Println("name pointer at", r.EntryLayout.NameOffset())
+	fmt.Println("name pointer at", offload.LayoutOf(r).NameOffset())
 	// Output:
 	//  0: 00 00 00 00 00 00 00 00
 	//  8: 01 00 01 00 10 00 00 00

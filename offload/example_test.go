@@ -7,11 +7,12 @@ import (
 	"os"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Write an OffloadBinary as clang-offload-packager of LLVM 19 does, and read it back.
 func ExampleMarshalBinary() {
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	img := offload.Image{
 		Kind:        offload.ImageObject,
 		OffloadKind: offload.OffloadHIP,
@@ -32,10 +33,10 @@ func ExampleMarshalBinary() {
 
 // The packager's string order is the iteration order of its hash tables, which
 // changed between releases.
-func ExampleRelease_ParseImageArg() {
+func ExampleParseImageArg() {
 	for _, major := range []int{15, 22} {
-		r, _ := offload.LookupRelease(major)
-		imgs, _ := r.ParseImageArg("file=k.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp,feature=+ptx63")
+		r, _ := release.Lookup(major)
+		imgs, _ := offload.ParseImageArg(r, "file=k.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp,feature=+ptx63")
 		fmt.Println(major, imgs[0].File, imgs[0].Image.Kind, imgs[0].Image.OffloadKind, imgs[0].Image.Strings)
 	}
 	// Output:
@@ -44,7 +45,7 @@ func ExampleRelease_ParseImageArg() {
 }
 
 // Package images from memory, as `clang-offload-packager -o out --image=...` does.
-func ExampleRelease_Package() {
+func ExamplePackage() {
 	files := map[string][]byte{"kernel.cubin": []byte("CUBIN")}
 	open := func(name string) (io.Reader, int64, error) {
 		data, ok := files[name]
@@ -54,7 +55,7 @@ func ExampleRelease_Package() {
 		return bytes.NewReader(data), int64(len(data)), nil
 	}
 	var out bytes.Buffer
-	n, err := offload.Default().Package(&out, []string{"file=kernel.cubin,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=cuda"}, open)
+	n, err := offload.Package(release.Default(), &out, []string{"file=kernel.cubin,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=cuda"}, open)
 	fmt.Println(n, err)
 	// Output:
 	// 152 <nil>

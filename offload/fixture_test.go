@@ -7,6 +7,8 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+
+	"github.com/goffload/goffload/release"
 )
 
 const shtLLVMOffloading = elf.SectionType(0x6fff4c0b)
@@ -40,7 +42,7 @@ func offloadingSection(t *testing.T, rel string) ([]byte, elf.SectionFlag) {
 func TestRewriteEmbeddedBinaries(t *testing.T) {
 	for _, major := range []int{15, 16, 19, 22} {
 		r := mustRelease(t, major)
-		arch := r.facts().Packager.OpenMPHostArch
+		arch := r.Packager.OpenMPHostArch
 		t.Run(fmt.Sprintf("llvm%d", major), func(t *testing.T) {
 			host, flags := offloadingSection(t, fmt.Sprintf("host-objects/openmp-x86-llvm%d.o", major))
 			if flags != elf.SectionFlag(0x80000000) {
@@ -50,7 +52,7 @@ func TestRewriteEmbeddedBinaries(t *testing.T) {
 			// The driver runs: clang-offload-packager --image=file=<tmp>.o,triple=...,arch=...,kind=openmp
 			var buf bytes.Buffer
 			arg := "file=dev.o,triple=x86_64-unknown-linux-gnu,arch=" + arch + ",kind=openmp"
-			if _, err := r.Package(&buf, []string{arg}, memFiles(map[string][]byte{"dev.o": image})); err != nil {
+			if _, err := Package(r, &buf, []string{arg}, memFiles(map[string][]byte{"dev.o": image})); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(buf.Bytes(), host) {
@@ -76,7 +78,7 @@ func TestRewriteEmbeddedBinaries(t *testing.T) {
 }
 
 // checkOneBinary reads the single binary of a section and returns its image.
-func checkOneBinary(t *testing.T, r *Release, section []byte) []byte {
+func checkOneBinary(t *testing.T, r *release.Release, section []byte) []byte {
 	t.Helper()
 	bins, err := ReadAllBytes(section, &ReadOptions{Release: r})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/bitcode"
+	"github.com/goffload/goffload/release"
 )
 
 // ImageKind is the kind of a device image (`TheImageKind`,
@@ -67,21 +68,11 @@ func ImageKindFromExtension(ext string) ImageKind {
 	return ImageNone
 }
 
-// DetectImageKind returns the kind clang-offload-packager gives the file name
-// whose contents start with head: LLVM bitcode (raw `BC C0 DE` or the wrapper
-// magic `DE C0 17 0B`) whatever the extension, else the kind of the extension.
-func DetectImageKind(name string, head []byte) ImageKind {
-	if bitcode.IsBitcode(head) {
-		return ImageBitcode
-	}
-	return ImageKindFromExtension(extension(name))
-}
-
 // ImageKindName returns the name release r's llvm-objdump --offloading
 // prints for k: [ImageKind.String], and "spir-v" for ImageSPIRV where the
 // release names it (r.SPIRVImages). A nil r is the default release.
-func (r *Release) ImageKindName(k ImageKind) string {
-	if k == ImageSPIRV && r != nil && r.facts().Main.SPIRVImages {
+func ImageKindName(r *release.Release, k ImageKind) string {
+	if k == ImageSPIRV && r != nil && r.Main.SPIRVImages {
 		return "spir-v"
 	}
 	return k.String()
@@ -90,19 +81,24 @@ func (r *Release) ImageKindName(k ImageKind) string {
 // ImageKindExtension returns the extension release r's tools give an image
 // of kind k: [ImageKind.Extension], and "spv" for ImageSPIRV where the
 // release names it. A nil r is the default release.
-func (r *Release) ImageKindExtension(k ImageKind) string {
-	if k == ImageSPIRV && r != nil && r.facts().Main.SPIRVImages {
+func ImageKindExtension(r *release.Release, k ImageKind) string {
+	if k == ImageSPIRV && r != nil && r.Main.SPIRVImages {
 		return "spv"
 	}
 	return k.Extension()
 }
 
-// DetectImageKind returns the kind release r's packager gives the file
-// name whose contents start with head: [DetectImageKind], and ImageSPIRV
-// for a .spv file where the release names that kind.
-func (r *Release) DetectImageKind(name string, head []byte) ImageKind {
-	k := DetectImageKind(name, head)
-	if k == ImageNone && r != nil && r.facts().Main.SPIRVImages && extension(name) == "spv" {
+// DetectImageKind returns the kind release r's clang-offload-packager gives
+// the file name whose contents start with head: LLVM bitcode (raw `BC C0 DE`
+// or the wrapper magic `DE C0 17 0B`) whatever the extension, else the kind
+// of the extension, ImageSPIRV for a .spv file only where the release names
+// that kind. A nil r knows no SPIR-V.
+func DetectImageKind(r *release.Release, name string, head []byte) ImageKind {
+	if bitcode.IsBitcode(head) {
+		return ImageBitcode
+	}
+	k := ImageKindFromExtension(extension(name))
+	if k == ImageNone && r != nil && r.Main.SPIRVImages && extension(name) == "spv" {
 		return ImageSPIRV
 	}
 	return k
@@ -140,7 +136,7 @@ func ParseImageKind(s string) (ImageKind, error) {
 
 // OffloadKind is the producer of an image: the offloading model
 // (docs/offload-binary.md#offload-kinds). It is a logical value; its number in
-// a binary depends on the release, see [Release.OffloadKindCode].
+// a binary depends on the release, see [OffloadKindCode].
 type OffloadKind uint8
 
 const (
@@ -158,7 +154,7 @@ func (k OffloadKind) String() string { return enumName(offloadKindNames[:], int(
 
 // ParseOffloadKind parses a kind name in any release's vocabulary ("openmp",
 // "cuda", "hip", "sycl", "none"). For the packager's own rule, under which an
-// unknown name or one the release lacks is none, use [Release.OffloadKindByName].
+// unknown name or one the release lacks is none, use [OffloadKindByName].
 func ParseOffloadKind(s string) (OffloadKind, error) {
 	for k, n := range offloadKindNames {
 		if s == n {
@@ -170,7 +166,7 @@ func ParseOffloadKind(s string) (OffloadKind, error) {
 
 // OffloadKindCode returns the number release r writes for kind k, and false if
 // the release has no such kind (SYCL before 21).
-func (r *Release) OffloadKindCode(k OffloadKind) (uint16, bool) {
+func OffloadKindCode(r *release.Release, k OffloadKind) (uint16, bool) {
 	switch k {
 	case OffloadNone:
 		return 0, true
@@ -179,18 +175,18 @@ func (r *Release) OffloadKindCode(k OffloadKind) (uint16, bool) {
 	case OffloadCUDA:
 		return 2, true
 	case OffloadHIP:
-		return r.facts().Kinds.HIP, true
+		return r.Kinds.HIP, true
 	case OffloadSYCL:
-		return r.facts().Kinds.SYCL, r.facts().Kinds.SYCL != 0
+		return r.Kinds.SYCL, r.Kinds.SYCL != 0
 	}
 	return 0, false
 }
 
 // OffloadKindOf returns the kind that release r reads from code; a number the
 // release does not define is OffloadNone, as getOffloadKindName prints it.
-func (r *Release) OffloadKindOf(code uint16) OffloadKind {
+func OffloadKindOf(r *release.Release, code uint16) OffloadKind {
 	for k := OffloadOpenMP; k <= OffloadSYCL; k++ {
-		if c, ok := r.OffloadKindCode(k); ok && c == code {
+		if c, ok := OffloadKindCode(r, k); ok && c == code {
 			return k
 		}
 	}
@@ -199,12 +195,12 @@ func (r *Release) OffloadKindOf(code uint16) OffloadKind {
 
 // OffloadKindByName is the packager's getOffloadKind: the kind named s, or
 // OffloadNone for a name release r does not know (including "sycl" before 21).
-func (r *Release) OffloadKindByName(s string) OffloadKind {
+func OffloadKindByName(r *release.Release, s string) OffloadKind {
 	k, err := ParseOffloadKind(s)
 	if err != nil {
 		return OffloadNone
 	}
-	if _, ok := r.OffloadKindCode(k); !ok {
+	if _, ok := OffloadKindCode(r, k); !ok {
 		return OffloadNone
 	}
 	return k

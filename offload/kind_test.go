@@ -38,18 +38,18 @@ func TestOffloadKindNumbering(t *testing.T) {
 		syclOK    bool
 	}{{15, 3, 0, false}, {19, 3, 0, false}, {20, 3, 0, false}, {21, 4, 8, true}, {22, 4, 8, true}} {
 		r := mustRelease(t, c.major)
-		if got, _ := r.OffloadKindCode(OffloadHIP); got != c.hip {
+		if got, _ := OffloadKindCode(r, OffloadHIP); got != c.hip {
 			t.Errorf("LLVM %d: HIP is %d", c.major, got)
 		}
-		if got, ok := r.OffloadKindCode(OffloadSYCL); got != c.sycl || ok != c.syclOK {
+		if got, ok := OffloadKindCode(r, OffloadSYCL); got != c.sycl || ok != c.syclOK {
 			t.Errorf("LLVM %d: SYCL is %d, %v", c.major, got, ok)
 		}
 		for k := OffloadNone; k <= OffloadSYCL; k++ {
-			if code, ok := r.OffloadKindCode(k); ok && r.OffloadKindOf(code) != k {
-				t.Errorf("LLVM %d: %v -> %d -> %v", c.major, k, code, r.OffloadKindOf(code))
+			if code, ok := OffloadKindCode(r, k); ok && OffloadKindOf(r, code) != k {
+				t.Errorf("LLVM %d: %v -> %d -> %v", c.major, k, code, OffloadKindOf(r, code))
 			}
 		}
-		if r.OffloadKindOf(16) != OffloadNone || r.OffloadKindOf(c.hip^7) != OffloadNone {
+		if OffloadKindOf(r, 16) != OffloadNone || OffloadKindOf(r, c.hip^7) != OffloadNone {
 			t.Errorf("LLVM %d: unknown codes are not none", c.major)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -54,7 +55,7 @@ func imageData(ims []Image, data [][]byte) []ImageData {
 
 // writeAll returns release r's binary of ims, compressed with c unless it
 // is nil.
-func writeAll(t *testing.T, r *Release, ims []Image, data [][]byte, c *Compression) []byte {
+func writeAll(t *testing.T, r *release.Release, ims []Image, data [][]byte, c *Compression) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	var n int64
@@ -115,7 +116,7 @@ func checkMultiLayout(t *testing.T, b []byte, ims []Image, data [][]byte) {
 	var image uint64
 	for i, im := range ims {
 		e := b[HeaderSizeV3+uint64(i)*ImageEntrySize:]
-		code, _ := mustRelease(t, 24).OffloadKindCode(im.OffloadKind)
+		code, _ := OffloadKindCode(mustRelease(t, 24), im.OffloadKind)
 		if ImageKind(le.Uint16(e)) != im.Kind || le.Uint16(e[2:]) != code || le.Uint32(e[4:]) != im.Flags {
 			t.Errorf("entry %d: % x", i, e[:8])
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 )
 
 // PackagerImage is one binary that clang-offload-packager writes for an --image
@@ -32,7 +33,7 @@ type PackagerImage struct {
 //
 // The images come back in the order the packager writes them. A release
 // without the packager (BinaryVersion 0: LLVM 13, 14) gives goffload.ErrUnsupported.
-func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
+func ParseImageArg(r *release.Release, arg string) ([]PackagerImage, error) {
 	if r.BinaryVersion == 0 {
 		return nil, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, goffload.ErrUnsupported)
 	}
@@ -50,27 +51,27 @@ func (r *Release) ParseImageArg(arg string) ([]PackagerImage, error) {
 	_, hasFile := values["file"]
 	_, hasTriple := values["triple"]
 	switch {
-	case r.facts().Packager.NeedsTriple && (!hasFile || !hasTriple):
+	case r.Packager.NeedsTriple && (!hasFile || !hasTriple):
 		return nil, fmt.Errorf("%w: 'file' and 'triple' are required image arguments", ErrPackagerArgs)
 	case !hasFile:
 		return nil, fmt.Errorf("%w: 'file' is a required image arguments", ErrPackagerArgs)
 	}
 	var im Image
 	var strKeys []string
-	for _, k := range r.facts().Packager.Args.Order(keys) {
+	for _, k := range r.Packager.Args.Order(keys) {
 		switch k {
 		case "file":
 		case "kind":
-			im.OffloadKind = r.OffloadKindByName(values[k])
+			im.OffloadKind = OffloadKindByName(r, values[k])
 		default:
 			strKeys = append(strKeys, k)
 		}
 	}
-	for _, k := range r.facts().Packager.Strings.Order(strKeys) {
+	for _, k := range r.Packager.Strings.Order(strKeys) {
 		im.Strings = append(im.Strings, KeyValue{k, values[k]})
 	}
 	files := []string{values["file"]}
-	if r.facts().Packager.SplitsFiles {
+	if r.Packager.SplitsFiles {
 		files = strings.Split(values["file"], ",")
 	}
 	out := make([]PackagerImage, len(files))
@@ -111,37 +112,37 @@ type ImageSource func(name string) (io.Reader, int64, error)
 // binary of all images every file is opened before the first is read (its
 // size goes in the header), and each is closed when the binary is written.
 // No image gives no bytes (main's tool requires one).
-func (r *Release) Package(w io.Writer, args []string, open ImageSource) (int64, error) {
-	return r.pack(w, args, open, nil)
+func Package(r *release.Release, w io.Writer, args []string, open ImageSource) (int64, error) {
+	return pack(r, w, args, open, nil)
 }
 
 // PackageCompressed writes what llvm-offload-binary of release r writes
 // with --compress, --compression-format and --compression-level: the binary
-// [Release.Package] writes, compressed as [WriteCompressedBinaries] writes
+// [Package] writes, compressed as [WriteCompressedBinaries] writes
 // it. Only a release that writes OffloadBinary version 3 has it (LLVM main
 // after 22).
-func (r *Release) PackageCompressed(w io.Writer, args []string, open ImageSource, c Compression) (int64, error) {
-	if err := r.CheckCompression(c); err != nil {
+func PackageCompressed(r *release.Release, w io.Writer, args []string, open ImageSource, c Compression) (int64, error) {
+	if err := CheckCompression(r, c); err != nil {
 		return 0, err
 	}
-	return r.pack(w, args, open, &c)
+	return pack(r, w, args, open, &c)
 }
 
-func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
+func pack(r *release.Release, w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
 	if r.BinaryVersion == 0 {
 		return 0, fmt.Errorf("%v has no clang-offload-packager (it came with LLVM 15, with the OffloadBinary): %w", r, goffload.ErrUnsupported)
 	}
 	if r.BinaryVersion >= 2 {
-		return r.packAll(w, args, open, c)
+		return packAll(r, w, args, open, c)
 	}
 	var total int64
 	for _, arg := range args {
-		imgs, err := r.ParseImageArg(arg)
+		imgs, err := ParseImageArg(r, arg)
 		if err != nil {
 			return total, err
 		}
 		for _, pi := range imgs {
-			n, err := r.packageOne(w, pi, open)
+			n, err := packageOne(r, w, pi, open)
 			total += n
 			if err != nil {
 				return total, fmt.Errorf("%s: %w", pi.File, err)
@@ -152,8 +153,8 @@ func (r *Release) pack(w io.Writer, args []string, open ImageSource, c *Compress
 }
 
 // packageOne writes the version-1 binary of one image.
-func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (int64, error) {
-	d, closer, err := r.openImage(pi, open)
+func packageOne(r *release.Release, w io.Writer, pi PackagerImage, open ImageSource) (int64, error) {
+	d, closer, err := openImage(r, pi, open)
 	if closer != nil {
 		defer closer.Close()
 	}
@@ -165,10 +166,10 @@ func (r *Release) packageOne(w io.Writer, pi PackagerImage, open ImageSource) (i
 
 // packAll writes one binary of every image of args, compressed with c
 // unless it is nil.
-func (r *Release) packAll(w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
+func packAll(r *release.Release, w io.Writer, args []string, open ImageSource, c *Compression) (int64, error) {
 	var pis []PackagerImage
 	for _, arg := range args {
-		imgs, err := r.ParseImageArg(arg)
+		imgs, err := ParseImageArg(r, arg)
 		if err != nil {
 			return 0, err
 		}
@@ -179,7 +180,7 @@ func (r *Release) packAll(w io.Writer, args []string, open ImageSource, c *Compr
 	}
 	ims := make([]ImageData, len(pis))
 	for i, pi := range pis {
-		d, closer, err := r.openImage(pi, open)
+		d, closer, err := openImage(r, pi, open)
 		if closer != nil {
 			defer closer.Close()
 		}
@@ -198,7 +199,7 @@ func (r *Release) packAll(w io.Writer, args []string, open ImageSource, c *Compr
 // openImage opens the file of pi and finds its image kind, as the packager
 // does, from its first bytes and its extension. The closer, when not nil,
 // is to be closed once the image is read.
-func (r *Release) openImage(pi PackagerImage, open ImageSource) (ImageData, io.Closer, error) {
+func openImage(r *release.Release, pi PackagerImage, open ImageSource) (ImageData, io.Closer, error) {
 	rd, size, err := open(pi.File)
 	if err != nil {
 		return ImageData{}, nil, err
@@ -208,7 +209,7 @@ func (r *Release) openImage(pi PackagerImage, open ImageSource) (ImageData, io.C
 	if _, err := io.ReadFull(rd, head); err != nil {
 		return ImageData{}, closer, err
 	}
-	pi.Image.Kind = r.DetectImageKind(pi.File, head)
+	pi.Image.Kind = DetectImageKind(r, pi.File, head)
 	return ImageData{Image: pi.Image, Data: io.MultiReader(bytes.NewReader(head), rd), Size: size}, closer, nil
 }
 

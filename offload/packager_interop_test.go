@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // packagerCase is one clang-offload-packager command line and its input files.
@@ -32,12 +33,12 @@ var (
 // repeated keys, empty and missing arch, every extension, bitcode contents under
 // other extensions, one to three images, several files in one image where the
 // release splits them.
-func genPackagerCase(rng *rand.Rand, r *Release, n int) packagerCase {
+func genPackagerCase(rng *rand.Rand, r *release.Release, n int) packagerCase {
 	c := packagerCase{files: map[string][]byte{}}
 	for i := 0; i < 1+rng.Intn(3); i++ {
 		var parts []string
 		nfiles := 1
-		if r.facts().Packager.SplitsFiles && rng.Intn(5) == 0 {
+		if r.Packager.SplitsFiles && rng.Intn(5) == 0 {
 			nfiles = 2
 		}
 		for j := 0; j < nfiles; j++ {
@@ -53,7 +54,7 @@ func genPackagerCase(rng *rand.Rand, r *Release, n int) packagerCase {
 			c.files[name] = data
 			parts = append(parts, "file="+name)
 		}
-		if r.facts().Packager.NeedsTriple || rng.Intn(4) != 0 {
+		if r.Packager.NeedsTriple || rng.Intn(4) != 0 {
 			parts = append(parts, "triple="+[]string{"nvptx64-nvidia-cuda", "amdgcn-amd-amdhsa", "x86_64-unknown-linux-gnu", "t"}[rng.Intn(4)])
 		}
 		for k := rng.Intn(7); k > 0; k-- {
@@ -112,9 +113,9 @@ func TestPackageMatchesClangOffloadPackager(t *testing.T) {
 }
 
 // packageCase returns what Package writes for c.
-func packageCase(r *Release, c packagerCase) ([]byte, error) {
+func packageCase(r *release.Release, c packagerCase) ([]byte, error) {
 	var out bytes.Buffer
-	_, err := r.Package(&out, c.args, func(name string) (io.Reader, int64, error) {
+	_, err := Package(r, &out, c.args, func(name string) (io.Reader, int64, error) {
 		data, ok := c.files[name]
 		if !ok {
 			return nil, 0, os.ErrNotExist
@@ -128,7 +129,7 @@ func packageCase(r *Release, c packagerCase) ([]byte, error) {
 // the cases batch of all, and compares its output with what Package writes
 // for each case, end to end. If the packager fails, or its output differs,
 // each case runs alone, to name the one at fault.
-func checkPackagerBatch(t *testing.T, tool string, r *Release, dir string, all []packagerCase, batch []int) {
+func checkPackagerBatch(t *testing.T, tool string, r *release.Release, dir string, all []packagerCase, batch []int) {
 	t.Helper()
 	if len(batch) == 0 {
 		return
@@ -172,7 +173,7 @@ func checkPackagerBatch(t *testing.T, tool string, r *Release, dir string, all [
 	}
 }
 
-func checkAgainstPackager(t *testing.T, tool string, r *Release, dir string, n int, c packagerCase) {
+func checkAgainstPackager(t *testing.T, tool string, r *release.Release, dir string, n int, c packagerCase) {
 	t.Helper()
 	for name, data := range c.files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 )
 
 // memFiles is an ImageSource over named byte slices.
@@ -34,19 +35,19 @@ func readTestdata(t *testing.T, parts ...string) []byte {
 	return data
 }
 
-func mustRelease(t testing.TB, major int) *Release {
+func mustRelease(t testing.TB, major int) *release.Release {
 	t.Helper()
-	r, err := LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func packageBytes(t *testing.T, r *Release, files map[string][]byte, args ...string) []byte {
+func packageBytes(t *testing.T, r *release.Release, files map[string][]byte, args ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	n, err := r.Package(&buf, args, memFiles(files))
+	n, err := Package(r, &buf, args, memFiles(files))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,14 +95,14 @@ func TestParseImageArgRules(t *testing.T) {
 	r15, r19, r22 := mustRelease(t, 15), mustRelease(t, 19), mustRelease(t, 22)
 	t.Run("required", func(t *testing.T) {
 		for _, c := range []struct {
-			r   *Release
+			r   *release.Release
 			arg string
 			ok  bool
 		}{
 			{r19, "file=a.o", false}, {r22, "file=a.o", true}, {r22, "triple=x", false},
 			{r15, "triple=x", false}, {r15, "file=a.o,triple=x", true},
 		} {
-			_, err := c.r.ParseImageArg(c.arg)
+			_, err := ParseImageArg(c.r, c.arg)
 			if (err == nil) != c.ok {
 				t.Errorf("%v %q: err = %v, want ok=%v", c.r, c.arg, err, c.ok)
 			}
@@ -111,7 +112,7 @@ func TestParseImageArgRules(t *testing.T) {
 		}
 	})
 	t.Run("repeated keys join", func(t *testing.T) {
-		imgs, err := r19.ParseImageArg("file=a.o,triple=t,feature=+xnack,feature=+sramecc,novalue,a=b=c")
+		imgs, err := ParseImageArg(r19, "file=a.o,triple=t,feature=+xnack,feature=+sramecc,novalue,a=b=c")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,10 +125,10 @@ func TestParseImageArgRules(t *testing.T) {
 	})
 	t.Run("files split from 17", func(t *testing.T) {
 		for _, c := range []struct {
-			r    *Release
+			r    *release.Release
 			want []string
 		}{{r15, []string{"a.o,b.cubin"}}, {r19, []string{"a.o", "b.cubin"}}} {
-			imgs, err := c.r.ParseImageArg("file=a.o,file=b.cubin,triple=t")
+			imgs, err := ParseImageArg(c.r, "file=a.o,file=b.cubin,triple=t")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,14 +143,14 @@ func TestParseImageArgRules(t *testing.T) {
 	})
 	t.Run("kind names", func(t *testing.T) {
 		for _, c := range []struct {
-			r    *Release
+			r    *release.Release
 			kind string
 			want OffloadKind
 		}{
 			{r19, "sycl", OffloadNone}, {r22, "sycl", OffloadSYCL}, {r19, "hip", OffloadHIP},
 			{r19, "cuda,kind=hip", OffloadNone}, {r22, "OpenMP", OffloadNone},
 		} {
-			imgs, err := c.r.ParseImageArg("file=a,triple=t,kind=" + c.kind)
+			imgs, err := ParseImageArg(c.r, "file=a,triple=t,kind="+c.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +180,7 @@ func TestPackagerStringOrder(t *testing.T) {
 		{19, "file=bc.o,triple=x,foo,=v,a=b=c", " triple foo a"},
 		{22, "file=bc.o,triple=x,foo,=v,a=b=c", " triple foo a"},
 	} {
-		imgs, err := mustRelease(t, c.major).ParseImageArg(c.arg)
+		imgs, err := ParseImageArg(mustRelease(t, c.major), c.arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestDetectImageKind(t *testing.T) {
 		{"a.cubin", "BC\xc0", ImageCubin}, {"dir.x/a", "", ImageNone}, {"a.fatbin", "", ImageFatbinary},
 		{"a.s", "", ImagePTX}, {"a.spv", "", ImageNone}, {"a.bc", "", ImageBitcode}, {"..", "", ImageNone}, {"-", "", ImageNone},
 	} {
-		if got := DetectImageKind(c.name, []byte(c.head)); got != c.want {
+		if got := DetectImageKind(nil, c.name, []byte(c.head)); got != c.want {
 			t.Errorf("DetectImageKind(%q, %q) = %v, want %v", c.name, c.head, got, c.want)
 		}
 	}
@@ -221,10 +222,10 @@ func FuzzParseImageArg(f *testing.F) {
 	f.Add("file=a.o,file=b.bc,triple=t,=v,novalue,a=b=c")
 	f.Add(",,,=,==")
 	f.Fuzz(func(t *testing.T, arg string) {
-		for _, r := range Releases() {
+		for _, r := range release.All() {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			imgs, err := r.ParseImageArg(arg)
+			imgs, err := ParseImageArg(r, arg)
 			if r.BinaryVersion == 0 {
 				if !errors.Is(err, goffload.ErrUnsupported) {
 					t.Fatalf("%v, which has no packager: %v, %v", r, imgs, err)
@@ -304,7 +305,7 @@ func TestPackageOneBinary(t *testing.T) {
 	files := []string{"a.o", "b.bc", "c.cubin", "d", "e.s"}
 	kinds := []ImageKind{ImageObject, ImageBitcode, ImageBitcode, ImageNone, ImagePTX}
 	var plain bytes.Buffer
-	n, err := r24.Package(&plain, args, fsys.open)
+	n, err := Package(r24, &plain, args, fsys.open)
 	if err != nil || n != int64(plain.Len()) {
 		t.Fatalf("Package: %d, %v; wrote %d", n, err, plain.Len())
 	}
@@ -318,7 +319,7 @@ func TestPackageOneBinary(t *testing.T) {
 	var ims []Image
 	var data [][]byte
 	for _, arg := range args {
-		pis, err := r24.ParseImageArg(arg)
+		pis, err := ParseImageArg(r24, arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +342,7 @@ func TestPackageOneBinary(t *testing.T) {
 	// Compressed: the same binary, compressed.
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
 		var buf bytes.Buffer
-		if _, err := r24.PackageCompressed(&buf, args, fsys.open, c); err != nil {
+		if _, err := PackageCompressed(r24, &buf, args, fsys.open, c); err != nil {
 			t.Fatal(err)
 		}
 		bins, err := ReadAllBytes(buf.Bytes(), &ReadOptions{Release: r24})
@@ -368,11 +369,11 @@ func TestPackageOneBinary(t *testing.T) {
 	// No image: nothing, as before. A missing file: nothing written, the
 	// error naming it. A file shorter than its size: the error names it.
 	var buf bytes.Buffer
-	if n, err := r24.Package(&buf, nil, fsys.open); n != 0 || err != nil || buf.Len() != 0 {
+	if n, err := Package(r24, &buf, nil, fsys.open); n != 0 || err != nil || buf.Len() != 0 {
 		t.Errorf("no image: %d, %v", n, err)
 	}
 	fsys.opened, fsys.closed = 0, 0
-	if _, err := r24.Package(&buf, append(args, "file=gone.o,triple=x"), fsys.open); !errors.Is(err, os.ErrNotExist) || buf.Len() != 0 {
+	if _, err := Package(r24, &buf, append(args, "file=gone.o,triple=x"), fsys.open); !errors.Is(err, os.ErrNotExist) || buf.Len() != 0 {
 		t.Errorf("a missing file: %v, %d bytes written", err, buf.Len())
 	}
 	if fsys.closed != fsys.opened {
@@ -382,9 +383,9 @@ func TestPackageOneBinary(t *testing.T) {
 	for _, c := range []*Compression{nil, {Format: "zstd"}} {
 		var err error
 		if c == nil {
-			_, err = r24.Package(io.Discard, args, fsys.open)
+			_, err = Package(r24, io.Discard, args, fsys.open)
 		} else {
-			_, err = r24.PackageCompressed(io.Discard, args, fsys.open, *c)
+			_, err = PackageCompressed(r24, io.Discard, args, fsys.open, *c)
 		}
 		if !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "d: got 12 of 15 bytes") {
 			t.Errorf("%v: a short file: %v", c, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/release"
 )
 
 // ReadOptions tune the reader. The zero value (or nil) reads a binary as
@@ -21,7 +22,7 @@ type ReadOptions struct {
 	// Release, when set, reads as that release's tools do: only the versions
 	// it reads (1 up to LLVM 22; 1 to 3 in 23), offload kinds by its
 	// numbering (a number it does not define is OffloadNone), and its checks.
-	Release *Release
+	Release *release.Release
 	// MaxInflated bounds the size of one compressed (version 3) binary once
 	// inflated; 0 means 16 GiB. A larger one is refused with goffload.ErrLimit.
 	// The bytes inflated from all binaries read with the same Budget are
@@ -37,7 +38,7 @@ type ReadOptions struct {
 }
 
 // strict returns the release the options read as, or nil.
-func (o *ReadOptions) strict() *Release {
+func (o *ReadOptions) strict() *release.Release {
 	if o == nil {
 		return nil
 	}
@@ -46,13 +47,13 @@ func (o *ReadOptions) strict() *Release {
 
 // firstWriting returns the first release of the table that writes
 // OffloadBinary version v.
-func firstWriting(v uint32) *Release {
-	for i := range releases {
-		if releases[i].BinaryVersion >= v {
-			return row(i)
+func firstWriting(v uint32) *release.Release {
+	for _, r := range table {
+		if r.BinaryVersion >= v {
+			return r
 		}
 	}
-	return row(len(releases) - 1)
+	return table[len(table)-1]
 }
 
 func (o *ReadOptions) maxVersion() uint32 {
@@ -65,10 +66,10 @@ func (o *ReadOptions) maxVersion() uint32 {
 // kindOf returns the offload kind of code as the options read it.
 func (o *ReadOptions) kindOf(code uint16) OffloadKind {
 	if r := o.strict(); r != nil {
-		return r.OffloadKindOf(code)
+		return OffloadKindOf(r, code)
 	}
-	for i := range releases {
-		if k := releases[i].OffloadKindOf(code); k != OffloadNone {
+	for _, r := range table {
+		if k := OffloadKindOf(r, code); k != OffloadNone {
 			return k
 		}
 	}
@@ -80,7 +81,7 @@ func (o *ReadOptions) kindOf(code uint16) OffloadKind {
 // make (the release's Main.ChecksStrings).
 func (o *ReadOptions) checksStrings(v uint32) bool {
 	if r := o.strict(); r != nil {
-		return r.facts().Main.ChecksStrings
+		return r.Main.ChecksStrings
 	}
 	return v >= 2
 }
@@ -90,7 +91,7 @@ func (o *ReadOptions) checksStrings(v uint32) bool {
 // (the release's Main.AlignsAfter), whatever the version; before it, no
 // binary needs it.
 func (o *ReadOptions) alignsAfter(v uint32) bool {
-	if r := o.strict(); r != nil && r.facts().Main.AlignsAfter {
+	if r := o.strict(); r != nil && r.Main.AlignsAfter {
 		return true
 	}
 	return v >= VersionCompressed
@@ -500,13 +501,13 @@ func (b *Binary) Inflated() *io.SectionReader {
 // OffloadBinaries, LLVM 15 and later): its version,
 // and a meaning for the offload kind number of each of its images (HIP
 // numbered 3 is LLVM 20 or before, 4 LLVM 21 or later).
-func (b *Binary) Releases() ReleaseSet {
-	return ReleasesWhere(func(r *Release) bool {
+func (b *Binary) Releases() release.Set {
+	return release.Where(func(r *release.Release) bool {
 		if r.BinaryVersion == 0 || b.Version > max(r.BinaryVersion, 1) {
 			return false
 		}
 		for i := range b.Images {
-			if c := b.Images[i].OffloadKindCode; c != 0 && r.OffloadKindOf(c) == OffloadNone {
+			if c := b.Images[i].OffloadKindCode; c != 0 && OffloadKindOf(r, c) == OffloadNone {
 				return false
 			}
 		}

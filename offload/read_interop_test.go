@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // mutateBinaries corrupts one field of one binary of data, or the bytes after
@@ -193,7 +194,7 @@ func compareWithObjdump(t *testing.T, objdump string, c objdumpCase) (crashedAli
 // the cases, each followed by a binary of release r whose arch names the
 // case, and reports whether it succeeds and lists what the reader lists of
 // each, case by case.
-func batchMatchesObjdump(t *testing.T, objdump string, r *Release, dir string, cases []objdumpCase) bool {
+func batchMatchesObjdump(t *testing.T, objdump string, r *release.Release, dir string, cases []objdumpCase) bool {
 	t.Helper()
 	if len(cases) == 0 {
 		return true

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/release"
 )
 
 // readerValidation is what llvm-objdump --offloading of LLVM 19 and 22 does
@@ -39,7 +40,7 @@ var readerValidation = []struct {
 	{"trail4.out", goffload.ErrInvalid, 0}, // 4 zero bytes after the binary
 }
 
-var strict = &ReadOptions{Release: Default()}
+var strict = &ReadOptions{Release: release.Default()}
 
 func TestReaderValidationAsLLVM(t *testing.T) {
 	for _, c := range readerValidation {
@@ -160,7 +161,7 @@ func TestImageOutsideBinary(t *testing.T) {
 }
 
 func TestWriteReadRoundTrip(t *testing.T) {
-	for _, r := range Releases() {
+	for _, r := range release.All() {
 		if r.BinaryVersion == 0 {
 			continue // LLVM 13, 14: no OffloadBinary (TestOldDriverReleasesRefuseOffloadBinaries)
 		}
@@ -181,7 +182,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if d := cmp.Diff(im, bins[0].Images[0].Image); d != "" {
 			t.Errorf("%v: (-wrote +read)\n%s", r, d)
 		}
-		if code, _ := r.OffloadKindCode(OffloadHIP); bins[0].Images[0].OffloadKindCode != code {
+		if code, _ := OffloadKindCode(r, OffloadHIP); bins[0].Images[0].OffloadKindCode != code {
 			t.Errorf("%v: HIP written as %d", r, bins[0].Images[0].OffloadKindCode)
 		}
 	}
@@ -193,7 +194,7 @@ func TestWriteRejects(t *testing.T) {
 		t.Errorf("SYCL in LLVM 19: %v, want ErrEncoding", err)
 	}
 	var buf bytes.Buffer
-	_, err := WriteBinary(&buf, Default(), &Image{}, bytes.NewReader([]byte("abc")), 10)
+	_, err := WriteBinary(&buf, release.Default(), &Image{}, bytes.NewReader([]byte("abc")), 10)
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short image: %v, want io.ErrUnexpectedEOF", err)
 	}
@@ -201,7 +202,7 @@ func TestWriteRejects(t *testing.T) {
 
 // marshalV2 lays out a version-2 binary as post-22 LLVM main does: entries,
 // then 24-byte string entries, one string table, and the images back to back.
-func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
+func marshalV2(t *testing.T, r *release.Release, ims []Image, data [][]byte) []byte {
 	t.Helper()
 	var strs []string
 	nstr := 0
@@ -226,7 +227,7 @@ func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
 	b = le.AppendUint64(b, uint64(len(ims)))
 	strOff, imgOff := uint64(HeaderSize+ImageEntrySize*len(ims)), dataOff
 	for i, im := range ims {
-		code, _ := r.OffloadKindCode(im.OffloadKind)
+		code, _ := OffloadKindCode(r, im.OffloadKind)
 		b = le.AppendUint16(b, uint16(im.Kind))
 		b = le.AppendUint16(b, code)
 		b = le.AppendUint32(b, im.Flags)
@@ -253,7 +254,7 @@ func marshalV2(t *testing.T, r *Release, ims []Image, data [][]byte) []byte {
 }
 
 func TestReadVersion2(t *testing.T) {
-	r := Default()
+	r := release.Default()
 	ims := []Image{
 		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}},
 		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx1030"}}},
@@ -292,7 +293,7 @@ func TestReadVersion2(t *testing.T) {
 func TestReadStreamsFromReaderAt(t *testing.T) {
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}
 	big := make([]byte, 1<<20)
-	b, err := MarshalBinary(Default(), &im, big)
+	b, err := MarshalBinary(release.Default(), &im, big)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/release"
 )
 
 // TestLLVM23WritesVersion2: LLVM 23 writes OffloadBinary version 2
@@ -35,7 +36,7 @@ func TestLLVM23WritesVersion2(t *testing.T) {
 			t.Errorf("entry %d: % x, 24's % x", i, e2[:ImageEntrySize], e3[:ImageEntrySize])
 		}
 	}
-	for _, r := range []*Release{r23, r24, nil} {
+	for _, r := range []*release.Release{r23, r24, nil} {
 		opt := &ReadOptions{Release: r}
 		bins, err := ReadAllBytes(v2, opt)
 		if err != nil || len(bins) != 1 || len(bins[0].Images) != 7 || bins[0].Version != 2 {
@@ -56,7 +57,7 @@ func TestLLVM23WritesVersion2(t *testing.T) {
 	// The packager of 23 writes one binary of all --image arguments too.
 	var pkg bytes.Buffer
 	fsys := &countingFiles{files: map[string][]byte{"a.o": []byte("\x7fELF a"), "b.o": []byte("\x7fELF bb")}}
-	if _, err := r23.Package(&pkg, []string{"file=a.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp", "file=b.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda"}, fsys.open); err != nil {
+	if _, err := Package(r23, &pkg, []string{"file=a.o,triple=x86_64-unknown-linux-gnu,arch=generic,kind=openmp", "file=b.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=cuda"}, fsys.open); err != nil {
 		t.Fatal(err)
 	}
 	if bins, err := ReadAllBytes(pkg.Bytes(), &ReadOptions{Release: r23}); err != nil || len(bins) != 1 || bins[0].Version != 2 || len(bins[0].Images) != 2 {
@@ -93,7 +94,7 @@ func TestLLVM23RefusesVersion3(t *testing.T) {
 	if _, err := WriteCompressedBinary(io.Discard, r23, &im, bytes.NewReader([]byte("image")), 5, Compression{Format: "zstd"}); !errors.Is(err, goffload.ErrUnsupported) {
 		t.Errorf("23 compressing: %v, want goffload.ErrUnsupported", err)
 	}
-	if err := r23.CheckCompression(Compression{}); !errors.Is(err, goffload.ErrUnsupported) {
+	if err := CheckCompression(r23, Compression{}); !errors.Is(err, goffload.ErrUnsupported) {
 		t.Errorf("23's CheckCompression: %v", err)
 	}
 }

@@ -1,43 +1,50 @@
 package offload
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/goffload/goffload/release"
 )
 
-// RuntimeReadsEntries reports whether the release's libomptarget reads
-// offload entries of layout l: its own layout, and the 32-byte one where
-// RuntimeReadsLegacyEntries.
-func (r *Release) RuntimeReadsEntries(l EntryLayout) bool {
-	return l == r.EntryLayout || (l == EntryLegacy && r.facts().Runtime.ReadsLegacyEntries)
+// table is the package's own copy of the release table's rows, read and
+// never changed, nor handed out.
+var table = release.All()
+
+// LayoutOf returns the entry layout release r writes: EntryLegacy (32
+// bytes) up to LLVM 20, EntryV1 (56 bytes) from 21 ([release.Entries.Size]).
+func LayoutOf(r *release.Release) EntryLayout {
+	if r.Entries.Size == EntryV1.Size() {
+		return EntryV1
+	}
+	return EntryLegacy
 }
 
-// RuntimeReleases returns the releases whose libomptarget a file needing the
-// shared object name (a DT_NEEDED entry) runs on: those whose RuntimeLibrary
-// is name ("libomptarget.so" gives 13 and 14), else the release whose major
-// version follows "libomptarget.so." ("libomptarget.so.21.1.3" gives 21). It
-// returns nil for another library or a release the table does not hold.
-func RuntimeReleases(name string) []*Release {
-	var out []*Release
-	for i := range releases {
-		if releases[i].RuntimeLibrary == name {
-			out = append(out, row(i))
-		}
+// EntriesSection returns release r's entries section for offload kind k, or
+// "" if k has none.
+func EntriesSection(r *release.Release, k OffloadKind) string {
+	switch k {
+	case OffloadOpenMP:
+		return r.Entries.OpenMP
+	case OffloadCUDA:
+		return r.Entries.CUDA
+	case OffloadHIP:
+		return r.Entries.HIP
 	}
-	if out != nil {
-		return out
+	return ""
+}
+
+// DummySymbol returns the name of release r's wrapper's dummy object for
+// offload kind k.
+func DummySymbol(r *release.Release, k OffloadKind) string {
+	if r.Wrapper.LegacyDummyName {
+		return "__dummy." + strings.TrimSuffix(EntriesSection(r, k), "_entries") + ".entry"
 	}
-	v, ok := strings.CutPrefix(name, "libomptarget.so.")
-	if !ok {
-		return nil
-	}
-	major, _, _ := strings.Cut(v, ".")
-	n, err := strconv.Atoi(major)
-	if err != nil || strconv.Itoa(n) != major {
-		return nil
-	}
-	if r, err := LookupRelease(n); err == nil {
-		return []*Release{r}
-	}
-	return nil
+	return "__dummy." + EntriesSection(r, k)
+}
+
+// RuntimeReadsEntries reports whether release r's libomptarget reads
+// offload entries of layout l: its own layout, and the 32-byte one where
+// it reads legacy entries ([release.Runtime.ReadsLegacyEntries]).
+func RuntimeReadsEntries(r *release.Release, l EntryLayout) bool {
+	return l == LayoutOf(r) || (l == EntryLegacy && r.Runtime.ReadsLegacyEntries)
 }

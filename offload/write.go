@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/release"
 )
 
 var le = binary.LittleEndian
@@ -30,7 +31,7 @@ type ImageData struct {
 // and has EntrySize 40 where later versions count the entries; from version 2 a
 // string entry holds its value's size too; version 3 (main after 23) has a
 // 40-byte header ending in InflatedSize, 0 here.
-func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.Table) ([]byte, error) {
+func appendMeta(b []byte, r *release.Release, ims []ImageData, ls []Layout, st *strtab.Table) ([]byte, error) {
 	v := r.BinaryVersion
 	hdr, _ := recordSizes(v)
 	b = append(b, Magic[:]...)
@@ -47,7 +48,7 @@ func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.T
 	}
 	for i := range ims {
 		im, l := &ims[i].Image, &ls[i]
-		code, ok := r.OffloadKindCode(im.OffloadKind)
+		code, ok := OffloadKindCode(r, im.OffloadKind)
 		if !ok {
 			return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
 		}
@@ -80,7 +81,7 @@ func appendMeta(b []byte, r *Release, ims []ImageData, ls []Layout, st *strtab.T
 // from data. The image is copied straight from data to w: memory use does not
 // depend on size. It returns the number of bytes written, Layout(size).Size on
 // success.
-func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64) (int64, error) {
+func WriteBinary(w io.Writer, r *release.Release, im *Image, data io.Reader, size int64) (int64, error) {
 	return writeBinaries(w, r, []ImageData{{Image: *im, Data: data, Size: size}})
 }
 
@@ -96,8 +97,8 @@ func WriteBinary(w io.Writer, r *Release, im *Image, data io.Reader, size int64)
 // give goffload.ErrUnsupported, as does an empty list fs.ErrInvalid (LLVM requires
 // an image). Each image is copied straight from its Data to w: memory use
 // does not depend on the images' sizes. It returns the bytes written.
-func WriteBinaries(w io.Writer, r *Release, ims []ImageData) (int64, error) {
-	if err := r.checkMulti(len(ims)); err != nil {
+func WriteBinaries(w io.Writer, r *release.Release, ims []ImageData) (int64, error) {
+	if err := checkMulti(r, len(ims)); err != nil {
 		return 0, err
 	}
 	return writeBinaries(w, r, ims)
@@ -105,8 +106,8 @@ func WriteBinaries(w io.Writer, r *Release, ims []ImageData) (int64, error) {
 
 // checkMulti refuses a binary of n images that release r cannot write:
 // none, or several where it writes version 1.
-func (r *Release) checkMulti(n int) error {
-	if err := r.checkBinary(); err != nil {
+func checkMulti(r *release.Release, n int) error {
+	if err := checkBinary(r); err != nil {
 		return err
 	}
 	if r.BinaryVersion < 2 {
@@ -118,7 +119,7 @@ func (r *Release) checkMulti(n int) error {
 	return nil
 }
 
-func writeBinaries(w io.Writer, r *Release, ims []ImageData) (int64, error) {
+func writeBinaries(w io.Writer, r *release.Release, ims []ImageData) (int64, error) {
 	meta, ls, err := encode(r, ims)
 	if err != nil {
 		return 0, err
@@ -177,7 +178,7 @@ func writeImages(w io.Writer, ims []ImageData, ls []Layout) (int64, error) {
 
 // MarshalBinary returns the version-1 OffloadBinary of im holding data, as
 // release r writes it.
-func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
+func MarshalBinary(r *release.Release, im *Image, data []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(im.LayoutFor(r, uint64(len(data))).Size))
 	if _, err := WriteBinary(&buf, r, im, bytes.NewReader(data), int64(len(data))); err != nil {
@@ -192,7 +193,7 @@ func MarshalBinary(r *Release, im *Image, data []byte) ([]byte, error) {
 // and read again, at random and from several goroutines at once when data
 // allows that (files and byte slices do). An image shorter than size gives
 // io.ErrUnexpectedEOF when it is read.
-func BinaryReader(r *Release, im *Image, data io.ReaderAt, size int64) (*io.SectionReader, Layout, error) {
+func BinaryReader(r *release.Release, im *Image, data io.ReaderAt, size int64) (*io.SectionReader, Layout, error) {
 	meta, l, err := im.meta(r, size)
 	if err != nil {
 		return nil, Layout{}, err
@@ -213,9 +214,9 @@ func BinaryReader(r *Release, im *Image, data io.ReaderAt, size int64) (*io.Sect
 // read, so Data must be an io.ReaderAt too (a file, an *io.SectionReader, a
 // *bytes.Reader), or fs.ErrInvalid is returned. Several images need a
 // release that writes version 2 or later, as for WriteBinaries.
-func BinariesReader(r *Release, ims []ImageData) (*io.SectionReader, error) {
+func BinariesReader(r *release.Release, ims []ImageData) (*io.SectionReader, error) {
 	if len(ims) != 1 {
-		if err := r.checkMulti(len(ims)); err != nil {
+		if err := checkMulti(r, len(ims)); err != nil {
 			return nil, err
 		}
 	}
@@ -242,7 +243,7 @@ func BinariesReader(r *Release, ims []ImageData) (*io.SectionReader, error) {
 
 // meta returns everything of the binary of im and size image bytes before
 // the image, and its layout.
-func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
+func (im *Image) meta(r *release.Release, size int64) ([]byte, Layout, error) {
 	meta, ls, err := encode(r, []ImageData{{Image: *im, Size: size}})
 	if err != nil {
 		return nil, Layout{}, err
@@ -252,8 +253,8 @@ func (im *Image) meta(r *Release, size int64) ([]byte, Layout, error) {
 
 // encode returns everything of release r's binary of ims before the first
 // image, and the layout of each entry.
-func encode(r *Release, ims []ImageData) ([]byte, []Layout, error) {
-	if err := r.checkBinary(); err != nil {
+func encode(r *release.Release, ims []ImageData) ([]byte, []Layout, error) {
+	if err := checkBinary(r); err != nil {
 		return nil, nil, err
 	}
 	ptrs := make([]*Image, len(ims))
@@ -278,7 +279,7 @@ func encode(r *Release, ims []ImageData) ([]byte, []Layout, error) {
 
 // checkBinary refuses a release without OffloadBinaries (BinaryVersion 0:
 // LLVM 13 and 14), rather than writing one that its tools never made.
-func (r *Release) checkBinary() error {
+func checkBinary(r *release.Release) error {
 	if r.BinaryVersion == 0 {
 		return fmt.Errorf("%v has no OffloadBinary (it came with LLVM 15; %v embeds raw device images): %w", r, r, goffload.ErrUnsupported)
 	}

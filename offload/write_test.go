@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // pattern is an endless reader of the bytes 0, 1, ..., 255, 0, ...
@@ -48,7 +49,7 @@ func TestWriteBinaryStreamsLargeImage(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	h := crc32.NewIEEE()
-	n, err := WriteBinary(h, Default(), &im, io.LimitReader(&pattern{}, size), size)
+	n, err := WriteBinary(h, release.Default(), &im, io.LimitReader(&pattern{}, size), size)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
@@ -64,11 +65,11 @@ func TestWriteBinaryStreamsLargeImage(t *testing.T) {
 func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
 	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
 	data := []byte("0123456789abc")
-	want, err := MarshalBinary(Default(), &im, data)
+	want, err := MarshalBinary(release.Default(), &im, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, l, err := BinaryReader(Default(), &im, bytes.NewReader(data), int64(len(data)))
+	r, l, err := BinaryReader(release.Default(), &im, bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +85,11 @@ func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
 	if !bytes.Equal(again, want) {
 		t.Error("read again: differs")
 	}
-	r, _, _ = BinaryReader(Default(), &im, bytes.NewReader(data[:5]), int64(len(data)))
+	r, _, _ = BinaryReader(release.Default(), &im, bytes.NewReader(data[:5]), int64(len(data)))
 	if _, err := io.ReadAll(r); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short data: %v", err)
 	}
-	if _, err := WriteBinary(io.Discard, Default(), &im, bytes.NewReader(data[:5]), int64(len(data))); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if _, err := WriteBinary(io.Discard, release.Default(), &im, bytes.NewReader(data[:5]), int64(len(data))); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("WriteBinary of short data: %v", err)
 	}
 }
@@ -107,7 +108,7 @@ func TestBinariesReaderMatchesWriteBinaries(t *testing.T) {
 		}
 		return out
 	}
-	for _, r := range AllReleases().Rows() {
+	for _, r := range release.Known().Rows() {
 		if r.BinaryVersion == 0 {
 			continue
 		}
@@ -135,7 +136,7 @@ func TestBinariesReaderMatchesWriteBinaries(t *testing.T) {
 	}
 	im := ims(1)
 	im[0].Data = io.MultiReader(im[0].Data)
-	if _, err := BinariesReader(Default(), im); !errors.Is(err, fs.ErrInvalid) {
+	if _, err := BinariesReader(release.Default(), im); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("a Data that is not an io.ReaderAt: %v", err)
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -37,8 +37,8 @@ type winHost struct {
 
 // coffHost checks that triple is an x86-64 Windows host of the MSVC or GNU
 // (MinGW) environment and the release one whose COFF wrapper is known
-// ([facts.Wrapper.COFFBounds]).
-func coffHost(r *offload.Release, triple string) (winHost, error) {
+// ([release.Wrapper.COFFBounds]).
+func coffHost(r *release.Release, triple string) (winHost, error) {
 	parts := strings.Split(triple, "-")
 	if !COFFHost(triple) || parts[0] != "x86_64" && parts[0] != "amd64" {
 		return winHost{}, fmt.Errorf("wrap: host %q: COFF registration objects are for x86-64 Windows hosts (x86_64-pc-windows-msvc, x86_64-w64-windows-gnu): %w", triple, goffload.ErrUnsupported)
@@ -51,7 +51,7 @@ func coffHost(r *offload.Release, triple string) (winHost, error) {
 	default:
 		return winHost{}, fmt.Errorf("wrap: host %q: environment %q (known: msvc, gnu): %w", triple, env, goffload.ErrUnsupported)
 	}
-	if facts.Of(r).Wrapper.COFFBounds == facts.COFFBoundsNone {
+	if r.Wrapper.COFFBounds == release.COFFBoundsNone {
 		return winHost{}, fmt.Errorf("wrap: %v for a Windows host: %w (the COFF wrapper is known for LLVM 22 to 24)", r, goffload.ErrUnsupported)
 	}
 	return h, nil
@@ -92,7 +92,7 @@ const (
 type coffBuilder struct {
 	o     *coffobj.Object
 	h     winHost
-	r     *offload.Release
+	r     *release.Release
 	code  *stubs.WinCode
 	entry string // the entries section, llvm_offload_entries
 
@@ -104,7 +104,7 @@ type coffBuilder struct {
 	added                                                  map[*coffobj.Symbol]bool
 }
 
-func newCOFFBuilder(h winHost, r *offload.Release, code *stubs.WinCode, entries string) *coffBuilder {
+func newCOFFBuilder(h winHost, r *release.Release, code *stubs.WinCode, entries string) *coffBuilder {
 	return &coffBuilder{o: &coffobj.Object{Machine: coffobj.MachineAMD64}, h: h, r: r, code: code, entry: entries,
 		secSym: map[*coffobj.Section]*coffobj.Symbol{}, local: map[stubs.Target]*coffobj.Symbol{},
 		undef: map[stubs.Target]*coffobj.Symbol{}, added: map[*coffobj.Symbol]bool{}}
@@ -145,7 +145,7 @@ func (b *coffBuilder) head(bss int64) *coffobj.Section {
 func (b *coffBuilder) entries() {
 	n := 0
 	if b.sentinel() {
-		n = b.r.EntrySize()
+		n = b.r.Entries.Size
 	}
 	b.start = &coffobj.Section{Name: b.entry + "$OA", Align: 8, Characteristics: scnRData, Data: make([]byte, n)}
 	b.stop = &coffobj.Section{Name: b.entry + "$OZ", Align: 8, Characteristics: scnRData, Data: make([]byte, n)}
@@ -156,14 +156,14 @@ func (b *coffBuilder) entries() {
 // sentinel reports whether the release's bounds hold a sentinel entry, and
 // the entries begin one entry after __start_.
 func (b *coffBuilder) sentinel() bool {
-	return facts.Of(b.r).Wrapper.COFFBounds == facts.COFFBoundsSentinel
+	return b.r.Wrapper.COFFBounds == release.COFFBoundsSentinel
 }
 
 // entriesBegin is the addend of a pointer to the first entry against
 // __start_: past the sentinel from 24.
 func (b *coffBuilder) entriesBegin() uint64 {
 	if b.sentinel() {
-		return uint64(b.r.EntrySize())
+		return uint64(b.r.Entries.Size)
 	}
 	return 0
 }
@@ -180,7 +180,7 @@ func (b *coffBuilder) weak(name string, sec *coffobj.Section) *coffobj.Symbol {
 // bounds are not exported from a DLL) and .pdata, after the sections
 // added in between.
 func (b *coffBuilder) tail() error {
-	ctors, err := b.h.ctorSection(facts.Of(b.r).Wrapper.CtorPriority)
+	ctors, err := b.h.ctorSection(b.r.Wrapper.CtorPriority)
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (b *coffBuilder) finish() *coffobj.Object {
 func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 	r := opt.Release
 	if r == nil {
-		r = offload.Default()
+		r = release.Default()
 	}
 	h, err := coffHost(r, opt.Triple)
 	if err != nil {
@@ -320,7 +320,7 @@ func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
-	b := newCOFFBuilder(h, r, code, r.EntriesSection(offload.OffloadOpenMP))
+	b := newCOFFBuilder(h, r, code, offload.EntriesSection(r, offload.OffloadOpenMP))
 	b.head(0)
 	b.entries()
 	images := &coffobj.Section{Name: ".llvm.offloading", Align: 8, Characteristics: scnRData}
@@ -388,7 +388,7 @@ func OpenMPCOFF(opt Options, bins []Binary) (*coffobj.Object, error) {
 
 // bounds returns where the __tgt_device_image of bin, embedded at off,
 // points: the release's ImageStart and ImageEnd.
-func bounds(r *offload.Release, off uint64, bin Binary) (start, end uint64) {
+func bounds(r *release.Release, off uint64, bin Binary) (start, end uint64) {
 	return (&builder{r: r}).bounds(off, bin)
 }
 
@@ -416,7 +416,7 @@ func GPUCOFF(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*co
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
-	b := newCOFFBuilder(h, r, code, r.EntriesSection(kind))
+	b := newCOFFBuilder(h, r, code, offload.EntriesSection(r, kind))
 	bss := b.head(8)
 	if jt := code.JumpTable; jt != nil {
 		b.rdata = &coffobj.Section{Name: ".rdata", Align: 4, Characteristics: scnRData, Data: jt.Data}

@@ -185,7 +185,7 @@ func TestCOFFMatchesLinkerWrapper(t *testing.T) {
 		t.Skip("compiles and device-links programs")
 	}
 	t.Parallel()
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	var cs []coffComparison
 	for i, triple := range winTriples {
 		if !tooltest.Sampled(i, winHIP, len(winTriples), winPrograms) {
@@ -257,7 +257,7 @@ var coffGPUCases = []struct {
 func coffGPUComparison(t *testing.T, llc string, major int, triple string, kind offload.OffloadKind, stub stubs.GPUKind, image string) coffComparison {
 	t.Helper()
 	theirs := compileLLC(t, llc, stubs.GPUModuleIRCOFF(major, stub, image), "-mtriple="+triple, "-filetype=obj")
-	o, err := GPUCOFF(Options{Release: release(t, major), Triple: triple}, kind, io.NewSectionReader(strings.NewReader(image), 0, int64(len(image))))
+	o, err := GPUCOFF(Options{Release: lookupRelease(t, major), Triple: triple}, kind, io.NewSectionReader(strings.NewReader(image), 0, int64(len(image))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestCOFFAfter22MatchesLLC(t *testing.T) {
 	dis := tooltest.Tool(t, "llvm-dis", 22)
 	var cs []coffComparison
 	for _, major := range []int{23, 24} {
-		r := release(t, major)
+		r := lookupRelease(t, major)
 		for i, triple := range winTriples {
 			for j, c := range coffGPUCases {
 				name := fmt.Sprintf("llvm%d/%s/%v", major, triple, c.kind)

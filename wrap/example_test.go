@@ -7,13 +7,14 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
 // Wrap an OpenMP device image as clang-linker-wrapper of LLVM 22 does: the
 // object registers it with libomptarget when the program starts.
 func ExampleOpenMP() {
-	r, _ := offload.LookupRelease(22)
+	r, _ := release.Lookup(22)
 	image := []byte("a device image linked for x86-64")
 	bin, err := wrap.FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""),
 		io.NewSectionReader(bytes.NewReader(image), 0, int64(len(image))))
@@ -42,7 +43,7 @@ func ExampleOpenMP() {
 
 // Read the binaries of a file as release 19 reads them, ready to wrap.
 func ExampleReadBinaries() {
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	data, _ := offload.MarshalBinary(r, &im, []byte("image"))
 	bins, err := wrap.ReadBinaries(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), r)

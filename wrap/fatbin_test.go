@@ -106,7 +106,7 @@ func TestGPURefusesWhatTheRuntimeWouldNotRead(t *testing.T) {
 		{"hip/compressed-ends-early", hip, endsEarly, "its entries at 167"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := GPU(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(c.data), 0, int64(len(c.data))))
+			_, err := GPU(Options{Release: lookupRelease(t, 22), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(c.data), 0, int64(len(c.data))))
 			if c.says == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

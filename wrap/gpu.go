@@ -8,8 +8,8 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/elfobj/ehframe"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -36,14 +36,14 @@ type gpuKindNames struct {
 // registration, no relocatable or suffixed wrapper, a fatbin of the kind)
 // and returns the fatbin, the release (the default for none) and the
 // kind's names.
-func gpuInputs(opt Options, kind offload.OffloadKind, data *io.SectionReader) (fatbin, *offload.Release, gpuKindNames, error) {
+func gpuInputs(opt Options, kind offload.OffloadKind, data *io.SectionReader) (fatbin, *release.Release, gpuKindNames, error) {
 	var fb fatbin
 	if data != nil {
 		fb = fatbin{R: data, Size: data.Size()}
 	}
 	r := opt.Release
 	if r == nil {
-		r = offload.Default()
+		r = release.Default()
 	}
 	names, ok := gpuNames[kind]
 	if !ok {
@@ -86,14 +86,14 @@ func GPU(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*elfobj
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
-	g := &gpuBuilder{o: o, r: r, kind: kind, code: code, entries: r.EntriesSection(kind)}
+	g := &gpuBuilder{o: o, r: r, kind: kind, code: code, entries: offload.EntriesSection(r, kind)}
 	g.prefix, g.fatbinName, g.segmentName, g.magic = names.prefix, names.fatbin, names.segment, names.magic
 	return g.build(fb)
 }
 
 type gpuBuilder struct {
 	o       *elfobj.Object
-	r       *offload.Release
+	r       *release.Release
 	kind    offload.OffloadKind
 	code    *stubs.GPUCode
 	entries string
@@ -134,7 +134,7 @@ func (g *gpuBuilder) build(fb fatbin) (*elfobj.Object, error) {
 	o.ByteOrder().PutUint32(seg[4:], 1)
 	g.segment = &elfobj.Section{Name: g.segmentName, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Data: seg}
 	g.bss = &elfobj.Section{Name: ".bss", Type: elf.SHT_NOBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Size: 8}
-	g.initArray = &elfobj.Section{Name: fmt.Sprintf(".init_array.%d", facts.Of(g.r).Wrapper.CtorPriority), Type: elf.SHT_INIT_ARRAY,
+	g.initArray = &elfobj.Section{Name: fmt.Sprintf(".init_array.%d", g.r.Wrapper.CtorPriority), Type: elf.SHT_INIT_ARRAY,
 		Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Data: make([]byte, 8)}
 	o.Sections = append(o.Sections, g.entrySec, g.fatbin, g.segment, g.bss, g.initArray,
 		&elfobj.Section{Name: ".note.GNU-stack", Type: elf.SHT_PROGBITS, Addralign: 1})
@@ -188,8 +188,8 @@ func (g *gpuBuilder) symbols(fb fatbin) {
 	if g.rodata != nil {
 		g.section(g.rodata)
 	}
-	if facts.Of(g.r).Wrapper.Dummy == facts.DummyLocalUsed {
-		g.local(g.r.DummySymbol(g.kind), elf.STT_OBJECT, g.entrySec, 0, 0)
+	if g.r.Wrapper.Dummy == release.DummyLocalUsed {
+		g.local(offload.DummySymbol(g.r, g.kind), elf.STT_OBJECT, g.entrySec, 0, 0)
 	}
 	g.local(".fatbin_image", elf.STT_OBJECT, g.fatbin, 0, uint64(fb.Size))
 	g.section(g.fatbin)
@@ -261,8 +261,8 @@ func (g *gpuBuilder) globalsInOrder() {
 			g.o.Symbols = append(g.o.Symbols, r.Symbol)
 		}
 	}
-	if facts.Of(g.r).Wrapper.Dummy == facts.DummyHiddenGlobal {
-		g.o.Symbols = append(g.o.Symbols, &elfobj.Symbol{Name: g.r.DummySymbol(g.kind), Type: elf.STT_OBJECT,
+	if g.r.Wrapper.Dummy == release.DummyHiddenGlobal {
+		g.o.Symbols = append(g.o.Symbols, &elfobj.Symbol{Name: offload.DummySymbol(g.r, g.kind), Type: elf.STT_OBJECT,
 			Bind: elf.STB_GLOBAL, Visibility: elf.STV_HIDDEN, Section: g.entrySec})
 	}
 }

@@ -39,7 +39,7 @@ func TestGPUMatchesLinkerWrapper(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
+				o, err := GPU(Options{Release: lookupRelease(t, major), Triple: "x86_64-unknown-linux-gnu"}, c.kind, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -146,7 +146,7 @@ func TestGPUMatchesFreshLinkerWrapper(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, err := GPU(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, kinds[name], io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
+				o, err := GPU(Options{Release: lookupRelease(t, major), Triple: "x86_64-unknown-linux-gnu"}, kinds[name], io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -189,7 +189,7 @@ func TestGPUMatchesLLC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				o, err := GPU(Options{Release: release(t, major), Triple: c.triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
+				o, err := GPU(Options{Release: lookupRelease(t, major), Triple: c.triple}, c.kind, io.NewSectionReader(strings.NewReader(c.image), 0, int64(len(c.image))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -214,7 +214,7 @@ func TestGPUMatchesNVIDIAFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := GPU(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
+	o, err := GPU(Options{Release: lookupRelease(t, 22), Triple: "x86_64-unknown-linux-gnu"}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb))))
 	if err != nil {
 		t.Fatal(err)
 	}

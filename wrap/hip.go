@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // HIPCodeObjects returns the HIP images of the OffloadBinaries in data (one,
@@ -19,7 +20,7 @@ import (
 // clang-linker-wrapper bundles after the device link. An image's arch is
 // its target ID. An image of another kind or without an arch, or data that
 // holds no binary, is an error.
-func HIPCodeObjects(data *io.SectionReader, rel *offload.Release) ([]bundle.CodeObject, error) {
+func HIPCodeObjects(data *io.SectionReader, rel *release.Release) ([]bundle.CodeObject, error) {
 	var opt *offload.ReadOptions
 	if rel != nil {
 		opt = &offload.ReadOptions{Release: rel}
@@ -68,15 +69,15 @@ func CheckCodeObject(r io.ReaderAt) error {
 
 // HIPFatbin returns the fatbin of objs as release rel's clang-linker-wrapper
 // has clang-offload-bundler write it, byte for byte (see
-// bundle.Release.HIPFatbin), compressed with comp when it is not nil (see
+// bundle.HIPFatbin), compressed with comp when it is not nil (see
 // bundle.Compress). The code objects are not checked: see
 // [CheckCodeObject].
-func HIPFatbin(rel *offload.Release, objs []bundle.CodeObject, comp *bundle.CompressOptions) (*io.SectionReader, error) {
+func HIPFatbin(rel *release.Release, objs []bundle.CodeObject, comp *bundle.CompressOptions) (*io.SectionReader, error) {
 	if rel == nil {
-		rel = offload.Default()
+		rel = release.Default()
 	}
-	br, err := bundle.LookupRelease(rel.Major)
-	if err != nil {
+	br := rel
+	if err := bundle.CheckRelease(br); err != nil {
 		return nil, err
 	}
 	for _, o := range objs {
@@ -84,7 +85,7 @@ func HIPFatbin(rel *offload.Release, objs []bundle.CodeObject, comp *bundle.Comp
 			return nil, fmt.Errorf("wrap: code object %s: no data: %w", o.TargetID, goffload.ErrInvalid)
 		}
 	}
-	fb, err := br.HIPFatbin(objs)
+	fb, err := bundle.HIPFatbin(br, objs)
 	if err != nil || comp == nil {
 		return fb, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // oldDriverHosts are the host machines whose registration object this
@@ -81,7 +82,7 @@ func offloadWrapperObject(t *testing.T, link *tooltest.OldDriverLink, images [][
 	return data
 }
 
-func wrapRaw(t *testing.T, r *offload.Release, triple string, images [][]byte) []byte {
+func wrapRaw(t *testing.T, r *release.Release, triple string, images [][]byte) []byte {
 	t.Helper()
 	var bins []Binary
 	for _, img := range images {
@@ -123,7 +124,7 @@ func TestOpenMPMatchesOffloadWrapper(t *testing.T) {
 				link := oldDriver(t, major, triple)
 				images := rawImages(n)
 				theirs := readObject(t, offloadWrapperObject(t, link, images))
-				ours := readObject(t, wrapRaw(t, release(t, major), triple, images))
+				ours := readObject(t, wrapRaw(t, lookupRelease(t, major), triple, images))
 				compareViews(t, view(t, theirs), view(t, ours), nil)
 			})
 		}
@@ -138,7 +139,7 @@ func TestOpenMPMergeableImages(t *testing.T) {
 	link := oldDriver(t, 14, "x86_64-pc-linux-gnu")
 	images := [][]byte{[]byte("\x7fELF-sixteen!\x00bc")} // 16 bytes
 	theirs := readObject(t, offloadWrapperObject(t, link, images))
-	ours := readObject(t, wrapRaw(t, release(t, 14), "x86_64-pc-linux-gnu", images))
+	ours := readObject(t, wrapRaw(t, lookupRelease(t, 14), "x86_64-pc-linux-gnu", images))
 	if theirs.Section(".rodata.cst16") == nil || ours.Section(".rodata") == nil || ours.Section(".rodata.cst16") != nil {
 		t.Errorf("LLVM's 16-byte image is not in .rodata.cst16, or ours not in .rodata")
 	}
@@ -150,7 +151,7 @@ func TestOpenMPMergeableImages(t *testing.T) {
 // are refused.
 func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 	raw := RawImage(io.NewSectionReader(bytes.NewReader(rawImages(1)[0]), 0, 1001))
-	r19 := release(t, 19)
+	r19 := lookupRelease(t, 19)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	ob, err := offload.MarshalBinary(r19, &im, rawImages(1)[0])
 	if err != nil {
@@ -168,13 +169,13 @@ func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 		is   error
 	}{
 		{"raw image in 19", Options{Release: r19, Triple: x86}, []Binary{raw}, fs.ErrInvalid},
-		{"OffloadBinary in 14", Options{Release: release(t, 14), Triple: x86}, []Binary{raw, bin}, fs.ErrInvalid},
-		{"raw image holding an OffloadBinary in 14", Options{Release: release(t, 14), Triple: x86},
+		{"OffloadBinary in 14", Options{Release: lookupRelease(t, 14), Triple: x86}, []Binary{raw, bin}, fs.ErrInvalid},
+		{"raw image holding an OffloadBinary in 14", Options{Release: lookupRelease(t, 14), Triple: x86},
 			[]Binary{RawImage(io.NewSectionReader(bytes.NewReader(ob), 0, int64(len(ob))))}, fs.ErrInvalid},
-		{"suffix in 14", Options{Release: release(t, 14), Triple: x86, Suffix: "_x"}, []Binary{raw}, goffload.ErrUnsupported},
-		{"relocatable 14", Options{Release: release(t, 14), Triple: x86, Relocatable: true}, []Binary{raw}, goffload.ErrUnsupported},
-		{"riscv64 in 14", Options{Release: release(t, 14), Triple: "riscv64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
-		{"aarch64 in 13", Options{Release: release(t, 13), Triple: "aarch64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
+		{"suffix in 14", Options{Release: lookupRelease(t, 14), Triple: x86, Suffix: "_x"}, []Binary{raw}, goffload.ErrUnsupported},
+		{"relocatable 14", Options{Release: lookupRelease(t, 14), Triple: x86, Relocatable: true}, []Binary{raw}, goffload.ErrUnsupported},
+		{"riscv64 in 14", Options{Release: lookupRelease(t, 14), Triple: "riscv64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
+		{"aarch64 in 13", Options{Release: lookupRelease(t, 13), Triple: "aarch64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},
 	} {
 		o, err := OpenMP(c.opt, c.bins)
 		if o != nil || !errors.Is(err, c.is) {
@@ -182,7 +183,7 @@ func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 		}
 	}
 	// FromImage gives the raw image for the releases that embed them.
-	got, err := FromImage(release(t, 14), im, io.NewSectionReader(bytes.NewReader([]byte("image")), 0, 5))
+	got, err := FromImage(lookupRelease(t, 14), im, io.NewSectionReader(bytes.NewReader([]byte("image")), 0, 5))
 	if err != nil || !got.Raw || got.Data.Size() != 5 || got.ImageOffset != 0 || got.ImageSize != 5 {
 		t.Errorf("FromImage(14) = %+v, %v; want the raw image", got, err)
 	}
@@ -315,7 +316,7 @@ func TestOldDriverProgramRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := release(t, major)
+			r := lookupRelease(t, major)
 			bin, err := FromImage(r, offload.Image{}, io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))))
 			if err != nil {
 				t.Fatal(err)

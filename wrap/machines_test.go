@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // crossMachine is one host machine of the wrapper object: its triple for llc
@@ -48,7 +49,7 @@ type crossBinary struct {
 // crossBinaries returns n OffloadBinaries holding made-up device images of
 // sizes that are not multiples of 8 (so that a binary ends in padding, and
 // ImageEnd in LLVM 19 is not the binary's end).
-func crossBinaries(t *testing.T, r *offload.Release, n int) []crossBinary {
+func crossBinaries(t *testing.T, r *release.Release, n int) []crossBinary {
 	t.Helper()
 	sizes := []int{1001, 333, 75}
 	var out []crossBinary
@@ -70,7 +71,7 @@ func crossBinaries(t *testing.T, r *offload.Release, n int) []crossBinary {
 }
 
 // wrapBinaries returns the bytes of the object wrap.OpenMP makes of bins.
-func wrapBinaries(t *testing.T, r *offload.Release, triple string, bins []crossBinary) []byte {
+func wrapBinaries(t *testing.T, r *release.Release, triple string, bins []crossBinary) []byte {
 	t.Helper()
 	var bs []Binary
 	for _, b := range bins {
@@ -399,7 +400,7 @@ func TestOpenMPMatchesLLC(t *testing.T) {
 							t.Skipf("llc of LLVM %d not found (looked in $PATH and %v)", c.llc, tooltest.Dirs(c.llc))
 						}
 					}
-					r := release(t, c.module)
+					r := lookupRelease(t, c.module)
 					bins := crossBinaries(t, r, n)
 					f := readObject(t, runLLC(t, llc, m.triple, wrapperModule(t, c.module, m.triple, bins)))
 					theirs := view(t, f)
@@ -477,7 +478,7 @@ func crossTools(t *testing.T, m crossMachine) (cc string, run []string) {
 // `declare target link` reference pointer (both defined in runtime.c), and
 // the requires entry of LLVM 19 (unified_shared_memory in the 32-byte
 // entry's reserved field).
-func crossEntries(t *testing.T, r *offload.Release) []offload.Entry {
+func crossEntries(t *testing.T, r *release.Release) []offload.Entry {
 	t.Helper()
 	ents := []offload.Entry{
 		entries.KernelEntry("__omp_offloading_fe00_1_goffload_kernel_l7"),
@@ -493,7 +494,7 @@ func crossEntries(t *testing.T, r *offload.Release) []offload.Entry {
 
 // entriesObject returns an object of the host of triple that holds only ents,
 // as entries.Write writes them for release r.
-func entriesObject(t *testing.T, r *offload.Release, triple string, ents []offload.Entry) []byte {
+func entriesObject(t *testing.T, r *release.Release, triple string, ents []offload.Entry) []byte {
 	t.Helper()
 	o, err := elfobj.ForTriple(triple)
 	if err != nil {
@@ -510,7 +511,7 @@ func entriesObject(t *testing.T, r *offload.Release, triple string, ents []offlo
 // bins and the entries ents: ImageStart to ImageEnd is the device image in LLVM
 // 19 (docs/registration.md#image-bounds) and the whole OffloadBinary in LLVM
 // 15.
-func expectedRun(r *offload.Release, bins []crossBinary, ents []offload.Entry) string {
+func expectedRun(r *release.Release, bins []crossBinary, ents []offload.Entry) string {
 	addrs := map[string]string{
 		entries.RegionID("__omp_offloading_fe00_1_goffload_kernel_l7"): "region_id",
 		"goffload_var": "goffload_var", "goffload_var_decl_tgt_ref_ptr": "goffload_var_decl_tgt_ref_ptr",
@@ -591,7 +592,7 @@ func TestOpenMPRunsUnderQEMU(t *testing.T) {
 			for j, c := range qemuCases {
 				t.Run(fmt.Sprintf("llvm%d/images=%d", c.major, c.n), func(t *testing.T) {
 					tooltest.Sample(t, i, j, len(crossMachines), len(qemuCases))
-					r := release(t, c.major)
+					r := lookupRelease(t, c.major)
 					bins := crossBinaries(t, r, c.n)
 					ents := crossEntries(t, r)
 					name := fmt.Sprintf("llvm%d-%d", c.major, c.n)

@@ -10,8 +10,8 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -83,7 +83,7 @@ func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
 // compressed binary is embedded inflated, as the runtime reads it, so that
 // its __tgt_device_image points at its image. Data that holds no binary is
 // an error matching goffload.ErrInvalid.
-func ReadBinaries(data *io.SectionReader, rel *offload.Release) ([]Binary, error) {
+func ReadBinaries(data *io.SectionReader, rel *release.Release) ([]Binary, error) {
 	if data == nil {
 		return nil, fmt.Errorf("wrap: no data: %w", fs.ErrInvalid)
 	}
@@ -140,8 +140,8 @@ func ReadRawImage(data *io.SectionReader) (Binary, error) {
 // read from data each time the object is written. For a release whose
 // wrapper embeds raw images (LLVM 13 and 14) it is RawImage(data), and im is
 // not used.
-func FromImage(r *offload.Release, im offload.Image, data *io.SectionReader) (Binary, error) {
-	if facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper {
+func FromImage(r *release.Release, im offload.Image, data *io.SectionReader) (Binary, error) {
+	if r.Wrapper.Form == release.WrapperOffloadWrapper {
 		bin := RawImage(data)
 		if err := bin.check(); err != nil {
 			return Binary{}, fmt.Errorf("wrap: %w", err)
@@ -160,10 +160,10 @@ func FromImage(r *offload.Release, im offload.Image, data *io.SectionReader) (Bi
 const DefaultTriple = "x86_64-unknown-linux-gnu"
 
 // Options choose the registration object. The zero value makes LLVM 22's
-// (offload.DefaultRelease) for an x86-64 Linux host.
+// (release.DefaultMajor) for an x86-64 Linux host.
 type Options struct {
-	// Release is the LLVM release whose wrapper to make (nil: offload.Default()).
-	Release *offload.Release
+	// Release is the LLVM release whose wrapper to make (nil: release.Default()).
+	Release *release.Release
 	// Triple is the host: x86_64, aarch64, powerpc64le or riscv64 Linux
 	// ("": DefaultTriple).
 	Triple string
@@ -230,12 +230,12 @@ const (
 func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
-		r = offload.Default()
+		r = release.Default()
 	}
 	if len(bins) == 0 {
 		return nil, fmt.Errorf("wrap: no device binary")
 	}
-	legacy := facts.Of(r).Wrapper.Form == facts.WrapperOffloadWrapper
+	legacy := r.Wrapper.Form == release.WrapperOffloadWrapper
 	for i, bin := range bins {
 		if err := bin.check(); err != nil {
 			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
@@ -244,7 +244,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 			return nil, fmt.Errorf("wrap: binary %d: %w", i, err)
 		}
 	}
-	if opt.Relocatable && facts.Of(r).Wrapper.RelocatableSection == "" {
+	if opt.Relocatable && r.Wrapper.RelocatableSection == "" {
 		return nil, fmt.Errorf("wrap: relocatable wrapper in %v: %w", r, goffload.ErrUnsupported)
 	}
 	if legacy && opt.Suffix != "" {
@@ -254,7 +254,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: facts.Of(r).Wrapper.UnregisterAtexit, Static: facts.Of(r).Wrapper.Static, Images: len(bins)})
+	code, err := stubs.OpenMPWith(o.Machine, stubs.Options{LLVM: r.Major, Atexit: r.Wrapper.UnregisterAtexit, Static: r.Wrapper.Static, Images: len(bins)})
 	if err != nil {
 		return nil, fmt.Errorf("wrap: %w", err)
 	}
@@ -262,7 +262,7 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 		// ppc64le from LLVM 20 merges the globals into one block.
 		return nil, fmt.Errorf("wrap: %v on %v lays out .data.rel.ro by merging globals: %w", r, o.Machine, goffload.ErrUnsupported)
 	}
-	b := &builder{o: o, r: r, opt: opt, code: code, entries: r.EntriesSection(offload.OffloadOpenMP), mapping: map[*elfobj.Section]bool{},
+	b := &builder{o: o, r: r, opt: opt, code: code, entries: offload.EntriesSection(r, offload.OffloadOpenMP), mapping: map[*elfobj.Section]bool{},
 		legacy: legacy}
 	b.style()
 	return b.build(bins)
@@ -271,8 +271,8 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 // checkForm refuses a binary of the other form than the release embeds: a
 // raw image where clang-linker-wrapper embeds OffloadBinaries, an
 // OffloadBinary where clang-offload-wrapper embeds raw images.
-func checkForm(r *offload.Release, bin Binary) error {
-	if facts.Of(r).Wrapper.Form != facts.WrapperOffloadWrapper {
+func checkForm(r *release.Release, bin Binary) error {
+	if r.Wrapper.Form != release.WrapperOffloadWrapper {
 		if bin.Raw {
 			return fmt.Errorf("a raw device image, where %v embeds OffloadBinaries (see FromImage): %w", r, fs.ErrInvalid)
 		}
@@ -294,7 +294,7 @@ func checkForm(r *offload.Release, bin Binary) error {
 // builder assembles one wrapper object.
 type builder struct {
 	o       *elfobj.Object
-	r       *offload.Release
+	r       *release.Release
 	opt     Options
 	code    *stubs.Code
 	entries string
@@ -375,7 +375,7 @@ func (b *builder) layout(bins []Binary) {
 		b.imageOffs = append(b.imageOffs, off)
 		off += uint64(bin.size())
 	}
-	if facts.Of(b.r).Wrapper.Static {
+	if b.r.Wrapper.Static {
 		b.tablesOff = alignUp(off, 16) // [N x __tgt_device_image] is more than 16 bytes
 	}
 }
@@ -408,7 +408,7 @@ func (b *builder) sections(bins []Binary) {
 	b.entrySec = &elfobj.Section{Name: b.entries, Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | b.r.EntriesFlags(), Addralign: 8, Data: []byte{}}
 	name, typ, align := ".llvm.offloading", elfobj.SHT_LLVM_OFFLOADING, uint64(8)
 	if b.opt.Relocatable {
-		name = facts.Of(b.r).Wrapper.RelocatableSection
+		name = b.r.Wrapper.RelocatableSection
 	}
 	b.imagesData = &concat.ReaderAt{}
 	for i, bin := range bins {
@@ -420,7 +420,7 @@ func (b *builder) sections(bins []Binary) {
 		for _, bin := range bins {
 			align = max(align, constantAlign(b.o.Machine, uint64(bin.size())))
 		}
-		if facts.Of(b.r).Wrapper.Static {
+		if b.r.Wrapper.Static {
 			align = 16 // the tables' alignment
 		}
 	}
@@ -428,19 +428,19 @@ func (b *builder) sections(bins []Binary) {
 		Reader: b.imagesData, Size: b.imagesData.Size()}
 	b.o.Sections = append(b.o.Sections, b.strtab, b.text, b.startup, b.entrySec, b.images)
 	b.tables = b.images
-	if !facts.Of(b.r).Wrapper.Static {
+	if !b.r.Wrapper.Static {
 		b.dataRelRo = &elfobj.Section{Name: ".data.rel.ro", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 16}
 		b.tables = b.dataRelRo
 		b.o.Sections = append(b.o.Sections, b.dataRelRo)
 	}
 	array := func(name string, typ elf.SectionType) *elfobj.Section {
-		s := &elfobj.Section{Name: fmt.Sprintf("%s.%d", name, facts.Of(b.r).Wrapper.CtorPriority), Type: typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
+		s := &elfobj.Section{Name: fmt.Sprintf("%s.%d", name, b.r.Wrapper.CtorPriority), Type: typ, Flags: elf.SHF_ALLOC | elf.SHF_WRITE,
 			Addralign: 8, Data: make([]byte, 8)}
 		b.arrays = append(b.arrays, s)
 		return s
 	}
 	array(".init_array", elf.SHT_INIT_ARRAY)
-	if !facts.Of(b.r).Wrapper.UnregisterAtexit {
+	if !b.r.Wrapper.UnregisterAtexit {
 		array(".fini_array", elf.SHT_FINI_ARRAY)
 	}
 	b.o.Sections = append(b.o.Sections, b.arrays...)
@@ -514,8 +514,8 @@ func (b *builder) symbols(bins []Binary) {
 			b.desc = b.local(nameDesc+b.opt.Suffix, elf.STT_OBJECT, b.tables, descOff, descSize)
 		}
 	}
-	if facts.Of(b.r).Wrapper.Dummy == facts.DummyLocalUsed {
-		b.local(b.r.DummySymbol(offload.OffloadOpenMP), elf.STT_OBJECT, b.entrySec, 0, 0)
+	if b.r.Wrapper.Dummy == release.DummyLocalUsed {
+		b.local(offload.DummySymbol(b.r, offload.OffloadOpenMP), elf.STT_OBJECT, b.entrySec, 0, 0)
 	}
 	for i, bin := range bins {
 		name := nameImage + b.opt.Suffix
@@ -549,14 +549,14 @@ func (b *builder) globals() {
 		}
 	}
 	b.regLib = b.undefined("__tgt_register_lib", elf.STV_DEFAULT)
-	if facts.Of(b.r).Wrapper.UnregisterAtexit {
+	if b.r.Wrapper.UnregisterAtexit {
 		b.atexit = b.undefined("atexit", elf.STV_DEFAULT)
 	}
 	b.unregLib = b.undefined("__tgt_unregister_lib", elf.STV_DEFAULT)
 	b.start = b.undefined("__start_"+b.entries, elf.STV_HIDDEN)
 	b.stop = b.undefined("__stop_"+b.entries, elf.STV_HIDDEN)
-	if facts.Of(b.r).Wrapper.Dummy == facts.DummyHiddenGlobal {
-		b.o.Symbols = append(b.o.Symbols, &elfobj.Symbol{Name: b.r.DummySymbol(offload.OffloadOpenMP), Type: elf.STT_OBJECT,
+	if b.r.Wrapper.Dummy == release.DummyHiddenGlobal {
+		b.o.Symbols = append(b.o.Symbols, &elfobj.Symbol{Name: offload.DummySymbol(b.r, offload.OffloadOpenMP), Type: elf.STT_OBJECT,
 			Bind: elf.STB_GLOBAL, Visibility: elf.STV_HIDDEN, Section: b.entrySec})
 	}
 }
@@ -726,16 +726,16 @@ func (b *builder) mappingSymbols() {
 // the images section, by the release's rule (docs/registration.md#image-bounds,
 // docs/releases.md#release-table).
 func (b *builder) bounds(off uint64, bin Binary) (start, end uint64) {
-	at := func(rule facts.ImageBound) uint64 {
+	at := func(rule release.ImageBound) uint64 {
 		switch rule {
-		case facts.BoundBinaryStart:
+		case release.BoundBinaryStart:
 			return off
-		case facts.BoundBinaryEnd:
+		case release.BoundBinaryEnd:
 			return off + uint64(bin.size())
-		case facts.BoundImageStart:
+		case release.BoundImageStart:
 			return off + bin.ImageOffset
 		}
 		return off + bin.ImageOffset + bin.ImageSize
 	}
-	return at(facts.Of(b.r).Wrapper.ImageStart), at(facts.Of(b.r).Wrapper.ImageEnd)
+	return at(b.r.Wrapper.ImageStart), at(b.r.Wrapper.ImageEnd)
 }

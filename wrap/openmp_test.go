@@ -19,11 +19,12 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
-func release(t testing.TB, major int) *offload.Release {
+func lookupRelease(t testing.TB, major int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestOpenMPMatchesLinkerWrapper(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					o, err := OpenMP(Options{Release: release(t, major), Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
+					o, err := OpenMP(Options{Release: lookupRelease(t, major), Triple: "x86_64-unknown-linux-gnu"}, []Binary{b})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -152,7 +153,7 @@ func TestOpenMPStreamsImages(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 5
-	r := release(t, 19)
+	r := lookupRelease(t, 19)
 	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(zeros{}, 0, size))
 	if err != nil {
 		t.Fatal(err)
@@ -204,13 +205,13 @@ func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
 		{"no bytes", Binary{ImageOffset: 8, ImageSize: 8}, offload.ErrImageRange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := OpenMP(Options{Release: release(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good, c.bad})
+			o, err := OpenMP(Options{Release: lookupRelease(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good, c.bad})
 			if o != nil || err == nil || !strings.Contains(err.Error(), "binary 1:") || (c.is != nil && !errors.Is(err, c.is)) {
 				t.Errorf("got %v, %v; want an error naming binary 1 (matching %v)", o, err, c.is)
 			}
 		})
 	}
-	if _, err := OpenMP(Options{Release: release(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good}); err != nil {
+	if _, err := OpenMP(Options{Release: lookupRelease(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good}); err != nil {
 		t.Errorf("a good binary: %v", err)
 	}
 }
@@ -221,10 +222,10 @@ func TestWrapRefusesHostsWithoutELF(t *testing.T) {
 	bin := Binary{Data: io.NewSectionReader(bytes.NewReader(make([]byte, 64)), 0, 64), ImageOffset: 8, ImageSize: 56}
 	fb := tooltest.CUDAFatbinary()
 	for _, triple := range []string{"x86_64-pc-windows-msvc", "x86_64-apple-macosx", "arm64-apple-darwin23.1.0", "aarch64-pc-windows-msvc"} {
-		if o, err := OpenMP(Options{Release: release(t, 19), Triple: triple}, []Binary{bin}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
+		if o, err := OpenMP(Options{Release: lookupRelease(t, 19), Triple: triple}, []Binary{bin}); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
 			t.Errorf("OpenMP for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
-		if o, err := GPU(Options{Release: release(t, 22), Triple: triple}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb)))); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
+		if o, err := GPU(Options{Release: lookupRelease(t, 22), Triple: triple}, offload.OffloadCUDA, io.NewSectionReader(bytes.NewReader(fb), 0, int64(len(fb)))); o != nil || !errors.Is(err, goffload.ErrUnsupported) {
 			t.Errorf("GPU for %s: %v, %v; want goffload.ErrUnsupported", triple, o, err)
 		}
 	}
@@ -233,7 +234,7 @@ func TestWrapRefusesHostsWithoutELF(t *testing.T) {
 // TestFromBinaryRefusesImageOutside patches a binary's ImageSize past its
 // end: FromBinary refuses it, as OpenMP would.
 func TestFromBinaryRefusesImageOutside(t *testing.T) {
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	var buf bytes.Buffer
 	if _, err := offload.WriteBinary(&buf, r, &im, bytes.NewReader(make([]byte, 16)), 16); err != nil {
@@ -253,7 +254,7 @@ func TestFromBinaryRefusesImageOutside(t *testing.T) {
 // TestFromBinaryInflates: a compressed binary (version 3) is embedded
 // inflated, its image where ImageOffset and ImageSize say.
 func TestFromBinaryInflates(t *testing.T) {
-	r, _ := offload.LookupRelease(24)
+	r, _ := release.Lookup(24)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	image := bytes.Repeat([]byte("device code "), 100)
 	var buf bytes.Buffer
@@ -289,7 +290,7 @@ func TestWrapRefusesBinaryWithoutEntries(t *testing.T) {
 	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("FromBinary: got %v, want ErrInvalid", err)
 	}
-	r, _ := offload.LookupRelease(24)
+	r, _ := release.Lookup(24)
 	if _, err := ReadBinaries(io.NewSectionReader(bytes.NewReader(bin), 0, int64(len(bin))), r); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("ReadBinaries: got %v, want ErrInvalid", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // openFile opens path for the test's lifetime and returns it with its size.
@@ -45,7 +46,7 @@ func writeTo(o *elfobj.Object) func(io.Writer) error {
 // (whole, and made around a device image) writes the same bytes twice and
 // from several goroutines at once.
 func TestOpenMPWritesAgainAndAtOnce(t *testing.T) {
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	bf, bsize := openFile(t, filepath.Join("..", "offload", "testdata", "llvm", "packager", "single-llvm22.bin"))
 	whole, err := FromBinary(bf, bsize)
 	if err != nil {
@@ -70,15 +71,15 @@ func TestOpenMPWritesAgainAndAtOnce(t *testing.T) {
 // files, and of a HIP fatbin that package bundle makes as it is read, write
 // the same bytes twice and from several goroutines at once.
 func TestGPUWritesAgainAndAtOnce(t *testing.T) {
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	cuda, cudaSize := tempFile(t, tooltest.CUDAFatbinary())
 	hip, hipSize := openFile(t, filepath.Join("..", "bundle", "testdata", "hip-fatbin-clang-linker-wrapper-llvm22.bundle"))
-	br, err := bundle.LookupRelease(22)
+	br, err := release.Lookup(22)
 	if err != nil {
 		t.Fatal(err)
 	}
 	img, imgSize := tempFile(t, []byte("\x7fELF a gfx90a code object"))
-	made, err := br.HIPFatbin([]bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(img, 0, imgSize)}})
+	made, err := bundle.HIPFatbin(br, []bundle.CodeObject{{TargetID: "gfx90a", Data: io.NewSectionReader(img, 0, imgSize)}})
 	if err != nil {
 		t.Fatal(err)
 	}

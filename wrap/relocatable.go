@@ -9,8 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // RelocatableSuffix is the suffix LLVM gives the entries section of a
@@ -38,8 +37,8 @@ func digestSuffix(sum [md5.Size]byte) string {
 // .llvm.offloading sections and renames the release's entries sections and
 // their __start_/__stop_ symbols with suffix, so that this object's constructor
 // registers only its own entries when it is linked with others.
-func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) error {
-	if facts.Of(r).Wrapper.RelocatableSection == "" {
+func FinishRelocatable(o *elfobj.Object, r *release.Release, suffix string) error {
+	if r.Wrapper.RelocatableSection == "" {
 		return fmt.Errorf("wrap: %v has no relocatable offloading link: %w", r, goffload.ErrUnsupported)
 	}
 	for _, s := range append([]*elfobj.Section(nil), o.Sections...) {
@@ -49,7 +48,7 @@ func FinishRelocatable(o *elfobj.Object, r *offload.Release, suffix string) erro
 			}
 		}
 	}
-	for _, name := range facts.Of(r).Wrapper.RelocatableRenames {
+	for _, name := range r.Wrapper.RelocatableRenames {
 		if s := o.Section(name); s != nil {
 			o.RenameSection(s, name+suffix)
 		}

@@ -93,9 +93,9 @@ func hashOf(s string) string {
 // error together; an error ends the test with them.
 func runCmd(t testing.TB, cmd *exec.Cmd) []byte {
 	t.Helper()
-	release := tooltest.Slot()
+	free := tooltest.Slot()
 	out, err := cmd.CombinedOutput()
-	release()
+	free()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}

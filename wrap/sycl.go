@@ -11,8 +11,8 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -70,15 +70,15 @@ func (im *SYCLImage) Names() []string {
 
 // SYCLImages reads the SYCL device images of the OffloadBinaries in the
 // size bytes of r, one binary after another, as release rel reads them
-// (rel's versions and offload kind numbers; nil: offload.Default()): what
+// (rel's versions and offload kind numbers; nil: release.Default()): what
 // rel's wrapSYCLBinaries takes from the buffer it is given. Each image's
 // bytes are a section of r (of the inflated binary, for a compressed one).
 // An image of another offload kind is refused with an error matching
 // fs.ErrInvalid: clang-linker-wrapper hands the SYCL wrapper SYCL images
 // only; a release [SYCL] refuses, with its error (goffload.ErrUnsupported).
-func SYCLImages(rel *offload.Release, r io.ReaderAt, size int64) ([]SYCLImage, error) {
+func SYCLImages(rel *release.Release, r io.ReaderAt, size int64) ([]SYCLImage, error) {
 	if rel == nil {
-		rel = offload.Default()
+		rel = release.Default()
 	}
 	if err := syclForm(rel); err != nil {
 		return nil, err
@@ -160,7 +160,7 @@ const (
 func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 	r := opt.Release
 	if r == nil {
-		r = offload.Default()
+		r = release.Default()
 	}
 	if err := syclForm(r); err != nil {
 		return nil, err
@@ -201,13 +201,13 @@ func SYCL(opt Options, images []SYCLImage) (*elfobj.Object, error) {
 // clang-sycl-linker puts every image in one OffloadBinary of a later
 // version, the whole binary registered by (start, size) (sycl_binary.go):
 // the release table's SYCLRegistration.
-func syclForm(r *offload.Release) error {
+func syclForm(r *release.Release) error {
 	switch {
-	case facts.Of(r).Wrapper.SYCL == facts.SYCLRegistrationNone:
+	case r.Wrapper.SYCL == release.SYCLRegistrationNone:
 		return fmt.Errorf("wrap: SYCL images in %v: its offloading library has no SYCL wrapper (wrapSYCLBinaries is in 22 and later): %w", r, goffload.ErrUnsupported)
-	case facts.Of(r).Wrapper.SYCL != facts.SYCLRegistrationDescriptor:
+	case r.Wrapper.SYCL != release.SYCLRegistrationDescriptor:
 		return fmt.Errorf("wrap: SYCL images in %v: its wrapSYCLBinaries registers the whole OffloadBinary with __sycl_register_lib(start, size), not a descriptor of images (SYCLBinary writes that form): %w", r, goffload.ErrUnsupported)
-	case syclEntriesSection(r) == "" || facts.Of(r).Entries.NameSection == "" || facts.Of(r).Entries.SymbolPrefix == "":
+	case syclEntriesSection(r) == "" || r.Entries.NameSection == "" || r.Entries.SymbolPrefix == "":
 		return fmt.Errorf("wrap: SYCL images in %v: no entries section shared by every offload kind with its name strings' section: %w", r, goffload.ErrUnsupported)
 	}
 	return nil
@@ -215,8 +215,8 @@ func syclForm(r *offload.Release) error {
 
 // syclEntriesSection is where emitOffloadingEntry puts a SYCL entry: the
 // section that every offload kind shares from LLVM 21, or "".
-func syclEntriesSection(r *offload.Release) string {
-	if s := r.EntriesSection(offload.OffloadOpenMP); s == r.EntriesSection(offload.OffloadCUDA) && s == r.EntriesSection(offload.OffloadHIP) {
+func syclEntriesSection(r *release.Release) string {
+	if s := offload.EntriesSection(r, offload.OffloadOpenMP); s == offload.EntriesSection(r, offload.OffloadCUDA) && s == offload.EntriesSection(r, offload.OffloadHIP) {
 		return s
 	}
 	return ""

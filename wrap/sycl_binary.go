@@ -8,9 +8,9 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -61,11 +61,11 @@ const (
 func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) {
 	rel := opt.Release
 	if rel == nil {
-		rel = offload.Default()
+		rel = release.Default()
 	}
-	switch facts.Of(rel).Wrapper.SYCL {
-	case facts.SYCLRegistrationBinary:
-	case facts.SYCLRegistrationBinaryDtor:
+	switch rel.Wrapper.SYCL {
+	case release.SYCLRegistrationBinary:
+	case release.SYCLRegistrationBinaryDtor:
 		return nil, fmt.Errorf("wrap: SYCL binary in %v: its wrapSYCLBinaries registers the whole OffloadBinary from a constructor and destructor of priority 1 (llvm-project #193876, before #217173), a form goffload does not write (its calls at the 23 branch are not known; docs/registration.md#sycl-main): %w", rel, goffload.ErrUnsupported)
 	default:
 		return nil, fmt.Errorf("wrap: SYCL binary in %v: its wrapSYCLBinaries does not register the whole OffloadBinary (that is LLVM 23's and later): %w", rel, goffload.ErrUnsupported)
@@ -100,7 +100,7 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 
 // checkSYCLBinary checks the size bytes of r as rel's SYCL runtime reads
 // them: one OffloadBinary of SYCL images.
-func checkSYCLBinary(rel *offload.Release, r io.ReaderAt, size int64) error {
+func checkSYCLBinary(rel *release.Release, r io.ReaderAt, size int64) error {
 	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
 	if err != nil {
 		return fmt.Errorf("wrap: SYCL binary: %w", err)

@@ -88,7 +88,7 @@ func syclBinaryCases(t *testing.T) []struct {
 	bin  []byte
 } {
 	t.Helper()
-	r24, r22 := release(t, 24), release(t, 22)
+	r24, r22 := lookupRelease(t, 24), lookupRelease(t, 22)
 	type kase = struct {
 		name string
 		bin  []byte
@@ -141,7 +141,7 @@ func ptr[T any](v T) *T { return &v }
 // object's bytes, the same on every write.
 func wrapSYCLBinary(t *testing.T, host string, bin []byte) []byte {
 	t.Helper()
-	o, err := SYCLBinary(Options{Release: release(t, 24), Triple: host}, bytes.NewReader(bin), int64(len(bin)))
+	o, err := SYCLBinary(Options{Release: lookupRelease(t, 24), Triple: host}, bytes.NewReader(bin), int64(len(bin)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestSYCLBinaryEmbedsAsGiven(t *testing.T) {
 
 // TestSYCLBinaryRefuses lists what SYCLBinary refuses, and why.
 func TestSYCLBinaryRefuses(t *testing.T) {
-	r24 := release(t, 24)
+	r24 := lookupRelease(t, 24)
 	good, err := offload.MarshalBinary(r24, ptr(syclSPIRVImage("k")), syclSPIRV(40))
 	if err != nil {
 		t.Fatal(err)
@@ -216,11 +216,11 @@ func TestSYCLBinaryRefuses(t *testing.T) {
 		bin  []byte
 		want error
 	}{
-		{"LLVM 22", Options{Release: release(t, 22), Triple: host}, good, goffload.ErrUnsupported},
-		{"LLVM 21", Options{Release: release(t, 21), Triple: host}, good, goffload.ErrUnsupported},
+		{"LLVM 22", Options{Release: lookupRelease(t, 22), Triple: host}, good, goffload.ErrUnsupported},
+		{"LLVM 21", Options{Release: lookupRelease(t, 21), Triple: host}, good, goffload.ErrUnsupported},
 		// 23 registers the whole binary from a constructor and destructor
 		// of priority 1 (before #217173): not written.
-		{"LLVM 23", Options{Release: release(t, 23), Triple: host}, good, goffload.ErrUnsupported},
+		{"LLVM 23", Options{Release: lookupRelease(t, 23), Triple: host}, good, goffload.ErrUnsupported},
 		{"suffix", Options{Release: r24, Triple: host, Suffix: "_x"}, good, goffload.ErrUnsupported},
 		{"relocatable", Options{Release: r24, Triple: host, Relocatable: true}, good, goffload.ErrUnsupported},
 		{"ppc64le host", Options{Release: r24, Triple: "powerpc64le-unknown-linux-gnu"}, good, goffload.ErrUnsupported},
@@ -256,11 +256,11 @@ func TestSYCLBinaryStreams(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 3
-	bin, _, err := offload.BinaryReader(release(t, 22), ptr(syclSPIRVImage("k")), zeros{}, size)
+	bin, _, err := offload.BinaryReader(lookupRelease(t, 22), ptr(syclSPIRVImage("k")), zeros{}, size)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := SYCLBinary(Options{Release: release(t, 24), Triple: "aarch64-unknown-linux-gnu"}, bin, bin.Size())
+	o, err := SYCLBinary(Options{Release: lookupRelease(t, 24), Triple: "aarch64-unknown-linux-gnu"}, bin, bin.Size())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/concat"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
@@ -66,7 +66,7 @@ type syclSection struct {
 }
 
 type syclModule struct {
-	r       *offload.Release
+	r       *release.Release
 	o       *elfobj.Object
 	code    *stubs.Code
 	entries string
@@ -128,12 +128,12 @@ func (m *syclModule) describe(images []SYCLImage) error {
 	if err != nil {
 		return fmt.Errorf("wrap: %w", err)
 	}
-	entry, err := m.r.EntryLayout.Encode(order, raw)
+	entry, err := offload.LayoutOf(m.r).Encode(order, raw)
 	if err != nil {
 		return fmt.Errorf("wrap: %w", err)
 	}
-	code, _ := m.r.OffloadKindCode(offload.OffloadSYCL)
-	nameAt, entrySize := uint64(m.r.EntryLayout.NameOffset()), uint64(len(entry))
+	code, _ := offload.OffloadKindCode(m.r, offload.OffloadSYCL)
+	nameAt, entrySize := uint64(offload.LayoutOf(m.r).NameOffset()), uint64(len(entry))
 	dataRelRo := syclSectionKey{".data.rel.ro", elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_WRITE, 0}
 	devImages := make([]byte, syclImageSize*len(images))
 	var devPtrs []syclPtr
@@ -159,12 +159,12 @@ func (m *syclModule) describe(images []SYCLImage) error {
 		arr := make([]byte, 0, entrySize*uint64(len(names)))
 		var arrPtrs []syclPtr
 		for k, n := range names {
-			str := m.add(&syclGlobal{name: m.name(facts.Of(m.r).Entries.NameSymbol),
-				key:  syclSectionKey{facts.Of(m.r).Entries.NameSection, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_MERGE | elf.SHF_STRINGS, 1},
+			str := m.add(&syclGlobal{name: m.name(m.r.Entries.NameSymbol),
+				key:  syclSectionKey{m.r.Entries.NameSection, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_MERGE | elf.SHF_STRINGS, 1},
 				size: uint64(len(n)) + 1, align: 1, data: append([]byte(n), 0)})
-			m.add(&syclGlobal{name: m.name(facts.Of(m.r).Entries.SymbolPrefix + n),
+			m.add(&syclGlobal{name: m.name(m.r.Entries.SymbolPrefix + n),
 				key:  syclSectionKey{m.entries, elf.SHT_PROGBITS, elf.SHF_ALLOC | elf.SHF_WRITE | m.r.EntriesFlags(), 0},
-				size: entrySize, align: facts.Of(m.r).Entries.Align, data: entry, ptrs: []syclPtr{{at: nameAt, to: str}}, weak: true})
+				size: entrySize, align: m.r.Entries.Align, data: entry, ptrs: []syclPtr{{at: nameAt, to: str}}, weak: true})
 			arr = append(arr, entry...)
 			arrPtrs = append(arrPtrs, syclPtr{at: uint64(k)*entrySize + nameAt, to: str})
 		}

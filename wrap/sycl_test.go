@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 var syclHosts = []string{"x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"}
@@ -49,7 +50,7 @@ func linkerWrapperSYCL(t *testing.T, dir, host, path string, args ...string) []b
 // write.
 func wrapSYCLBuffer(t *testing.T, host string, buf []byte) []byte {
 	t.Helper()
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	images, err := SYCLImages(r, bytes.NewReader(buf), int64(len(buf)))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestSYCLMatchesLinkerWrapper(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := release(t, 22)
+			r := lookupRelease(t, 22)
 			bin, err := offload.MarshalBinary(r, &offload.Image{Kind: offload.ImageBitcode, OffloadKind: offload.OffloadSYCL,
 				Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}}}, code)
 			if err != nil {
@@ -173,7 +174,7 @@ var syclCases = []struct {
 // one host, each host with one case.
 func TestSYCLMatchesLinkerWrapperImages(t *testing.T) {
 	t.Parallel()
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	for i, c := range syclCases {
 		var buf []byte
 		for _, im := range c.images {
@@ -224,7 +225,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 // others are refused with an error that names the release.
 func TestSYCLReleases(t *testing.T) {
 	images := []SYCLImage{{Data: io.NewSectionReader(strings.NewReader("image"), 0, 5), Triple: "spirv64", Symbols: "k"}}
-	for _, r := range offload.Releases() {
+	for _, r := range release.All() {
 		_, err := SYCL(Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)
 		if r.Major == 22 {
 			if err != nil {
@@ -240,7 +241,7 @@ func TestSYCLReleases(t *testing.T) {
 
 // TestSYCLRefuses lists the arguments SYCL refuses and why.
 func TestSYCLRefuses(t *testing.T) {
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	good := SYCLImage{Data: io.NewSectionReader(strings.NewReader("image"), 0, 5), Triple: "spirv64", Symbols: "k"}
 	withNUL := good
 	withNUL.Symbols = "a\x00b"
@@ -274,7 +275,7 @@ func TestSYCLRefuses(t *testing.T) {
 // refuses an OpenMP image, a binary 22 cannot read (version 3) and trailing
 // bytes.
 func TestSYCLImagesReads(t *testing.T) {
-	r := release(t, 22)
+	r := lookupRelease(t, 22)
 	one := func(k offload.OffloadKind, data string, strs ...offload.KeyValue) []byte {
 		b, err := offload.MarshalBinary(r, &offload.Image{Kind: offload.ImageSPIRV, OffloadKind: k, Strings: strs}, []byte(data))
 		if err != nil {
@@ -305,7 +306,7 @@ func TestSYCLImagesReads(t *testing.T) {
 	if _, err := SYCLImages(r, bytes.NewReader(omp), int64(len(omp))); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("an OpenMP image: %v, want fs.ErrInvalid", err)
 	}
-	v3, err := offload.MarshalBinary(release(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
+	v3, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,7 @@ func TestSYCLStreamsImages(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 3
-	o, err := SYCL(Options{Release: release(t, 22), Triple: "x86_64-unknown-linux-gnu"},
+	o, err := SYCL(Options{Release: lookupRelease(t, 22), Triple: "x86_64-unknown-linux-gnu"},
 		[]SYCLImage{{Data: io.NewSectionReader(zeros{}, 0, size), Triple: "spirv64-unknown-unknown", Symbols: "k"}})
 	if err != nil {
 		t.Fatal(err)

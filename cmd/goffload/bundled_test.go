@@ -15,7 +15,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // hipRDC compiles testdata/k.hip of entries with clang-N -fgpu-rdc for the
@@ -85,7 +85,7 @@ func checkAgainstBundler(t *testing.T, tool string, llvm int, obj string) {
 	}
 	devices := 0
 	for _, id := range ours {
-		r, _ := offload.LookupRelease(llvm)
+		r, _ := release.Lookup(llvm)
 		parsed, _ := bundle.ParseID(id, r)
 		if parsed.IsHost() {
 			continue

@@ -8,7 +8,7 @@ import (
 
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func runCheck(args []string, stdout io.Writer) error {
@@ -23,7 +23,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	checkOpt := &fatobj.CheckOptions{}
 	if runtime != "" {
-		r, err := offload.ParseRelease(runtime)
+		r, err := release.Parse(runtime)
 		if err != nil {
 			return fmt.Errorf("--runtime: %w", err)
 		}
@@ -195,12 +195,12 @@ type jsonCheck struct {
 	Unchecked []jsonText `json:"unchecked_images"`
 	// MadeBy and ReadBy are the releases that make and that link and run
 	// everything the file holds.
-	MadeBy          offload.ReleaseSet `json:"made_by"`
-	ReadBy          offload.ReleaseSet `json:"read_by"`
+	MadeBy          release.Set        `json:"made_by"`
+	ReadBy          release.Set        `json:"read_by"`
 	Facts           []jsonFact         `json:"facts"`
 	Registrations   []jsonRegistration `json:"registrations"`
 	Runtime         string             `json:"runtime"`
-	RuntimeReleases offload.ReleaseSet `json:"runtime_releases"`
+	RuntimeReleases release.Set        `json:"runtime_releases"`
 	Findings        []jsonFinding      `json:"findings"`
 }
 
@@ -212,24 +212,24 @@ type jsonFinding struct {
 	Message  jsonText            `json:"message"`
 	Section  jsonText            `json:"section,omitempty"`
 	Entries  int                 `json:"entries,omitempty"`
-	Releases offload.ReleaseSet  `json:"releases,omitempty"`
+	Releases release.Set         `json:"releases,omitempty"`
 	Other    jsonText            `json:"other,omitempty"`
 }
 
 type jsonFact struct {
-	Topic entries.Topic      `json:"topic"`
-	What  jsonText           `json:"what"`
-	Made  offload.ReleaseSet `json:"made_by"`
-	Links offload.ReleaseSet `json:"read_by"`
+	Topic entries.Topic `json:"topic"`
+	What  jsonText      `json:"what"`
+	Made  release.Set   `json:"made_by"`
+	Links release.Set   `json:"read_by"`
 }
 
 type jsonRegistration struct {
-	Kind      string             `json:"kind"`
-	Section   jsonText           `json:"section"`
-	Entries   int                `json:"entries"`
-	Images    int                `json:"images,omitempty"`
-	RawImages bool               `json:"raw_images,omitempty"`
-	Releases  offload.ReleaseSet `json:"releases"`
+	Kind      string      `json:"kind"`
+	Section   jsonText    `json:"section"`
+	Entries   int         `json:"entries"`
+	Images    int         `json:"images,omitempty"`
+	RawImages bool        `json:"raw_images,omitempty"`
+	Releases  release.Set `json:"releases"`
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // amdgpuHeader returns the ELF header of an AMDGPU code object followed by
@@ -165,7 +165,7 @@ func TestVersion(t *testing.T) {
 		arg := strings.Join(args, " ")
 		stdout, stderr, code := cli(t, args...)
 		if code != 0 || !strings.HasPrefix(stdout, "goffload ") || !strings.Contains(stdout, "module github.com/goffload/goffload") ||
-			!strings.Contains(stdout, "LLVM releases: LLVM 13-24 (default 22") || !strings.Contains(stdout, "main checked against its sources on "+offload.MainCheckedOn) {
+			!strings.Contains(stdout, "LLVM releases: LLVM 13-24 (default 22") || !strings.Contains(stdout, "main checked against its sources on "+release.MainCheckedOn) {
 			t.Errorf("%s: exit %d %q %s", arg, code, stdout, stderr)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // runConvert rewrites an object, or every object member of an archive, into
@@ -30,9 +30,9 @@ func runConvert(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var from *offload.Release
+	var from *release.Release
 	if fromFlag != "" {
-		if from, err = offload.ParseRelease(fromFlag); err != nil {
+		if from, err = release.Parse(fromFlag); err != nil {
 			return err
 		}
 	}

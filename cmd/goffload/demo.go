@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/link"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The built-in example: an OpenMP program compiled by clang-19, and its
@@ -35,7 +36,7 @@ func runDemo(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	rel, err := offload.LookupRelease(19)
+	rel, err := release.Lookup(19)
 	if err != nil {
 		return err
 	}

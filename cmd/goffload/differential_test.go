@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // verdict is how a reader judged an input.
@@ -47,7 +48,7 @@ func TestDifferentialAgainstObjdump(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("OFFLOAD_DIFF_CASES")); err == nil && n > 0 {
 		cases = n
 	}
-	r, _ := offload.LookupRelease(19)
+	r, _ := release.Lookup(19)
 	single, _ := os.ReadFile(testdata("packager", "single-llvm22.bin"))
 	multi, _ := os.ReadFile(testdata("packager", "multi-llvm22.bin"))
 	raw := append(append([]byte{}, single...), multi...)
@@ -177,7 +178,7 @@ func objdumpVerdict(t *testing.T, objdump, file string) verdict {
 	return verdict{class: fmt.Errorf("unexpected message: %s", stderr.String())}
 }
 
-func ourVerdict(data []byte, isFat bool, r *offload.Release, file string) verdict {
+func ourVerdict(data []byte, isFat bool, r *release.Release, file string) verdict {
 	if isFat {
 		// As llvm-objdump: an ELF file that does not read is its error.
 		if _, err := elfobj.Read(bytes.NewReader(data), int64(len(data))); err != nil {

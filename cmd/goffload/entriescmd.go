@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -68,7 +69,7 @@ func runEntries(args []string, stdout io.Writer) error {
 // maxSpecSize bounds an entries spec: a million entries take less.
 const maxSpecSize = 256 << 20
 
-func readSpec(path string, rel *offload.Release) ([]offload.Entry, error) {
+func readSpec(path string, rel *release.Release) ([]offload.Entry, error) {
 	data, err := infile.ReadFile(path, maxSpecSize)
 	if err != nil {
 		return nil, err
@@ -90,7 +91,7 @@ func readSpec(path string, rel *offload.Release) ([]offload.Entry, error) {
 	return ents, nil
 }
 
-func (s specEntry) entry(rel *offload.Release) (offload.Entry, error) {
+func (s specEntry) entry(rel *release.Release) (offload.Entry, error) {
 	kind, err := offload.ParseOffloadKind(s.Kind)
 	if err != nil {
 		return offload.Entry{}, err

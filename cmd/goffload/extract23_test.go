@@ -12,6 +12,7 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // TestPackageCompress: package --compress under --llvm 24 writes compressed
@@ -30,7 +31,7 @@ func TestPackageCompress(t *testing.T) {
 		t.Fatalf("package: %s", stderr)
 	}
 	plainInfo, _ := os.Stat(plain)
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +284,7 @@ func TestSPIRVImages(t *testing.T) {
 // and extract (whole binaries) and strip keep its flag.
 func TestMetadataCarried(t *testing.T) {
 	dir := t.TempDir()
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}

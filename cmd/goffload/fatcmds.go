@@ -180,7 +180,7 @@ func runExtract(args []string, stdout io.Writer) error {
 	nested := false
 	for _, f := range x.Files {
 		counts[f.File]++
-		nested = nested || f.Image.Object.Release.NestedImages() && opt.Release == nil || opt.Release != nil && opt.Release.NestedImages()
+		nested = nested || f.Image.Object.Release.Main.NestedImages && opt.Release == nil || opt.Release != nil && opt.Release.Main.NestedImages
 	}
 	if nested {
 		// As llvm-offload-binary of main reports them.

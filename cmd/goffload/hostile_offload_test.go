@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func init() { hostileInputSources = append(hostileInputSources, hostileOffloadInputs) }
@@ -77,7 +78,7 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		copy(b[str:], bytes.Repeat([]byte{'a'}, l))
 		return b
 	}
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func entriesTimesImages(t *testing.T, n, m int) []byte {
 	if _, err := elfobj.Write(&img, dev); err != nil {
 		t.Fatal(err)
 	}
-	r, err := offload.LookupRelease(19)
+	r, err := release.Lookup(19)
 	if err != nil {
 		t.Fatal(err)
 	}

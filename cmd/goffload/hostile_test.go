@@ -30,6 +30,7 @@ import (
 	"github.com/goffload/goffload/internal/tooltest/measure"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The table of hostile inputs: every subcommand that reads a file is run, as
@@ -352,7 +353,7 @@ func amdgpuBinary(t testing.TB, mend func(desc []byte)) []byte {
 	mend(co[desc : desc+descsz])
 	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
 		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx908:xnack-"}}}
-	b, err := offload.MarshalBinary(offload.Default(), &im, co)
+	b, err := offload.MarshalBinary(release.Default(), &im, co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +575,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// made it): a compressed binary that
 	// declares 1 TiB inflated, one whose 64 MiB of zeros inflate past the
 	// 160 bytes it declares, one cut short, and binaries nested 40 deep.
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +611,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	// image, 24 refuses the nested binary.
 	badInner := slices.Clone(v3.Bytes())
 	badInner[4] = 4
-	r22, err := offload.LookupRelease(22)
+	r22, err := release.Lookup(22)
 	if err != nil {
 		t.Fatal(err)
 	}

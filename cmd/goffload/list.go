@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func runList(args []string, stdout io.Writer) error {
@@ -53,7 +54,7 @@ func listFile(w io.Writer, path string, opt *offload.ReadOptions, mode listMode)
 	var err error
 	if !mode.json && opt.Release == nil {
 		asDefault := *opt
-		asDefault.Release = offload.Default()
+		asDefault.Release = release.Default()
 		f, err = fatobj.Open(path, &asDefault)
 	}
 	if f == nil {
@@ -228,7 +229,7 @@ func printAdditions(sb *strings.Builder, o *fatobj.Object) error {
 // line, and for an image that is itself an OffloadBinary, `nested images N`
 // and its images, numbered [i.j] and indented by two spaces.
 func printImages(sb *strings.Builder, o *fatobj.Object) error {
-	nested := o.Release.NestedImages()
+	nested := o.Release.Main.NestedImages
 	children := map[*fatobj.Image]int{}
 	for _, im := range o.Images {
 		if im.Parent != nil {
@@ -241,7 +242,7 @@ func printImages(sb *strings.Builder, o *fatobj.Object) error {
 		}
 		indent := strings.Repeat("  ", len(im.Path)-1)
 		fmt.Fprintf(sb, "\n%sOFFLOADING IMAGE [%s]:\n", indent, im.Number())
-		for _, kv := range [][2]string{{"kind", o.Release.ImageKindName(im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
+		for _, kv := range [][2]string{{"kind", offload.ImageKindName(o.Release, im.Kind)}, {"arch", im.Arch()}, {"triple", im.Triple()}, {"producer", im.OffloadKind.String()}} {
 			fmt.Fprintf(sb, "%s%-16s%s\n", indent, kv[0], shown(kv[1]))
 		}
 		if !nested {
@@ -270,7 +271,7 @@ func contentsName(im *fatobj.Image) string {
 
 // madeBy returns the releases that made o, and whether o holds anything
 // that tells them (device code, entries).
-func madeBy(o *fatobj.Object) (offload.ReleaseSet, bool, error) {
+func madeBy(o *fatobj.Object) (release.Set, bool, error) {
 	if len(o.Images) == 0 && len(o.Entries) == 0 && len(o.Bundled) == 0 && len(o.Bundles) == 0 {
 		return 0, false, nil
 	}
@@ -278,7 +279,7 @@ func madeBy(o *fatobj.Object) (offload.ReleaseSet, bool, error) {
 	return made, err == nil, err
 }
 
-func madeString(s offload.ReleaseSet) string {
+func madeString(s release.Set) string {
 	if s == 0 {
 		return "mixed releases (no one release makes all of it)"
 	}

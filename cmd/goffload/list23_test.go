@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // TestListVersion3: under --llvm 24 (LLVM main after 23) list prints what
@@ -17,7 +18,7 @@ import (
 // refuses version 3 as LLVM 22 does.
 func TestListVersion3(t *testing.T) {
 	dir := t.TempDir()
-	r24, err := offload.LookupRelease(24)
+	r24, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/strtab"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The OffloadBinary tests of LLVM main after 23 (release row 24), rebuilt in
@@ -145,8 +146,8 @@ func lmWritten(t *testing.T, version uint32, ims ...lmImage) ([]byte, bool) {
 	}
 	var data []offload.ImageData
 	for _, im := range ims {
-		ok := r.OffloadKindOf(im.code)
-		if code, _ := r.OffloadKindCode(ok); code != im.code {
+		ok := offload.OffloadKindOf(&r, im.code)
+		if code, _ := offload.OffloadKindCode(&r, ok); code != im.code {
 			return nil, false
 		}
 		data = append(data, offload.ImageData{Image: offload.Image{Kind: im.kind, OffloadKind: ok, Flags: im.flags, Strings: im.strs},
@@ -172,16 +173,16 @@ func lmPackage(t *testing.T, files map[string][]byte, args ...string) []byte {
 		}
 		return bytes.NewReader(data), int64(len(data)), nil
 	}
-	if _, err := lmRelease(t, 24).Package(&buf, args, open); err != nil {
+	if _, err := offload.Package(lmRelease(t, 24), &buf, args, open); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
 // lmRelease returns the release table's row n.
-func lmRelease(t *testing.T, n int) *offload.Release {
+func lmRelease(t *testing.T, n int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(n)
+	r, err := release.Lookup(n)
 	if err != nil {
 		t.Fatal(err)
 	}

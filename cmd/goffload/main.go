@@ -61,6 +61,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/respfile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 type command struct {
@@ -147,17 +148,17 @@ func oneLine(err error) string { return escaped(strings.ReplaceAll(err.Error(), 
 // newFlags returns a flag set for command name with the shared --llvm flag.
 func newFlags(name string, llvm *string) *flag.FlagSet {
 	fs := flag.NewFlagSet("goffload "+name, flag.ContinueOnError)
-	fs.StringVar(llvm, "llvm", "", fmt.Sprintf("LLVM release `N` whose formats to write (default %d) and to read as (default: the release that made each file): %v, 24 (main) being LLVM's main branch after the 23 branch", offload.DefaultRelease, offload.AllReleases()))
+	fs.StringVar(llvm, "llvm", "", fmt.Sprintf("LLVM release `N` whose formats to write (default %d) and to read as (default: the release that made each file): %v, 24 (main) being LLVM's main branch after the 23 branch", release.DefaultMajor, release.Known()))
 	return fs
 }
 
 // parseRelease returns the release of --llvm N, the default release when
 // it is not given.
-func parseRelease(llvm string) (*offload.Release, error) {
+func parseRelease(llvm string) (*release.Release, error) {
 	if llvm == "" {
-		return offload.Default(), nil
+		return release.Default(), nil
 	}
-	return offload.ParseRelease(llvm)
+	return release.Parse(llvm)
 }
 
 // readOptions returns the options that read as the release of --llvm N, or
@@ -168,7 +169,7 @@ func readOptions(llvm string) (*offload.ReadOptions, error) {
 	if llvm == "" {
 		return opt, nil
 	}
-	r, err := offload.ParseRelease(llvm)
+	r, err := release.Parse(llvm)
 	if err != nil {
 		return nil, err
 	}
@@ -244,12 +245,12 @@ func runVersion(args []string, stdout io.Writer) error {
 		return fmt.Errorf("version takes no argument")
 	}
 	var inferred []string
-	for _, r := range offload.Releases() {
+	for _, r := range release.All() {
 		if r.Inferred {
 			inferred = append(inferred, strconv.Itoa(r.Major))
 		}
 	}
 	_, err := fmt.Fprintf(stdout, "goffload %s (module %s)\nLLVM releases: %v (default %d; inferred from LLVM's sources, not measured: %s; main checked against its sources on %s)\n",
-		goffload.Version(), goffload.Path, offload.AllReleases(), offload.DefaultRelease, strings.Join(inferred, ", "), offload.MainCheckedOn)
+		goffload.Version(), goffload.Path, release.Known(), release.DefaultMajor, strings.Join(inferred, ", "), release.MainCheckedOn)
 	return err
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // writers are the commands that write a file at -o, with the inputs they
@@ -142,7 +143,7 @@ func TestSignalLeavesNoTemporaryFile(t *testing.T) {
 	}
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	sw := &sparseWriter{f: bf}
-	n, err := offload.WriteBinary(sw, offload.Default(), &im, io.NewSectionReader(zeroReader{}, 0, 1<<30), 1<<30)
+	n, err := offload.WriteBinary(sw, release.Default(), &im, io.NewSectionReader(zeroReader{}, 0, 1<<30), 1<<30)
 	if err == nil {
 		err = bf.Truncate(n)
 	}

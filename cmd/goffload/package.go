@@ -60,7 +60,7 @@ func runPackage(args []string, stdout io.Writer) error {
 		}
 	}()
 	for _, a := range images {
-		pis, err := rel.ParseImageArg(a)
+		pis, err := offload.ParseImageArg(rel, a)
 		if err != nil {
 			return err
 		}
@@ -81,16 +81,16 @@ func runPackage(args []string, stdout io.Writer) error {
 	}
 	if comp != nil {
 		// The release and the level are checked before the output is made.
-		if err := rel.CheckCompression(*comp); err != nil {
+		if err := offload.CheckCompression(rel, *comp); err != nil {
 			return err
 		}
 	}
 	return dest.write(func(w io.Writer) error {
 		var err error
 		if comp != nil {
-			_, err = rel.PackageCompressed(w, images, open, *comp)
+			_, err = offload.PackageCompressed(rel, w, images, open, *comp)
 		} else {
-			_, err = rel.Package(w, images, open)
+			_, err = offload.Package(rel, w, images, open)
 		}
 		return err
 	})

@@ -56,7 +56,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	r24 := lmRelease(t, 24)
 	var ims []lmImage
 	for _, arg := range args {
-		pis, err := r24.ParseImageArg(arg)
+		pis, err := offload.ParseImageArg(r24, arg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -165,7 +166,7 @@ func TestWrapWindowsHosts(t *testing.T) {
 				t.Fatalf("wrap --llvm %d --triple %s: %s", major, triple, stderr)
 			}
 			got, _ := os.ReadFile(out + "." + n)
-			r, err := offload.LookupRelease(major)
+			r, err := release.Lookup(major)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -183,16 +184,16 @@ func wrapCUDA(out output, opt wrap.Options, path string) error {
 // hipCompression returns the options with which release rel's
 // clang-linker-wrapper --compress [--compression-level=N] has
 // clang-offload-bundler compress a HIP fatbin.
-func hipCompression(rel *offload.Release, format string, level int) (*bundle.CompressOptions, error) {
-	br, err := bundle.LookupRelease(rel.Major)
-	if err != nil {
+func hipCompression(rel *release.Release, format string, level int) (*bundle.CompressOptions, error) {
+	br := rel
+	if err := bundle.CheckRelease(br); err != nil {
 		return nil, fmt.Errorf("--compress: %w", err)
 	}
 	method, err := bundle.ParseMethod(format)
 	if err != nil {
 		return nil, fmt.Errorf("--compression-format %s: %w", format, err)
 	}
-	c, err := br.CompressOptions(method, level)
+	c, err := bundle.ReleaseCompressOptions(br, method, level)
 	if errors.Is(err, bundle.ErrCompressOptions) {
 		return nil, fmt.Errorf("--compression-level %d: %w", level, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/release"
 )
 
 // compressibleCodeObject returns an AMDGPU code object header followed by
@@ -61,7 +62,7 @@ func TestWrapHIPCompress(t *testing.T) {
 	img := compressibleCodeObject(256 << 10)
 	os.WriteFile(code, img, 0o644)
 	for _, major := range []int{18, 19, 22} {
-		br, _ := bundle.LookupRelease(major)
+		br, _ := release.Lookup(major)
 		plainObj := filepath.Join(dir, fmt.Sprintf("plain%d.o", major))
 		if _, stderr, c := cli(t, "wrap", "--llvm", fmt.Sprint(major), "--kind", "hip", "-o", plainObj, "--image", "gfx90a="+code); c != 0 {
 			t.Fatal(stderr)
@@ -89,9 +90,9 @@ func TestWrapHIPCompress(t *testing.T) {
 					method = bundle.MethodZlib
 				}
 				hash, _ := bundle.Hash(bytes.NewReader(plain))
-				if cb.Version != br.CompressedVersion || cb.Method != method || cb.UncompressedSize != uint64(len(plain)) || cb.Hash != hash ||
+				if cb.Version != br.Bundle.HIPFatbin.CompressedVersion || cb.Method != method || cb.UncompressedSize != uint64(len(plain)) || cb.Hash != hash ||
 					(cb.Version >= 2 && cb.FileSize != uint64(len(fb))) {
-					t.Errorf("header %+v of %d bytes: want version %d, %v, the hash and size of the %d-byte fatbin", cb.CompressedHeader, len(fb), br.CompressedVersion, method, len(plain))
+					t.Errorf("header %+v of %d bytes: want version %d, %v, the hash and size of the %d-byte fatbin", cb.CompressedHeader, len(fb), br.Bundle.HIPFatbin.CompressedVersion, method, len(plain))
 				}
 				var got bytes.Buffer
 				if _, err := bundle.Decompress(&got, bytes.NewReader(fb), int64(len(fb))); err != nil || !bytes.Equal(got.Bytes(), plain) {
@@ -101,7 +102,7 @@ func TestWrapHIPCompress(t *testing.T) {
 					t.Errorf("%d bytes compressed to %d", len(plain), len(fb))
 				}
 				stdout, _, _ := cli(t, "list", "--all", obj)
-				if want := fmt.Sprintf("(%v, compressed bundle version %d, %d bytes)", method, br.CompressedVersion, len(fb)); !strings.Contains(stdout, want) {
+				if want := fmt.Sprintf("(%v, compressed bundle version %d, %d bytes)", method, br.Bundle.HIPFatbin.CompressedVersion, len(fb)); !strings.Contains(stdout, want) {
 					t.Errorf("list: no %q in\n%s", want, stdout)
 				}
 				if major == 18 {
@@ -123,7 +124,7 @@ func TestWrapHIPCompress(t *testing.T) {
 				}
 				// The bundler as clang-linker-wrapper --compress runs it.
 				ref := filepath.Join(work, "ref")
-				bargs := []string{"-type=o", "-bundle-align=4096", "-compress", "-targets=" + br.HostTarget + "," + br.DeviceID("gfx90a"),
+				bargs := []string{"-type=o", "-bundle-align=4096", "-compress", "-targets=" + br.Bundle.HIPFatbin.HostTarget + "," + bundle.DeviceID(br, "gfx90a"),
 					"-input=/dev/null", "-input=" + code, "-output=" + ref}
 				if len(flags) > 1 {
 					bargs = append(bargs, "-compression-level="+flags[2])

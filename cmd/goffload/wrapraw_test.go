@@ -11,6 +11,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -28,7 +29,7 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 		}
 	}
 	for _, major := range []int{13, 14} {
-		r, err := offload.LookupRelease(major)
+		r, err := release.Lookup(major)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 		}
 	}
 
-	r19, _ := offload.LookupRelease(19)
+	r19, _ := release.Lookup(19)
 	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	ob, err := offload.MarshalBinary(r19, &im, images[0])
 	if err != nil {

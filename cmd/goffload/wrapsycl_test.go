@@ -10,12 +10,13 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
-func lookupRelease(t *testing.T, major int) *offload.Release {
+func lookupRelease(t *testing.T, major int) *release.Release {
 	t.Helper()
-	r, err := offload.LookupRelease(major)
+	r, err := release.Lookup(major)
 	if err != nil {
 		t.Fatal(err)
 	}

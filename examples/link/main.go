@@ -21,7 +21,7 @@ import (
 	"sync"
 
 	"github.com/goffload/goffload/link"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func main() {
@@ -79,7 +79,7 @@ func run(llvm int, libdir string, args []string) error {
 	for i := 1; i <= 2; i++ {
 		opt := &link.Options{Driver: true, LinkerArgs: link.LibrariesLast(args), RuntimeDir: libdir, Cache: cache, Stderr: os.Stderr}
 		if llvm != 0 {
-			r, err := offload.LookupRelease(llvm)
+			r, err := release.Lookup(llvm)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // The formats of the lines list prints, as its package comment has them.
@@ -438,22 +439,22 @@ func madeFiles(t *testing.T, dir string) []string {
 		t.Fatal("no code object in hip-fatbin-clang-linker-wrapper-llvm22.bundle")
 	}
 	images := []bundle.CodeObject{{TargetID: "gfx90a", Data: code}, {TargetID: "gfx1030", Data: code}}
-	r19, _ := bundle.LookupRelease(19)
-	r22, _ := bundle.LookupRelease(22)
+	r19, _ := release.Lookup(19)
+	r22, _ := release.Lookup(22)
 	var paths []string
 	paths = append(paths,
-		writeWith("hip19.hipfb", func(w io.Writer) error { return r19.WriteHIPFatbin(w, images) }),
+		writeWith("hip19.hipfb", func(w io.Writer) error { return bundle.WriteHIPFatbin(w, r19, images) }),
 		writeWith("hip22-zstd.hipfb", func(w io.Writer) error {
-			_, err := r22.WriteCompressedHIPFatbin(w, images, r22.CompressDefaults())
+			_, err := bundle.WriteCompressedHIPFatbin(w, r22, images, bundle.CompressDefaults(r22))
 			return err
 		}),
 		writeWith("hip19-zlib.hipfb", func(w io.Writer) error {
-			_, err := r19.WriteCompressedHIPFatbin(w, images, bundle.CompressOptions{Version: 2, Method: bundle.MethodZlib})
+			_, err := bundle.WriteCompressedHIPFatbin(w, r19, images, bundle.CompressOptions{Version: 2, Method: bundle.MethodZlib})
 			return err
 		}))
 
 	// OffloadBinaries of LLVM main: one compressed, one nesting a binary.
-	llvmMain, err := offload.LookupRelease(24)
+	llvmMain, err := release.Lookup(24)
 	if err != nil {
 		t.Fatal(err)
 	}

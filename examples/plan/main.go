@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload/link"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 func run(llvm int, args []string) error {
 	opt := &link.Options{Driver: true, DryRun: true, LinkerArgs: link.LibrariesLast(args)}
 	if llvm != 0 {
-		r, err := offload.LookupRelease(llvm)
+		r, err := release.Lookup(llvm)
 		if err != nil {
 			return err
 		}

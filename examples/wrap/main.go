@@ -16,12 +16,12 @@ import (
 	"os"
 
 	"github.com/goffload/goffload/elfobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
 
 func main() {
-	llvm := flag.Int("llvm", offload.DefaultRelease, "the LLVM release whose wrapper to make")
+	llvm := flag.Int("llvm", release.DefaultMajor, "the LLVM release whose wrapper to make")
 	triple := flag.String("triple", wrap.DefaultTriple, "the host triple")
 	out := flag.String("o", "", "the object to write")
 	flag.Parse()
@@ -34,7 +34,7 @@ func main() {
 }
 
 func run(out string, llvm int, triple string, paths []string) error {
-	rel, err := offload.LookupRelease(llvm)
+	rel, err := release.Lookup(llvm)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Targets of the CUDA and HIP wrapper code (docs/registration.md#cuda-hip),
@@ -127,7 +127,7 @@ type GPUOptions struct {
 
 // gpuMeasured are the releases whose code generator was run on the module
 // of that release's clang-linker-wrapper; the form of each release's module
-// (offload.Release.GPURegistration) and its entries section come from the
+// (release.Release.GPURegistration) and its entries section come from the
 // release table.
 var gpuMeasured = map[int]bool{19: true, 22: true}
 
@@ -138,7 +138,7 @@ type gpuArch struct {
 	// viaSection are the targets that the machine relocates against
 	// section symbols when they occur.
 	viaSection []Target
-	write      func(a *gpuAsm, kind GPUKind, module facts.GPURegistration)
+	write      func(a *gpuAsm, kind GPUKind, module release.GPURegistration)
 }
 
 var gpuArches = map[elf.Machine]gpuArch{
@@ -158,9 +158,9 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 	if o.Kind != CUDA && o.Kind != HIP {
 		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", o.Kind, goffload.ErrUnsupported)
 	}
-	rel, err := offload.LookupRelease(o.LLVM)
-	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {
-		known := offload.ReleasesWhere(func(r *offload.Release) bool { return facts.Of(r).Wrapper.GPU != facts.GPURegistrationNone })
+	rel, err := release.Lookup(o.LLVM)
+	if err != nil || rel.Wrapper.GPU == release.GPURegistrationNone {
+		known := release.Where(func(r *release.Release) bool { return r.Wrapper.GPU != release.GPURegistrationNone })
 		return nil, fmt.Errorf("%v wrapper code of LLVM %d: %w (known: %v)", o.Kind, o.LLVM, goffload.ErrUnsupported, known)
 	}
 	arch, ok := gpuArches[m]
@@ -168,11 +168,11 @@ func GPU(m elf.Machine, o GPUOptions) (*GPUCode, error) {
 		return nil, fmt.Errorf("%v wrapper code for %v: %w", o.Kind, m, goffload.ErrUnsupported)
 	}
 	a := &gpuAsm{align: arch.align, pad: arch.pad}
-	arch.write(a, o.Kind, facts.Of(rel).Wrapper.GPU)
+	arch.write(a, o.Kind, rel.Wrapper.GPU)
 	c := a.assemble()
 	c.Measured = gpuMeasured[o.LLVM]
 	c.Symbols, c.ViaSection = map[Target]string{}, map[Target]string{}
-	entries := rel.EntriesSection(o.Kind.offloadKind())
+	entries := offload.EntriesSection(rel, o.Kind.offloadKind())
 	relocs := c.Relocs
 	if c.JumpTable != nil {
 		relocs = append(relocs[:len(relocs):len(relocs)], c.JumpTable.Relocs...)

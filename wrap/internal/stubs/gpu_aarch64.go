@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/elfobj/ehframe"
-	"github.com/goffload/goffload/internal/facts"
+	"github.com/goffload/goffload/release"
 )
 
 // AArch64 CUDA and HIP wrapper code (docs/registration.md#cuda-hip). (The file
@@ -21,7 +21,7 @@ var gpuARM64 = gpuArch{
 	align:      4,
 	pad:        func(n int) []byte { return make([]byte, n) }, // never used: every function is a multiple of 4
 	viaSection: []Target{FatbinWrapper, BinaryHandle, FatbinUnreg},
-	write: func(a *gpuAsm, kind GPUKind, module facts.GPURegistration) {
+	write: func(a *gpuAsm, kind GPUKind, module release.GPURegistration) {
 		w := &arm64Writer{a: a}
 		w.fatbinReg(kind)
 		w.fatbinUnreg(kind)

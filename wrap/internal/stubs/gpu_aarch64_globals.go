@@ -1,17 +1,17 @@
 package stubs
 
-import "github.com/goffload/goffload/internal/facts"
+import "github.com/goffload/goffload/release"
 
 // arm64GlobalsReg are the bodies of .<p>.globals_reg (block placement as on
 // x86-64: the kernel case first). The handle is in x19, the end of the
 // entries in x20, the entry in x21. Labels name the IR blocks.
 var arm64GlobalsReg = map[gpuGlobalsKey]func(w *arm64Writer){
-	{facts.GPURegistrationWholeFlags, CUDA}: arm64Globals17,
-	{facts.GPURegistrationWholeFlags, HIP}:  arm64Globals17,
-	{facts.GPURegistrationFlagBits, CUDA}:   arm64GlobalsFlagsCUDA,
-	{facts.GPURegistrationFlagBits, HIP}:    arm64GlobalsFlagsHIP,
-	{facts.GPURegistrationKindCheck, CUDA}:  arm64GlobalsKindCUDA,
-	{facts.GPURegistrationKindCheck, HIP}:   arm64GlobalsKindHIP,
+	{release.GPURegistrationWholeFlags, CUDA}: arm64Globals17,
+	{release.GPURegistrationWholeFlags, HIP}:  arm64Globals17,
+	{release.GPURegistrationFlagBits, CUDA}:   arm64GlobalsFlagsCUDA,
+	{release.GPURegistrationFlagBits, HIP}:    arm64GlobalsFlagsHIP,
+	{release.GPURegistrationKindCheck, CUDA}:  arm64GlobalsKindCUDA,
+	{release.GPURegistrationKindCheck, HIP}:   arm64GlobalsKindHIP,
 }
 
 // arm64LoopHead saves x30 and x19–x21 in a 48-byte frame, enters the loop

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // gpuImage is the fatbinary in the modules the tests compile: the fake one
@@ -22,26 +22,26 @@ const gpuImage = "FAKEFATBIN-fatbinary"
 // release, for 18, 20 and 21 the description in
 // docs/registration.md#globals-reg.
 func gpuIR(llvm int, kind GPUKind, image string) string {
-	rel, err := offload.LookupRelease(llvm)
-	if err != nil || facts.Of(rel).Wrapper.GPU == facts.GPURegistrationNone {
+	rel, err := release.Lookup(llvm)
+	if err != nil || rel.Wrapper.GPU == release.GPURegistrationNone {
 		panic(fmt.Sprintf("gpuIR: no CUDA/HIP wrapper module of LLVM %d", llvm))
 	}
-	style := facts.Of(rel).Wrapper.GPU
+	style := rel.Wrapper.GPU
 	p := kind.prefix()
-	sec := rel.EntriesSection(kind.offloadKind())
+	sec := offload.EntriesSection(rel, kind.offloadKind())
 	entry := "%struct.__tgt_offload_entry"
 	entryType := "{ ptr, ptr, i64, i32, i32 }"
 	switch style {
-	case facts.GPURegistrationWholeFlags:
+	case release.GPURegistrationWholeFlags:
 		entry = "%__tgt_offload_entry"
-	case facts.GPURegistrationKindCheck:
+	case release.GPURegistrationKindCheck:
 		entryType = "{ i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
 	}
 	fatbinSec, segment, magic := ".nv_fatbin", ".nvFatBinSegment", 1180844977
 	if kind == HIP {
 		fatbinSec, segment, magic = ".hip_fatbin", ".hipFatBinSegment", 1212764230
 	}
-	prio := facts.Of(rel).Wrapper.CtorPriority
+	prio := rel.Wrapper.CtorPriority
 	r := strings.NewReplacer("$p", p, "$E", entry, "$S", sec)
 
 	var b strings.Builder
@@ -49,7 +49,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("source_filename = \"offload.wrapper.module\"\n\n")
 	w("$E = type %s\n%%fatbin_wrapper = type { i32, i32, ptr, ptr }\n\n", entryType)
 	image = fmt.Sprintf("[%d x i8] c\"%s\"", len(image), irString(image))
-	if style == facts.GPURegistrationWholeFlags {
+	if style == release.GPURegistrationWholeFlags {
 		// LLVM 17 creates the image, the wrapper and a hidden dummy entry
 		// first, then the handle, then __start_/__stop_.
 		w("@.fatbin_image = internal constant %s, section %q\n", image, fatbinSec)
@@ -59,7 +59,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
 	} else {
 		align := ""
-		if style == facts.GPURegistrationKindCheck {
+		if style == release.GPURegistrationKindCheck {
 			align = ", align 8"
 		}
 		w("@__start_$S = external hidden constant [0 x $E]\n@__stop_$S = external hidden constant [0 x $E]\n")
@@ -88,10 +88,10 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 	w("declare i32 @atexit(ptr)\n\n")
 	w("declare i32 @__$pRegisterFunction(ptr, ptr, ptr, ptr, i32, ptr, ptr, ptr, ptr, ptr)\n\n")
 	w("declare void @__$pRegisterVar(ptr, ptr, ptr, ptr, i32, i64, i32, i32)\n\n")
-	if style == facts.GPURegistrationKindCheck {
+	if style == release.GPURegistrationKindCheck {
 		w("declare void @__$pRegisterManagedVar(ptr, ptr, ptr, ptr, i64, i32)\n\n")
 	}
-	if style != facts.GPURegistrationWholeFlags {
+	if style != release.GPURegistrationWholeFlags {
 		w("declare void @__$pRegisterSurface(ptr, ptr, ptr, ptr, i32, i32)\n\n")
 		w("declare void @__$pRegisterTexture(ptr, ptr, ptr, ptr, i32, i32, i32)\n\n")
 	}
@@ -100,7 +100,7 @@ func gpuIR(llvm int, kind GPUKind, image string) string {
 }
 
 // gpuGlobalsReg is the body of .<p>.globals_reg in the module of style s.
-func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
+func gpuGlobalsReg(s release.GPURegistration, kind GPUKind) string {
 	var b strings.Builder
 	w := func(lines ...string) {
 		for _, l := range lines {
@@ -114,7 +114,7 @@ func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 		"")
 	surface, texture := "", ""
 	switch s {
-	case facts.GPURegistrationWholeFlags:
+	case release.GPURegistrationWholeFlags:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %8, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -144,7 +144,7 @@ func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 			"  call void @__$pRegisterVar(ptr %0, ptr %addr, ptr %name, ptr %name, i32 0, i64 %size, i32 0, i32 0)",
 			"  br label %if.end",
 			"")
-	case facts.GPURegistrationFlagBits:
+	case release.GPURegistrationFlagBits:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %12, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i64 0, i32 0",
@@ -172,7 +172,7 @@ func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 			"  br label %if.end",
 			"")
 		surface, texture = "%textype", "%textype"
-	case facts.GPURegistrationKindCheck:
+	case release.GPURegistrationKindCheck:
 		w("while.entry:",
 			"  %entry1 = phi ptr [ @__start_$S, %entry ], [ %16, %if.end ]",
 			"  %2 = getelementptr inbounds $E, ptr %entry1, i32 0, i32 4",
@@ -210,7 +210,7 @@ func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 			"")
 		surface, texture = "%9", "%9"
 	}
-	if s != facts.GPURegistrationWholeFlags {
+	if s != release.GPURegistrationWholeFlags {
 		w("if.else:",
 			"  switch i32 %type, label %if.end [",
 			"    i32 0, label %sw.global",
@@ -225,28 +225,28 @@ func gpuGlobalsReg(s facts.GPURegistration, kind GPUKind) string {
 			"")
 	}
 	w("sw.managed:")
-	if s == facts.GPURegistrationKindCheck {
+	if s == release.GPURegistrationKindCheck {
 		w("  call void @__$pRegisterManagedVar(ptr %0, ptr %aux_addr, ptr %addr, ptr %name, i64 %size, i32 %9)")
 	}
 	w("  br label %if.end", "", "sw.surface:")
-	if s != facts.GPURegistrationWholeFlags && kind == HIP {
+	if s != release.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterSurface(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + surface + ", i32 %extern)")
 	}
 	w("  br label %if.end", "", "sw.texture:")
-	if s != facts.GPURegistrationWholeFlags && kind == HIP {
+	if s != release.GPURegistrationWholeFlags && kind == HIP {
 		w("  call void @__$pRegisterTexture(ptr %0, ptr %addr, ptr %name, ptr %name, i32 " + texture + ", i32 %normalized, i32 %extern)")
 	}
 	w("  br label %if.end", "", "if.end:")
 	switch s {
-	case facts.GPURegistrationWholeFlags:
+	case release.GPURegistrationWholeFlags:
 		w("  %8 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %9 = icmp eq ptr %8, @__stop_$S",
 			"  br i1 %9, label %while.end, label %while.entry")
-	case facts.GPURegistrationFlagBits:
+	case release.GPURegistrationFlagBits:
 		w("  %12 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %13 = icmp eq ptr %12, @__stop_$S",
 			"  br i1 %13, label %while.end, label %while.entry")
-	case facts.GPURegistrationKindCheck:
+	case release.GPURegistrationKindCheck:
 		w("  %16 = getelementptr inbounds $E, ptr %entry1, i64 1",
 			"  %17 = icmp eq ptr %16, @__stop_$S",
 			"  br i1 %17, label %while.end, label %while.entry")
@@ -285,13 +285,13 @@ func GPUModuleIR(llvm int, kind GPUKind, image string) string { return gpuIR(llv
 // 8, the loop then beginning one entry after __start_ (llvm-project
 // #215390, as its regression test offload-wrapper-coff shows it).
 func GPUModuleIRCOFF(llvm int, kind GPUKind, image string) string {
-	rel, err := offload.LookupRelease(llvm)
-	if err != nil || facts.Of(rel).Wrapper.GPU != facts.GPURegistrationKindCheck || facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsNone {
+	rel, err := release.Lookup(llvm)
+	if err != nil || rel.Wrapper.GPU != release.GPURegistrationKindCheck || rel.Wrapper.COFFBounds == release.COFFBoundsNone {
 		panic(fmt.Sprintf("GPUModuleIRCOFF: no COFF wrapper module of LLVM %d", llvm))
 	}
-	sec := rel.EntriesSection(kind.offloadKind())
+	sec := offload.EntriesSection(rel, kind.offloadKind())
 	bound, begin, align := "[0 x %struct.__tgt_offload_entry] zeroinitializer", "@__start_"+sec, ""
-	if facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsSentinel {
+	if rel.Wrapper.COFFBounds == release.COFFBoundsSentinel {
 		bound = "[1 x %struct.__tgt_offload_entry] zeroinitializer"
 		begin = "getelementptr inbounds ([1 x %struct.__tgt_offload_entry], ptr @__start_" + sec + ", i32 0, i32 1)"
 		align = ", align 8"

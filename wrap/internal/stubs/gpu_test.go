@@ -13,10 +13,8 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj/ehframe"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/internal/tooltest"
-
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // gpuMachines are the host machines there is CUDA and HIP code for.
@@ -389,11 +387,11 @@ func TestGPUReleasesShareCode(t *testing.T) {
 		for _, kind := range gpuKinds {
 			for llvm := 17; llvm <= 22; llvm++ {
 				got := gpuCode(t, m.machine, GPUOptions{LLVM: llvm, Kind: kind})
-				rel, err := offload.LookupRelease(llvm)
+				rel, err := release.Lookup(llvm)
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep := map[facts.GPURegistration]int{facts.GPURegistrationWholeFlags: 17, facts.GPURegistrationFlagBits: 19, facts.GPURegistrationKindCheck: 22}[facts.Of(rel).Wrapper.GPU]
+				rep := map[release.GPURegistration]int{release.GPURegistrationWholeFlags: 17, release.GPURegistrationFlagBits: 19, release.GPURegistrationKindCheck: 22}[rel.Wrapper.GPU]
 				want := gpuCode(t, m.machine, GPUOptions{LLVM: rep, Kind: kind})
 				got.Measured = want.Measured
 				if diff := cmp.Diff(want, got, cfiEqual); diff != "" {

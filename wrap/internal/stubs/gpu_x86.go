@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 
 	"github.com/goffload/goffload/elfobj/ehframe"
-	"github.com/goffload/goffload/internal/facts"
+	"github.com/goffload/goffload/release"
 )
 
 // x86-64 CUDA and HIP wrapper code (docs/registration.md#cuda-hip). fatbin_reg
@@ -20,7 +20,7 @@ var gpuX86 = gpuArch{
 	align:      16,
 	pad:        x86Nops,
 	viaSection: []Target{FatbinWrapper, BinaryHandle, JumpTable, TextStartup},
-	write: func(a *gpuAsm, kind GPUKind, module facts.GPURegistration) {
+	write: func(a *gpuAsm, kind GPUKind, module release.GPURegistration) {
 		x := &x86Writer{a: a}
 		x.fatbinReg(kind)
 		x.fatbinUnreg(kind)

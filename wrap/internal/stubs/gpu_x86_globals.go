@@ -3,12 +3,12 @@ package stubs
 import (
 	"debug/elf"
 
-	"github.com/goffload/goffload/internal/facts"
+	"github.com/goffload/goffload/release"
 )
 
 // gpuGlobalsKey selects a listing of globals_reg (x86-64 and AArch64).
 type gpuGlobalsKey struct {
-	module facts.GPURegistration
+	module release.GPURegistration
 	kind   GPUKind
 }
 
@@ -17,12 +17,12 @@ type gpuGlobalsKey struct {
 // latch and the entry's loads after it). Labels name the IR blocks. The
 // 17 module's is the same for CUDA and HIP.
 var x86GlobalsReg = map[gpuGlobalsKey]func(x *x86Writer){
-	{facts.GPURegistrationWholeFlags, CUDA}: x86Globals17,
-	{facts.GPURegistrationWholeFlags, HIP}:  x86Globals17,
-	{facts.GPURegistrationFlagBits, CUDA}:   x86GlobalsFlagsCUDA,
-	{facts.GPURegistrationFlagBits, HIP}:    x86GlobalsFlagsHIP,
-	{facts.GPURegistrationKindCheck, CUDA}:  x86GlobalsKindCUDA,
-	{facts.GPURegistrationKindCheck, HIP}:   x86GlobalsKindHIP,
+	{release.GPURegistrationWholeFlags, CUDA}: x86Globals17,
+	{release.GPURegistrationWholeFlags, HIP}:  x86Globals17,
+	{release.GPURegistrationFlagBits, CUDA}:   x86GlobalsFlagsCUDA,
+	{release.GPURegistrationFlagBits, HIP}:    x86GlobalsFlagsHIP,
+	{release.GPURegistrationKindCheck, CUDA}:  x86GlobalsKindCUDA,
+	{release.GPURegistrationKindCheck, HIP}:   x86GlobalsKindHIP,
 }
 
 // r15 is the operand disp(%r15): a field of the current entry.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/internal/facts"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // GlobalsReg is `.cuda.globals_reg` (HIP: `.hip.globals_reg`) where the
@@ -140,13 +140,13 @@ func winX86Writer() *winWriter {
 }
 
 // checkWinRelease returns release llvm if goffload knows its COFF wrapper
-// ([facts.Wrapper.COFFBounds]): 22's, measured (clang-linker-wrapper-22's
+// ([release.Wrapper.COFFBounds]): 22's, measured (clang-linker-wrapper-22's
 // --save-temps objects for both Windows triples, and llc-22 of its
 // modules), and 23's and 24's, the modules their sources build compiled by
 // llc-22.
-func checkWinRelease(what string, llvm int) (*offload.Release, error) {
-	rel, err := offload.LookupRelease(llvm)
-	if err != nil || facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsNone {
+func checkWinRelease(what string, llvm int) (*release.Release, error) {
+	rel, err := release.Lookup(llvm)
+	if err != nil || rel.Wrapper.COFFBounds == release.COFFBoundsNone {
 		return nil, fmt.Errorf("%s for a Windows host, LLVM %d: %w (known: LLVM 22 to 24)", what, llvm, goffload.ErrUnsupported)
 	}
 	return rel, nil
@@ -201,7 +201,7 @@ func (w *winWriter) epilogue(n int8, pops ...x86Reg) {
 // WinGPU returns `.text.startup` of the CUDA or HIP wrapper object of
 // release llvm (22 to 24) for an x86-64 Windows host; from 24 the loop
 // over the entries begins one entry after __start_, past its sentinel
-// ([facts.COFFBoundsSentinel]).
+// ([release.COFFBoundsSentinel]).
 func WinGPU(kind GPUKind, llvm int) (*WinCode, error) {
 	if kind != CUDA && kind != HIP {
 		return nil, fmt.Errorf("gpu wrapper code: kind %v: %w", kind, goffload.ErrUnsupported)
@@ -210,7 +210,7 @@ func WinGPU(kind GPUKind, llvm int) (*WinCode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if facts.Of(rel).Wrapper.GPU != facts.GPURegistrationKindCheck {
+	if rel.Wrapper.GPU != release.GPURegistrationKindCheck {
 		return nil, fmt.Errorf("%v wrapper code for a Windows host, LLVM %d: %w", kind, llvm, goffload.ErrUnsupported)
 	}
 	w := winX86Writer()
@@ -224,15 +224,15 @@ func WinGPU(kind GPUKind, llvm int) (*WinCode, error) {
 	}
 	w.end()
 	c := w.assemble()
-	entries := rel.EntriesSection(kind.offloadKind())
+	entries := offload.EntriesSection(rel, kind.offloadKind())
 	for _, r := range c.Relocs {
 		if s := kind.symbol(r.Target, entries); s != "" {
 			c.Symbols[r.Target] = s
 		}
-		if r.Target == EntriesStart && facts.Of(rel).Wrapper.COFFBounds == facts.COFFBoundsSentinel {
+		if r.Target == EntriesStart && rel.Wrapper.COFFBounds == release.COFFBoundsSentinel {
 			// The loop begins after __start_'s sentinel entry:
 			// leaq __start_+56(%rip), the addend in the field.
-			binary.LittleEndian.PutUint32(c.Text[r.Offset:], uint32(rel.EntrySize()))
+			binary.LittleEndian.PutUint32(c.Text[r.Offset:], uint32(rel.Entries.Size))
 		}
 	}
 	return c, nil

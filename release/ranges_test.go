@@ -1,4 +1,4 @@
-package offload
+package release
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/goffload/goffload/internal/facts"
 )
 
 // TestDocsStateTheTable checks what the docs, package comments, usage
@@ -22,11 +20,11 @@ import (
 // statement reworded out of the pattern's reach fails too). The text is
 // read with comment markers and line breaks taken out.
 func TestDocsStateTheTable(t *testing.T) {
-	rows := Releases()
+	rows := All()
 	first, last := rows[0].Major, rows[len(rows)-1].Major
 	var wrapper, v1, measured, inferredBelow []int
 	for _, r := range rows {
-		if r.facts().Wrapper.Form == facts.WrapperLinkerWrapper {
+		if r.Wrapper.Form == WrapperLinkerWrapper {
 			wrapper = append(wrapper, r.Major)
 		}
 		if r.BinaryVersion == 1 {
@@ -55,21 +53,21 @@ func TestDocsStateTheTable(t *testing.T) {
 		file, pattern string
 		want          string // the captured numbers, joined by spaces
 	}{
-		{"offload/doc.go", `speaks LLVM (\d+) to (\d+), (\d+) being LLVM's main branch`, all + " " + main},
+		{"release/doc.go", `speaks LLVM (\d+) to (\d+), (\d+) being LLVM's main branch`, all + " " + main},
 		{"offload/doc.go", `Row (\d+) of the table is LLVM's main branch`, main},
-		{"offload/doc.go", `the real tools of LLVM (\d+) to (\d+) except (\d+)`, fmt.Sprintf("%d %d %s", measured[0], lastMeasured, strings.Trim(fmt.Sprint(inferredBelow), "[]"))},
+		{"release/doc.go", `the real tools of LLVM (\d+) to (\d+) except (\d+)`, fmt.Sprintf("%d %d %s", measured[0], lastMeasured, strings.Trim(fmt.Sprint(inferredBelow), "[]"))},
 		{"offload/doc.go", `the only version any release (\d+)[–-](\d+) writes`, span(v1)},
 		{"link/doc.go", `clang-linker-wrapper, releases (\d+) to (\d+)`, span(wrapper)},
 		{"link/args.go", `options of clang-linker-wrapper (\d+) to (\d+)`, span(wrapper)},
 		{"link/args.go", `as releases (\d+) to (\d+) pass them`, span(wrapper)},
 		{"cmd/goffload/link.go", `the arguments clang (\d+) to (\d+) pass it`, span(wrapper)},
 		{"cmd/goffload/convert.go", `\((\d+)-(\d+), (\d+) being main`, all + " " + main},
-		{"README.md", `every LLVM release from (\d+) to (\d+) exactly`, fmt.Sprintf("%d %d", first, DefaultRelease)},
+		{"README.md", `every LLVM release from (\d+) to (\d+) exactly`, fmt.Sprintf("%d %d", first, DefaultMajor)},
 		{"README.md", `main branch as release (\d+)`, main},
 		{"README.md", "`clang-linker-wrapper` (\\d+)[–-](\\d+) as a library", span(wrapper)},
 		{"docs/offload-binary.md", `releases (\d+) to (\d+) write version 1, LLVM (\d+) version 2`, span(v1) + " " + strings.Trim(fmt.Sprint(v2), "[]")},
 		{"docs/offload-binary.md", `called release (\d+) here, writes version 3`, main},
-		{"docs/commands.md", `LLVM releases: LLVM (\d+)-(\d+) \(default (\d+)`, fmt.Sprintf("%s %d", all, DefaultRelease)},
+		{"docs/commands.md", `LLVM releases: LLVM (\d+)-(\d+) \(default (\d+)`, fmt.Sprintf("%s %d", all, DefaultMajor)},
 		{"docs/commands.md", `main checked against its sources on (\d+)-(\d+)-(\d+)\)`, strings.ReplaceAll(MainCheckedOn, "-", " ")},
 		{"docs/releases.md", `last checked against main on (\d+)-(\d+)-(\d+)`, strings.ReplaceAll(MainCheckedOn, "-", " ")},
 	} {

@@ -1,30 +1,6 @@
-// Package facts holds the facts of the release table that the module's
-// packages read and its users need not: how each LLVM release's tools lay
-// out what they write, named by the package that reads them. The table
-// itself is offload's (one row per release, in offload/release.go), which
-// registers each row's facts here; offload.Release exports the facts users
-// need.
-package facts
+package release
 
-import (
-	"strconv"
-	"sync"
-)
-
-// Row is what one release's tools do, grouped by the package that reads it.
-type Row struct {
-	// Tested is the Debian package version whose tools this row was measured
-	// against, or "" when no tool of the release was run.
-	Tested   string
-	Kinds    Kinds
-	Packager Packager
-	Entries  Entries
-	Wrapper  Wrapper
-	Link     Link
-	Bundle   Bundle
-	Runtime  Runtime
-	Main     Main
-}
+import "strconv"
 
 // Kinds are the release's OffloadKind numbers in OffloadBinary entries and
 // 56-byte offload entries: HIP is 3 up to 20 and 4 from 21; SYCL exists from
@@ -53,6 +29,11 @@ type Packager struct {
 
 // Entries are how the release's compiler emits offload entries.
 type Entries struct {
+	// Size is the size in bytes of one offload entry on a 64-bit host: 32
+	// (__tgt_offload_entry {addr, name, size, flags, reserved}) up to 20,
+	// 56 (llvm::offloading::EntryTy) from 21 (docs/entries.md#entry-layouts;
+	// offload.LayoutOf names the layout).
+	Size int
 	// OpenMP, CUDA and HIP are the entries sections of each offload kind, ""
 	// for a kind without one (CUDA and HIP before the new offload driver).
 	OpenMP, CUDA, HIP string
@@ -286,34 +267,6 @@ type Main struct {
 	AlignsAfter bool
 }
 
-var (
-	mu   sync.RWMutex
-	rows = map[int]*Row{}
-)
-
-// Register makes row the facts of release major (offload registers its
-// table's rows).
-func Register(major int, row *Row) {
-	mu.Lock()
-	defer mu.Unlock()
-	rows[major] = row
-}
-
-// Of returns the facts of r, an *offload.Release (offload sets it: the
-// facts a row was made with, whatever its Major says).
-var Of func(r any) *Row
-
-// For returns the facts of release major, or those of no release at all (a
-// zero Row) for a release the table does not hold.
-func For(major int) *Row {
-	mu.RLock()
-	defer mu.RUnlock()
-	if r, ok := rows[major]; ok {
-		return r
-	}
-	return &Row{}
-}
-
 // ReadsRequires reports whether the release's libomptarget honours a
 // `#pragma omp requires` encoded as e: its release's own encoding, and LLVM
 // 19's requires entry where it reads 32-byte entries as 56-byte ones.
@@ -322,7 +275,7 @@ func For(major int) *Row {
 // not be handled"); libomptarget 16 fails on a requires entry ("Unable to
 // generate entries table"); libomptarget 22 applies the flags of LLVM 19's
 // entry.
-func (r *Row) ReadsRequires(e RequiresEncoding) bool {
+func (r *Release) ReadsRequires(e RequiresEncoding) bool {
 	return e == r.Entries.Requires || (e == RequiresEntryReserved && r.Runtime.ReadsLegacyEntries)
 }
 

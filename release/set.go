@@ -1,4 +1,4 @@
-package offload
+package release
 
 import (
 	"encoding/json"
@@ -9,20 +9,20 @@ import (
 	"github.com/goffload/goffload"
 )
 
-// ReleaseSet is a set of LLVM releases of the release table, by major
+// Set is a set of LLVM releases of the release table, by major
 // version (bit n is release n): the releases that made a file, or that can
 // link and run it.
-type ReleaseSet uint64
+type Set uint64
 
-// AllReleases returns the set of every release of the table.
-func AllReleases() ReleaseSet {
-	return ReleasesWhere(func(*Release) bool { return true })
+// Known returns the set of every release of the table.
+func Known() Set {
+	return Where(func(*Release) bool { return true })
 }
 
-// ReleasesWhere returns the set of the releases of the table whose row
+// Where returns the set of the releases of the table whose row
 // satisfies pred.
-func ReleasesWhere(pred func(r *Release) bool) ReleaseSet {
-	var s ReleaseSet
+func Where(pred func(r *Release) bool) Set {
+	var s Set
 	for i := range releases {
 		r := &releases[i]
 		if r.Major < 64 && pred(r) {
@@ -32,9 +32,9 @@ func ReleasesWhere(pred func(r *Release) bool) ReleaseSet {
 	return s
 }
 
-// ReleaseSetOf returns the set of rs.
-func ReleaseSetOf(rs ...*Release) ReleaseSet {
-	var s ReleaseSet
+// SetOf returns the set of rs.
+func SetOf(rs ...*Release) Set {
+	var s Set
 	for _, r := range rs {
 		if r.Major < 64 {
 			s |= 1 << r.Major
@@ -44,10 +44,10 @@ func ReleaseSetOf(rs ...*Release) ReleaseSet {
 }
 
 // Has reports whether release major is in s.
-func (s ReleaseSet) Has(major int) bool { return major >= 0 && major < 64 && s&(1<<major) != 0 }
+func (s Set) Has(major int) bool { return major >= 0 && major < 64 && s&(1<<major) != 0 }
 
 // Majors returns the releases of s, oldest first.
-func (s ReleaseSet) Majors() []int {
+func (s Set) Majors() []int {
 	var out []int
 	for n := range 64 {
 		if s.Has(n) {
@@ -58,7 +58,7 @@ func (s ReleaseSet) Majors() []int {
 }
 
 // Rows returns the rows of the releases of s, oldest first.
-func (s ReleaseSet) Rows() []*Release {
+func (s Set) Rows() []*Release {
 	var out []*Release
 	for i := range releases {
 		if s.Has(releases[i].Major) {
@@ -71,7 +71,7 @@ func (s ReleaseSet) Rows() []*Release {
 // String returns the releases as "LLVM 19-20", "LLVM 13-14, 19", or "no LLVM
 // release" for the empty set. Releases that follow each other in the table
 // make one range.
-func (s ReleaseSet) String() string {
+func (s Set) String() string {
 	ms := s.Majors()
 	if len(ms) == 0 {
 		return "no LLVM release"
@@ -93,7 +93,7 @@ func (s ReleaseSet) String() string {
 }
 
 // MarshalJSON writes the set as a list of major versions.
-func (s ReleaseSet) MarshalJSON() ([]byte, error) {
+func (s Set) MarshalJSON() ([]byte, error) {
 	ms := s.Majors()
 	if ms == nil {
 		ms = []int{}
@@ -102,7 +102,7 @@ func (s ReleaseSet) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a list of major versions, as MarshalJSON writes it.
-func (s *ReleaseSet) UnmarshalJSON(b []byte) error {
+func (s *Set) UnmarshalJSON(b []byte) error {
 	var ms []int
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return err
