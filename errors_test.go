@@ -19,6 +19,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -38,8 +39,8 @@ func offloadBinary(t *testing.T, data []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := offload.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	b, err := offload.MarshalBinary(r, &im, data)
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
+	b, err := offloadbinary.MarshalBinary(r, &im, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func cut(b []byte, n int) []byte { return bytes.Clone(b[:n]) }
 
 func TestMalformedInputIsAFormatErrorInEveryReadingPackage(t *testing.T) {
 	bin := offloadBinary(t, []byte("device code"))
-	v3 := le.AppendUint32(append([]byte{}, offload.Magic[:]...), 3)
+	v3 := le.AppendUint32(append([]byte{}, offloadbinary.Magic[:]...), 3)
 	v3 = le.AppendUint64(v3, 48)        // Size
 	v3 = le.AppendUint64(v3, 40)        // EntriesOffset
 	v3 = le.AppendUint64(v3, 1)         // EntriesCount
@@ -136,7 +137,10 @@ func TestMalformedInputIsAFormatErrorInEveryReadingPackage(t *testing.T) {
 	cutEntries, eoffs := elfObject(t, elf.EM_X86_64, &elfobj.Section{Name: "omp_offloading_entries", Type: elf.SHT_PROGBITS, Flags: elf.SHF_ALLOC | elf.SHF_WRITE, Addralign: 8, Data: make([]byte, 40)})
 	fb := hipBundle(t)
 
-	readOffload := func(b []byte) error { _, err := offload.ReadBinary(bytes.NewReader(b), int64(len(b)), nil); return err }
+	readOffload := func(b []byte) error {
+		_, err := offloadbinary.ReadBinary(bytes.NewReader(b), int64(len(b)), nil)
+		return err
+	}
 	readELF := func(b []byte) error { _, err := elfobj.Read(bytes.NewReader(b), int64(len(b))); return err }
 	readBundle := func(b []byte) error { _, err := bundle.Read(bytes.NewReader(b), int64(len(b))); return err }
 	decompress := func(b []byte) error {
@@ -168,7 +172,7 @@ func TestMalformedInputIsAFormatErrorInEveryReadingPackage(t *testing.T) {
 		{"offload: cut short", readOffload, cut(bin, 80), "offload binary", []error{goffload.ErrTruncated}, 8},
 		{"offload: unknown version is invalid, as in LLVM", readOffload, badBin, "offload binary", nil, 4},
 		{"offload: inflated size over the limit", func(b []byte) error {
-			_, err := offload.ReadBinary(bytes.NewReader(b), int64(len(b)), &offload.ReadOptions{MaxInflated: 1 << 20})
+			_, err := offloadbinary.ReadBinary(bytes.NewReader(b), int64(len(b)), &offloadbinary.ReadOptions{MaxInflated: 1 << 20})
 			return err
 		}, v3, "offload binary", []error{goffload.ErrLimit}, 32},
 
@@ -255,8 +259,8 @@ func TestArgumentErrorsAreFsErrInvalidNotFormatErrors(t *testing.T) {
 		name string
 		read reader
 	}{
-		{"offload.ReadBinary", func(r io.ReaderAt, n int64) error { _, err := offload.ReadBinary(r, n, nil); return err }},
-		{"offload.ReadAll", func(r io.ReaderAt, n int64) error { _, err := offload.ReadAll(r, n, nil); return err }},
+		{"offloadbinary.ReadBinary", func(r io.ReaderAt, n int64) error { _, err := offloadbinary.ReadBinary(r, n, nil); return err }},
+		{"offloadbinary.ReadAll", func(r io.ReaderAt, n int64) error { _, err := offloadbinary.ReadAll(r, n, nil); return err }},
 		{"elfobj.Read", func(r io.ReaderAt, n int64) error { _, err := elfobj.Read(r, n); return err }},
 		{"bundle.Read", func(r io.ReaderAt, n int64) error { _, err := bundle.Read(r, n); return err }},
 		{"bundle.ReadCompressed", func(r io.ReaderAt, n int64) error { _, err := bundle.ReadCompressed(r, n); return err }},

@@ -8,14 +8,14 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // Tell malformed input from other failures, and say where it is, whichever
 // package read it.
 func ExampleFormatError() {
-	data := append(offload.Magic[:], make([]byte, 92)...) // version 0
-	_, err := offload.ReadAllBytes(data, nil)
+	data := append(offloadbinary.Magic[:], make([]byte, 92)...) // version 0
+	_, err := offloadbinary.ReadAllBytes(data, nil)
 	var fe *goffload.FormatError
 	if errors.As(err, &fe) {
 		fmt.Printf("%s: field %s at byte %d, value %v\n", fe.Format, fe.Field, fe.Offset, fe.Value)

@@ -28,6 +28,7 @@ var layers = [][]string{
 	{"internal/atomicfile", "internal/respfile"},
 	{"release", "ar", "bitcode", "elfobj", "coffobj", "nvfatbin", "linkcache"},
 	{"offload", "elfobj/ehframe", "link/internal/ldsym", "amdgpu"},
+	{"offloadbinary"},
 	{"bundle"},
 	{"entries"},
 	{"fatobj", "wrap/internal/stubs"},

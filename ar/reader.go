@@ -412,5 +412,5 @@ func (a *Archive) Open(m Member) (*io.SectionReader, error) {
 // handed out, each counted once for every member whose header names it:
 // what Open bounds by 16 times the archive's size plus 1 MiB. A caller
 // reading many archives bounds their sum in turn (fatobj counts it
-// against its command's offload.Budget).
+// against its command's offloadbinary.Budget).
 func (a *Archive) Referenced() uint64 { return a.refs.Used() }

@@ -18,7 +18,7 @@
 //	objs, err := bitcode.EmbeddedObjects(f, size)
 //	for _, o := range objs {
 //		if o.Section == bitcode.OffloadingSection {
-//			bins, err := offload.ReadAllBytes(o.Data, nil)
+//			bins, err := offloadbinary.ReadAllBytes(o.Data, nil)
 //			...
 //		}
 //	}

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/goffload/goffload/bitcode"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // List the symbols that an archive's index would list for a bitcode file
@@ -53,7 +53,7 @@ func ExampleEmbeddedObjects() {
 			fmt.Printf("@%s: section %s, %d bytes: not device code\n", o.Global, o.Section, len(o.Data))
 			continue
 		}
-		bins, err := offload.ReadAllBytes(o.Data, nil)
+		bins, err := offloadbinary.ReadAllBytes(o.Data, nil)
 		if err != nil {
 			panic(err)
 		}

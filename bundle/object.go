@@ -8,6 +8,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -106,8 +107,8 @@ func ObjectEntries(f *elfobj.File) ([]ObjectEntry, error) {
 // offload kind of the ID's kind, the ID's triple (without the empty
 // environment's trailing '-') and its target ID as the arch. A host entry
 // has offload kind none.
-func (id ID) Image(c Contents, r *release.Release) offload.Image {
-	im := offload.LinkedImage(id.OffloadKind(r), strings.TrimRight(id.Triple, "-"), id.TargetID)
+func (id ID) Image(c Contents, r *release.Release) offloadbinary.Image {
+	im := offloadbinary.LinkedImage(id.OffloadKind(r), strings.TrimRight(id.Triple, "-"), id.TargetID)
 	switch c {
 	case ContentsELF:
 		im.Kind = offload.ImageObject

@@ -532,5 +532,5 @@ func (f *File) Relocations(s *FileSection) ([]FileReloc, error) {
 // (section and symbol names from the string table, each counted every time
 // a record names it): what the file bounds by 16 times its size plus 1 MiB.
 // A caller reading many files bounds their sum in turn (fatobj counts it
-// against its command's offload.Budget).
+// against its command's offloadbinary.Budget).
 func (f *File) Referenced() uint64 { return f.refs.Used() }

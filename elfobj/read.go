@@ -586,5 +586,5 @@ func (f *File) DynamicRelocations() ([]FileReloc, error) {
 // (section names, and each symbol's and DT_NEEDED entry's name, counted
 // each time a symbol or entry names them): what the file bounds by 16 times
 // its size plus 1 MiB. A caller reading many files bounds their sum in turn
-// (fatobj counts it against its command's offload.Budget).
+// (fatobj counts it against its command's offloadbinary.Budget).
 func (f *File) Referenced() uint64 { return f.refs.Used() }

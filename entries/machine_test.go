@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -19,8 +20,8 @@ import (
 // .llvm.offloading, and an entries section too when entries is true.
 func emNoneObject(t *testing.T, entries bool) []byte {
 	t.Helper()
-	im := offload.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("device code"))
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
+	bin, err := offloadbinary.MarshalBinary(release.Default(), &im, []byte("device code"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -245,7 +246,7 @@ func Mixing(f *elfobj.File, r *release.Release) (*Origin, error) {
 
 // newMixer reads the symbols and the registrations of f.
 func newMixer(f *elfobj.File) (*mixer, error) {
-	m := &mixer{f: f, o: &Origin{}, linked: f.Type != elf.ET_REL, relocs: map[int]map[uint64]elfobj.FileReloc{}, bins: map[int][]*offload.Binary{}}
+	m := &mixer{f: f, o: &Origin{}, linked: f.Type != elf.ET_REL, relocs: map[int]map[uint64]elfobj.FileReloc{}, bins: map[int][]*offloadbinary.Binary{}}
 	var err error
 	if m.syms, err = f.Symbols(); err != nil {
 		return nil, err
@@ -279,7 +280,7 @@ type mixer struct {
 	dynsyms []elfobj.FileSymbol
 	rs      *resolver // nil for a machine Read does not decode
 	relocs  map[int]map[uint64]elfobj.FileReloc
-	bins    map[int][]*offload.Binary
+	bins    map[int][]*offloadbinary.Binary
 
 	// The OpenMP registration calls the file makes or defines, and the
 	// CUDA and HIP ones.
@@ -577,13 +578,13 @@ func (m *mixer) imageReleases(rec place, g *Registration) release.Set {
 }
 
 // binaries returns the OffloadBinaries of section s, read once.
-func (m *mixer) binaries(s *elfobj.FileSection) ([]*offload.Binary, error) {
+func (m *mixer) binaries(s *elfobj.FileSection) ([]*offloadbinary.Binary, error) {
 	if b, ok := m.bins[s.Index]; ok {
 		return b, nil
 	}
 	sr := s.Open()
 	// Every version any release writes: the version says who made it.
-	b, err := offload.ReadAll(sr, sr.Size(), nil)
+	b, err := offloadbinary.ReadAll(sr, sr.Size(), nil)
 	if err != nil {
 		b = nil
 	}
@@ -1063,8 +1064,8 @@ func (m *mixer) deviceCodeFacts() error {
 	}
 	if !m.linked {
 		for _, s := range m.f.Sections[1:] {
-			if _, _, _, ok := offload.ParseImageSection(s.Name); ok && s.Type != elfobj.SHT_LLVM_OFFLOADING {
-				m.addFact(Fact{Topic: TopicDeviceCode, What: "clang 14's device image sections (" + offload.ImageSectionPrefix + "<triple>...)", Made: oldDriver})
+			if _, _, _, ok := offloadbinary.ParseImageSection(s.Name); ok && s.Type != elfobj.SHT_LLVM_OFFLOADING {
+				m.addFact(Fact{Topic: TopicDeviceCode, What: "clang 14's device image sections (" + offloadbinary.ImageSectionPrefix + "<triple>...)", Made: oldDriver})
 			}
 		}
 	}

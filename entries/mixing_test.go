@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -178,8 +179,8 @@ func objectOf(t *testing.T, ents map[int][]offload.Entry, secs []*elfobj.Section
 // release major whose image has offload kind k.
 func offloadingSection(t *testing.T, major int, k offload.OffloadKind) *elfobj.Section {
 	t.Helper()
-	im := offload.LinkedImage(k, "amdgcn-amd-amdhsa", "gfx90a")
-	b, err := offload.MarshalBinary(lookupRelease(t, major), &im, []byte("not an image"))
+	im := offloadbinary.LinkedImage(k, "amdgcn-amd-amdhsa", "gfx90a")
+	b, err := offloadbinary.MarshalBinary(lookupRelease(t, major), &im, []byte("not an image"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -52,7 +52,7 @@ func TestOpenBitcode(t *testing.T) {
 			t.Errorf("binary %d: @%s %q at %d", i, b.Global, b.Section, b.FileOffset)
 		}
 	}
-	single, _ := offload.ReadAllBytes(readTestFile(t, llvmTestdata("packager", "single-llvm22.bin")), nil)
+	single, _ := offloadbinary.ReadAllBytes(readTestFile(t, llvmTestdata("packager", "single-llvm22.bin")), nil)
 	want, _ := single[0].Open(0)
 	wantBytes, _ := io.ReadAll(want)
 	for i, im := range o.Images {

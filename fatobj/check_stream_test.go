@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -21,10 +22,10 @@ func TestCheckInflatesEveryStreamWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	img := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, past what reading inflates
 	var sound bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&sound, r24, &im, bytes.NewReader(img), int64(len(img)), offload.Compression{}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&sound, r24, &im, bytes.NewReader(img), int64(len(img)), offloadbinary.Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	cut := bytes.Clone(sound.Bytes())
@@ -36,7 +37,7 @@ func TestCheckInflatesEveryStreamWhole(t *testing.T) {
 		bad  bool
 	}{{"sound", sound.Bytes(), false}, {"cut", cut, true}} {
 		t.Run(c.name, func(t *testing.T) {
-			f, err := NewFile(c.name+".bin", bytes.NewReader(c.data), int64(len(c.data)), &offload.ReadOptions{Release: r24})
+			f, err := NewFile(c.name+".bin", bytes.NewReader(c.data), int64(len(c.data)), &offloadbinary.ReadOptions{Release: r24})
 			if err != nil {
 				t.Fatalf("NewFile: %v", err)
 			}

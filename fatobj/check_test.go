@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // clangOpenMP runs clang-19 -fopenmp for x86-64 offloading with args.
@@ -143,7 +144,7 @@ func renameDeviceSymbol(t *testing.T, in, out, old, name string) {
 	if _, err := elfobj.Write(&devBuf, devObj); err != nil {
 		t.Fatal(err)
 	}
-	bin, err := offload.MarshalBinary(o.Release, &o.Images[0].Image, devBuf.Bytes())
+	bin, err := offloadbinary.MarshalBinary(o.Release, &o.Images[0].Image, devBuf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -286,13 +287,13 @@ func (c *converter) bundles() error {
 		if arch == "" {
 			arch = c.to.Packager.OpenMPHostArch
 		}
-		imgs, err := offload.ParseImageArg(c.to, "file=image."+ext+",triple="+im.Triple()+",arch="+arch+",kind=openmp")
+		imgs, err := offloadbinary.ParseImageArg(c.to, "file=image."+ext+",triple="+im.Triple()+",arch="+arch+",kind=openmp")
 		if err != nil || len(imgs) != 1 {
 			return fmt.Errorf("%w: section %q: %v", ErrConvert, s.Name, err)
 		}
 		pi := imgs[0].Image
 		pi.Kind = im.Kind
-		b, err := offload.MarshalBinary(c.to, &pi, data)
+		b, err := offloadbinary.MarshalBinary(c.to, &pi, data)
 		if err != nil {
 			return fmt.Errorf("section %q: %w", s.Name, err)
 		}
@@ -325,7 +326,7 @@ func (c *converter) bundles() error {
 // deviceImage returns the bytes of a device image: a device ELF relocatable
 // object converted as a device object, else the image as it is. im tells
 // its kind; it is marked converted in c.deviceOK.
-func (c *converter) deviceImage(where string, r io.ReaderAt, size int64, im *offload.Image) ([]byte, error) {
+func (c *converter) deviceImage(where string, r io.ReaderAt, size int64, im *offloadbinary.Image) ([]byte, error) {
 	data, err := readWhole(r, size, where)
 	if err != nil {
 		return nil, err
@@ -343,7 +344,7 @@ func (c *converter) deviceImage(where string, r io.ReaderAt, size int64, im *off
 // convertDevice converts data when it is a device ELF relocatable object
 // of a machine goffload edits; it returns the new bytes and true, or data
 // and false.
-func (c *converter) convertDevice(where string, data []byte, im *offload.Image) ([]byte, bool, error) {
+func (c *converter) convertDevice(where string, data []byte, im *offloadbinary.Image) ([]byte, bool, error) {
 	if im.Kind != offload.ImageObject || !bytes.HasPrefix(data, []byte(elf.ELFMAG)) {
 		return data, false, nil
 	}
@@ -386,7 +387,7 @@ func (c *converter) binaries() error {
 		if size == 0 {
 			continue
 		}
-		bins, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: c.from})
+		bins, err := offloadbinary.ReadAll(r, size, &offloadbinary.ReadOptions{Release: c.from})
 		if err != nil {
 			return fmt.Errorf("section %q: %w", s.Name, err)
 		}
@@ -418,7 +419,7 @@ func (c *converter) binaries() error {
 						return err
 					}
 				}
-				entryOff := endian.LittleEndian.Uint64(patch[16:24]) + uint64(i)*offload.ImageEntrySize
+				entryOff := endian.LittleEndian.Uint64(patch[16:24]) + uint64(i)*offloadbinary.ImageEntrySize
 				if entryOff+4 > uint64(len(patch)) {
 					return fmt.Errorf("%w: section %q: binary %d: image entry %d outside it", ErrConvert, s.Name, bi, i)
 				}
@@ -445,7 +446,7 @@ func (c *converter) binaries() error {
 						c.deviceOK = false
 					}
 					if converted && !bytes.Equal(img, data) {
-						nb, err := offload.MarshalBinary(c.to, &im, img)
+						nb, err := offloadbinary.MarshalBinary(c.to, &im, img)
 						if err != nil {
 							return fmt.Errorf("%s: %w", where, err)
 						}
@@ -485,20 +486,20 @@ func (c *converter) binaries() error {
 // memory: the device objects of all the binaries a conversion rewrites, at
 // most the budget of the binaries' size (budget.Linear), or 64 MiB where
 // that is less (what reading holds of inflated binaries,
-// offload.Budget.MaxInflatedMemory); more is refused with an error matching
+// offloadbinary.Budget.MaxInflatedMemory); more is refused with an error matching
 // goffload.ErrLimit.
-func (c *converter) rewriteBinary(where string, b *offload.Binary) (*io.SectionReader, error) {
+func (c *converter) rewriteBinary(where string, b *offloadbinary.Binary) (*io.SectionReader, error) {
 	// The binaries of one conversion count together.
 	c.rewrittenFrom += int64(b.Size)
 	limit := min(max(budget.LinearInt(c.rewrittenFrom), maxRewrittenInMemory), maxConvertSection)
-	var ims []offload.ImageData
+	var ims []offloadbinary.ImageData
 	for i := range b.Images {
 		sr, err := b.Open(i)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		im := b.Images[i].Image
-		ims = append(ims, offload.ImageData{Image: im, Data: sr, Size: sr.Size()})
+		ims = append(ims, offloadbinary.ImageData{Image: im, Data: sr, Size: sr.Size()})
 		if im.OffloadKind != offload.OffloadOpenMP {
 			continue
 		}
@@ -524,18 +525,18 @@ func (c *converter) rewriteBinary(where string, b *offload.Binary) (*io.SectionR
 			c.deviceOK = false
 			continue // read again as the result is read
 		}
-		ims[i] = offload.ImageData{Image: im, Data: bytes.NewReader(img), Size: int64(len(img))}
+		ims[i] = offloadbinary.ImageData{Image: im, Data: bytes.NewReader(img), Size: int64(len(img))}
 	}
 	var out concat.ReaderAt
 	if c.to.BinaryVersion >= 2 {
-		sr, err := offload.BinariesReader(c.to, ims)
+		sr, err := offloadbinary.BinariesReader(c.to, ims)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		out.Add(sr, 0, sr.Size())
 	} else {
 		for i := range ims {
-			sr, err := offload.BinariesReader(c.to, ims[i:i+1])
+			sr, err := offloadbinary.BinariesReader(c.to, ims[i:i+1])
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -220,8 +221,8 @@ func TestConvertOldObjectsAsNewOnes(t *testing.T) {
 			if o := objectOf(t, there); o.Section(".init_array.0") != nil {
 				t.Errorf("the requires constructor still runs")
 			}
-			meta := func(data []byte) []offload.Image {
-				var out []offload.Image
+			meta := func(data []byte) []offloadbinary.Image {
+				var out []offloadbinary.Image
 				for _, b := range offloadBinaries(t, data) {
 					for _, im := range b.Images {
 						out = append(out, im.Image)
@@ -333,14 +334,14 @@ func TestConvertBinaryVersions(t *testing.T) {
 
 // offloadBinaries returns the OffloadBinaries of the .llvm.offloading
 // section of an object file's bytes.
-func offloadBinaries(t *testing.T, data []byte) []*offload.Binary {
+func offloadBinaries(t *testing.T, data []byte) []*offloadbinary.Binary {
 	t.Helper()
 	s := objectOf(t, data).Section(".llvm.offloading")
 	if s == nil {
 		t.Fatal("no .llvm.offloading")
 	}
 	r, size := sectionReader(s)
-	bins, err := offload.ReadAll(r, size, nil)
+	bins, err := offloadbinary.ReadAll(r, size, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -62,10 +63,10 @@ func ExampleOpen_nestedArchive() {
 func ExampleEmbed_intoClangObject() {
 	cubin, err := os.ReadFile("../offload/testdata/nvidia/openmp-llvm19/teams.sm_90.cubin")
 	check(err)
-	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadOpenMP}
+	im := offloadbinary.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadOpenMP}
 	im.Set("triple", "nvptx64-nvidia-cuda")
 	im.Set("arch", "sm_90")
-	bin, err := offload.MarshalBinary(release.Default(), &im, cubin)
+	bin, err := offloadbinary.MarshalBinary(release.Default(), &im, cubin)
 	check(err)
 	host, err := os.ReadFile("../offload/testdata/llvm/host-objects/openmp-x86-llvm22.o")
 	check(err)

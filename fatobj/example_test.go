@@ -8,6 +8,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -43,10 +44,10 @@ func ExampleOpen() {
 // the spot, as clang-offload-packager would write it.
 func ExampleNewFile() {
 	r, _ := release.Lookup(19)
-	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadCUDA}
+	im := offloadbinary.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadCUDA}
 	im.Set("triple", "nvptx64-nvidia-cuda")
 	im.Set("arch", "sm_90")
-	bin, err := offload.MarshalBinary(r, &im, []byte("CUBIN"))
+	bin, err := offloadbinary.MarshalBinary(r, &im, []byte("CUBIN"))
 	if err != nil {
 		panic(err)
 	}
@@ -162,10 +163,10 @@ func ExampleCheckWith() {
 // Make a fat object for an AArch64 host, as clang -fembed-offload-object
 // does, from an OffloadBinary in memory, and read it back.
 func ExampleEmbed() {
-	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadHIP}
+	im := offloadbinary.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadHIP}
 	im.Set("triple", "amdgcn-amd-amdhsa")
 	im.Set("arch", "gfx90a")
-	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("\x7fELF code object"))
+	bin, err := offloadbinary.MarshalBinary(release.Default(), &im, []byte("\x7fELF code object"))
 	if err != nil {
 		panic(err)
 	}

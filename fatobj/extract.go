@@ -19,6 +19,7 @@ import (
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -47,7 +48,7 @@ type ExtractOptions struct {
 	// plus the bytes of compressed streams that the files are made of:
 	// each byte inflated counted once however many files hold it, and in
 	// all at most the inflation limit of the files' reads
-	// ([offload.Budget.MaxInflated], 16 GiB by default). A plan over the
+	// ([offloadbinary.Budget.MaxInflated], 16 GiB by default). A plan over the
 	// bound is an error matching goffload.ErrLimit, before anything is
 	// written.
 	MaxBytes int64
@@ -162,7 +163,7 @@ type inflatedRange struct {
 // Entries that alias one image, or one nested binary, give one key.
 type streamKey struct {
 	bundle *Bundle
-	top    *offload.Binary
+	top    *offloadbinary.Binary
 	at     string
 }
 
@@ -237,7 +238,7 @@ func (x *extractor) inflated(files []*File) int64 {
 		for _, o := range f.Objects {
 			g := o.budget
 			if g == nil {
-				g = &offload.Budget{}
+				g = &offloadbinary.Budget{}
 			}
 			limit = max(limit, g.InflatedLimit())
 		}
@@ -386,7 +387,7 @@ func (x *extractor) raw(im *Image, rel *release.Release) error {
 		if err != nil {
 			return err
 		}
-		_, err = offload.WriteBinary(w, rel, &im.Image, r, im.Size)
+		_, err = offloadbinary.WriteBinary(w, rel, &im.Image, r, im.Size)
 		return err
 	})
 }

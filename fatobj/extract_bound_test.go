@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -26,10 +27,10 @@ func (zeros) ReadAt(p []byte, off int64) (int, error) {
 // of one image of size zero bytes.
 func compressedV3(t *testing.T, size int64) []byte {
 	t.Helper()
-	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
+	im := offloadbinary.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
 	var b bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&b, mustRelease(t, 24), &im, io.NewSectionReader(zeros{}, 0, size), size, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&b, mustRelease(t, 24), &im, io.NewSectionReader(zeros{}, 0, size), size, offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
@@ -42,9 +43,9 @@ func compressedV3(t *testing.T, size int64) []byte {
 func aliasedV3(t *testing.T, n int, image []byte) []byte {
 	t.Helper()
 	le := bin.LittleEndian
-	const hdr = offload.HeaderSizeV3
-	strEntries := uint64(hdr) + uint64(n)*offload.ImageEntrySize
-	strTab := strEntries + uint64(n)*2*offload.StringEntrySizeV2
+	const hdr = offloadbinary.HeaderSizeV3
+	strEntries := uint64(hdr) + uint64(n)*offloadbinary.ImageEntrySize
+	strTab := strEntries + uint64(n)*2*offloadbinary.StringEntrySizeV2
 	tab := []byte("triple\x00amdgcn-amd-amdhsa\x00arch\x00")
 	archAt := make([]uint64, n)
 	for i := range archAt {
@@ -59,7 +60,7 @@ func aliasedV3(t *testing.T, n int, image []byte) []byte {
 		body = le.AppendUint16(body, uint16(offload.ImageObject))
 		body = le.AppendUint16(body, uint16(offload.OffloadOpenMP))
 		body = le.AppendUint32(body, 0)
-		body = le.AppendUint64(body, strEntries+uint64(i)*2*offload.StringEntrySizeV2)
+		body = le.AppendUint64(body, strEntries+uint64(i)*2*offloadbinary.StringEntrySizeV2)
 		body = le.AppendUint64(body, 2)
 		body = le.AppendUint64(body, imageAt)
 		body = le.AppendUint64(body, uint64(len(image)))
@@ -81,7 +82,7 @@ func aliasedV3(t *testing.T, n int, image []byte) []byte {
 		t.Fatal(err)
 	}
 	stream := enc.EncodeAll(body, nil)
-	b := append([]byte{}, offload.Magic[:]...)
+	b := append([]byte{}, offloadbinary.Magic[:]...)
 	b = le.AppendUint32(b, 3)
 	b = le.AppendUint64(b, hdr+uint64(len(stream)))
 	b = le.AppendUint64(b, hdr)

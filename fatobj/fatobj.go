@@ -17,7 +17,7 @@
 // the toolchain put it: see [Source]), its offload entries, and the
 // containers they are in ([Binary], [Bundle], [BundledSection]). Without
 // options each object is read as the LLVM releases that made it
-// ([Object.Made], [Object.Release]); with offload.ReadOptions.Release, as
+// ([Object.Made], [Object.Release]); with offloadbinary.ReadOptions.Release, as
 // that release's tools read it, strictly.
 //
 //	f, err := fatobj.Open("libk.a", nil)
@@ -69,6 +69,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -113,12 +114,12 @@ func addBinaries(parts *concat.ReaderAt, binaries []*io.SectionReader) error {
 		if b == nil {
 			return fmt.Errorf("fatobj: binary %d: nil reader: %w", i, fs.ErrInvalid)
 		}
-		bins, err := offload.ReadAll(b, b.Size(), nil)
+		bins, err := offloadbinary.ReadAll(b, b.Size(), nil)
 		if err == nil && len(bins) == 0 {
 			err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
 		}
-		if err == nil && b.Size()%offload.Alignment != 0 {
-			err = fmt.Errorf("%d bytes is not a multiple of %d: %w", b.Size(), offload.Alignment, goffload.ErrInvalid)
+		if err == nil && b.Size()%offloadbinary.Alignment != 0 {
+			err = fmt.Errorf("%d bytes is not a multiple of %d: %w", b.Size(), offloadbinary.Alignment, goffload.ErrInvalid)
 		}
 		if err != nil {
 			return fmt.Errorf("fatobj: binary %d: %w", i, err)
@@ -150,7 +151,7 @@ type Filter struct {
 }
 
 // Match reports whether f selects im, as release r's packager does.
-func (f Filter) Match(r *release.Release, im *offload.Image) bool {
+func (f Filter) Match(r *release.Release, im *offloadbinary.Image) bool {
 	if f.Kind != "" && im.OffloadKind != offload.OffloadKindByName(r, f.Kind) {
 		return false
 	}
@@ -170,7 +171,7 @@ func (f Filter) Match(r *release.Release, im *offload.Image) bool {
 // '/' or NUL, "." or "..", longer than 255 bytes) gives an error matching
 // [ErrUnsafeName], where clang-offload-packager would write wherever the
 // name leads.
-func PackagerName(stem string, im *offload.Image, index int) (string, error) {
+func PackagerName(stem string, im *offloadbinary.Image, index int) (string, error) {
 	name := stem + "-" + im.Triple() + "-" + im.Arch() + "." + strconv.Itoa(index) + "." + im.Kind.Extension()
 	if err := atomicfile.CheckName(name); err != nil {
 		return "", fmt.Errorf("fatobj: image %d (triple %q, arch %q): %w", index, im.Triple(), im.Arch(), ErrUnsafeName)
@@ -195,7 +196,7 @@ func ParseTarget(s string) (Target, error) {
 	return Target{triple, arch}, nil
 }
 
-func (t Target) keeps(im *offload.Image) bool {
+func (t Target) keeps(im *offloadbinary.Image) bool {
 	return im.Triple() == t.Triple && (t.Arch == "" || im.Arch() == t.Arch)
 }
 
@@ -241,7 +242,7 @@ func Strip(o *elfobj.Object, r *release.Release, keep []Target) (Stripped, error
 				continue
 			}
 			triple, arch = strings.TrimRight(id.Triple, "-"), id.TargetID
-		} else if t, a, _, ok := offload.ParseImageSection(s.Name); ok && s.Type != elfobj.SHT_LLVM_OFFLOADING {
+		} else if t, a, _, ok := offloadbinary.ParseImageSection(s.Name); ok && s.Type != elfobj.SHT_LLVM_OFFLOADING {
 			found = true
 			triple, arch = t, a
 		} else {
@@ -289,7 +290,7 @@ func stripBinaries(o *elfobj.Object, sec *elfobj.Section, r *release.Release, ke
 // keptBinaries returns the binaries of the size bytes of ra, section name's
 // contents, that Strip keeps, counting them in st.
 func keptBinaries(name string, ra io.ReaderAt, size int64, r *release.Release, keep []Target, st *Stripped) (*concat.ReaderAt, error) {
-	bins, err := offload.ReadAll(ra, size, &offload.ReadOptions{Release: r})
+	bins, err := offloadbinary.ReadAll(ra, size, &offloadbinary.ReadOptions{Release: r})
 	if err != nil {
 		return nil, fmt.Errorf("fatobj: %s: %w", name, err)
 	}
@@ -307,7 +308,7 @@ func keptBinaries(name string, ra io.ReaderAt, size int64, r *release.Release, k
 
 // keepsAny reports whether any image of b is for one of the targets, and
 // marks in matched the targets that are.
-func keepsAny(b *offload.Binary, keep []Target, matched []bool) bool {
+func keepsAny(b *offloadbinary.Binary, keep []Target, matched []bool) bool {
 	any := false
 	for i := range b.Images {
 		for j, t := range keep {

@@ -13,20 +13,21 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
 func binary(t *testing.T, triple, arch string) []byte {
 	t.Helper()
-	im := offload.LinkedImage(offload.OffloadOpenMP, triple, arch)
-	b, err := offload.MarshalBinary(release.Default(), &im, []byte("image for "+triple+arch))
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, triple, arch)
+	b, err := offloadbinary.MarshalBinary(release.Default(), &im, []byte("image for "+triple+arch))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func section(t *testing.T, o *elfobj.Object) []*offload.Binary {
+func section(t *testing.T, o *elfobj.Object) []*offloadbinary.Binary {
 	t.Helper()
 	var buf bytes.Buffer
 	if _, err := elfobj.Write(&buf, o); err != nil {
@@ -44,14 +45,14 @@ func section(t *testing.T, o *elfobj.Object) []*offload.Binary {
 		t.Errorf("section %v %v align %d", s.Type, s.Flags, s.Addralign)
 	}
 	sr := s.Open()
-	bins, err := offload.ReadAll(sr, sr.Size(), nil)
+	bins, err := offloadbinary.ReadAll(sr, sr.Size(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return bins
 }
 
-func triples(bins []*offload.Binary) []string {
+func triples(bins []*offloadbinary.Binary) []string {
 	var out []string
 	for _, b := range bins {
 		out = append(out, b.Images[0].Triple()+":"+b.Images[0].Arch())
@@ -102,7 +103,7 @@ func TestFilterAndNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ := release.Lookup(19)
-	bins, err := offload.ReadAllBytes(data, &offload.ReadOptions{Release: r})
+	bins, err := offloadbinary.ReadAllBytes(data, &offloadbinary.ReadOptions{Release: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestFilterAndNames(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"/../../../../tmp/pwned/x", "y"}, {"x", "a/b"}, {"x\x00y", ""}, {"x", strings.Repeat("a", 250)},
 	} {
-		im := offload.Image{Kind: offload.ImageObject, Strings: []offload.KeyValue{{Key: "triple", Value: kv[0]}, {Key: "arch", Value: kv[1]}}}
+		im := offloadbinary.Image{Kind: offload.ImageObject, Strings: []offloadbinary.KeyValue{{Key: "triple", Value: kv[0]}, {Key: "arch", Value: kv[1]}}}
 		if name, err := PackagerName("k", &im, 0); !errors.Is(err, ErrUnsafeName) {
 			t.Errorf("triple %q arch %q: %q, %v", kv[0], kv[1], name, err)
 		}

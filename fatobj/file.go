@@ -21,7 +21,7 @@ import (
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/nvfatbin"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // Format is what a file, or an object in an archive, is.
@@ -130,7 +130,7 @@ func (f *File) Images() []*Image {
 // deep and hold at most [MaxMembers] members; a thin archive that names
 // itself is refused. Malformed input gives an error naming the file (or
 // member) and wrapping a [*goffload.FormatError].
-func Open(path string, opt *offload.ReadOptions) (*File, error) {
+func Open(path string, opt *offloadbinary.ReadOptions) (*File, error) {
 	in, err := infile.Open(path)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func Open(path string, opt *offload.ReadOptions) (*File, error) {
 // NewFile reads the device code of the size bytes of r, named name in its
 // objects' names and in errors, as [Open] reads a file. A thin archive is
 // refused (its members are other files: open it with Open).
-func NewFile(name string, r io.ReaderAt, size int64, opt *offload.ReadOptions) (*File, error) {
+func NewFile(name string, r io.ReaderAt, size int64, opt *offloadbinary.ReadOptions) (*File, error) {
 	if err := ferr.CheckInput("fatobj", r, size); err != nil {
 		return nil, err
 	}
@@ -162,16 +162,16 @@ func NewFile(name string, r io.ReaderAt, size int64, opt *offload.ReadOptions) (
 
 // withBudget returns opt with a budget of the file's own where it has
 // none: the binaries of all the file's objects, nested ones included, are
-// read within one (see [offload.Budget]).
-func withBudget(opt *offload.ReadOptions) *offload.ReadOptions {
+// read within one (see [offloadbinary.Budget]).
+func withBudget(opt *offloadbinary.ReadOptions) *offloadbinary.ReadOptions {
 	if opt != nil && opt.Budget != nil {
 		return opt
 	}
-	o := &offload.ReadOptions{}
+	o := &offloadbinary.ReadOptions{}
 	if opt != nil {
 		*o = *opt
 	}
-	o.Budget = &offload.Budget{}
+	o.Budget = &offloadbinary.Budget{}
 	return o
 }
 
@@ -187,7 +187,7 @@ func inFile(path string, err error) error {
 // opener opens a File's contents.
 type opener struct {
 	f       *File
-	opt     *offload.ReadOptions
+	opt     *offloadbinary.ReadOptions
 	open    bool // thin members may be opened (Open, not NewFile)
 	members int
 	// A thin archive may name one file many times: each is opened once,
@@ -208,7 +208,7 @@ var (
 	elfMagic     = []byte("\x7fELF")
 	bundleMagic  = []byte(bundle.Magic[:8])
 	ccobMagic    = []byte(bundle.CompressedMagic)
-	offloadMagic = offload.Magic[:]
+	offloadMagic = offloadbinary.Magic[:]
 )
 
 // formatOf returns the format the first bytes head announce, or 0.

@@ -11,7 +11,7 @@ import (
 
 // The allocation budget of FuzzNewFile: per input byte, and fixed (the
 // inflated start of compressed OffloadBinaries is held within the
-// offload.Budget's 64 MiB, 4 MiB a binary, nothing in temporary files; a
+// offloadbinary.Budget's 64 MiB, 4 MiB a binary, nothing in temporary files; a
 // zstd window takes up to 128 MiB; each image read takes a 1 MiB buffer).
 const (
 	fuzzBytesPerByte = 1024

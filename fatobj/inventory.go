@@ -17,6 +17,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -68,7 +69,7 @@ type Object struct {
 	symbols   []bitcode.Symbol
 	symErr    error
 	symRead   bool
-	budget    *offload.Budget // of the reads of its binaries, nested ones too
+	budget    *offloadbinary.Budget // of the reads of its binaries, nested ones too
 }
 
 // BitcodeSymbols returns the symbols of the IR symbol table of a
@@ -165,7 +166,7 @@ func hasOffloading(f *elfobj.File) bool {
 
 // Binary is an OffloadBinary of an object.
 type Binary struct {
-	*offload.Binary
+	*offloadbinary.Binary
 	// Section is the ELF section holding it, "" in a raw binary file; in
 	// a bitcode module, the section its global goes to (.llvm.offloading).
 	Section string
@@ -247,7 +248,7 @@ type BundledSection struct {
 	ID string
 	// Image describes the contents as an image: kind, offload kind (none
 	// for the host's), triple and target ID as arch.
-	offload.Image
+	offloadbinary.Image
 	Contents bundle.Contents
 	// Offset and Size locate the section's bytes in the file.
 	Offset, Size int64
@@ -307,7 +308,7 @@ type Image struct {
 	// Image holds the image's kind, offload kind, flags and strings (its
 	// triple and arch). For device code outside OffloadBinaries it is what
 	// an OffloadBinary holding it would say.
-	offload.Image
+	offloadbinary.Image
 	Object *Object
 	Source Source
 	// Section is the ELF section holding the image (or its container), ""
@@ -322,7 +323,7 @@ type Image struct {
 	// SourceNested image, and Index the image's index in it; Path numbers the image as
 	// llvm-objdump --offloading does ([1], [1.0] for the first image nested
 	// in image 1).
-	Binary *offload.Binary
+	Binary *offloadbinary.Binary
 	Index  int
 	Path   []int
 	// Parent is the image whose bytes are the binary holding a
@@ -413,14 +414,14 @@ const maxBundles = 1 << 16
 
 // read reads the device code of o, as release opt.Release, or as the
 // releases that made it.
-func (o *Object) read(opt *offload.ReadOptions) error {
+func (o *Object) read(opt *offloadbinary.ReadOptions) error {
 	strict := opt != nil && opt.Release != nil
-	readOpt := &offload.ReadOptions{}
+	readOpt := &offloadbinary.ReadOptions{}
 	if opt != nil {
 		*readOpt = *opt
 	}
 	if readOpt.Budget == nil {
-		readOpt.Budget = &offload.Budget{}
+		readOpt.Budget = &offloadbinary.Budget{}
 	}
 	o.budget = readOpt.Budget
 	switch o.Format {
@@ -443,7 +444,7 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 			return err
 		}
 	case FormatBinary:
-		bins, err := offload.ReadAll(o.r, o.r.Size(), readOpt)
+		bins, err := offloadbinary.ReadAll(o.r, o.r.Size(), readOpt)
 		if err != nil {
 			return ferr.Rebase(err, o.Offset)
 		}
@@ -455,7 +456,7 @@ func (o *Object) read(opt *offload.ReadOptions) error {
 			return err
 		}
 	case FormatFatbin:
-		im := offload.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
+		im := offloadbinary.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
 		im.Kind = offload.ImageFatbinary
 		sr := io.NewSectionReader(o.r, 0, o.r.Size())
 		o.Images = append(o.Images, &Image{Image: im, Object: o, Source: SourceFatbinary, Offset: o.Offset, Size: sr.Size(),
@@ -537,7 +538,7 @@ func (o *Object) chooseRelease() (*release.Release, error) {
 
 // readBinariesELF reads the OffloadBinaries of every SHT_LLVM_OFFLOADING
 // section.
-func (o *Object) readBinariesELF(opt *offload.ReadOptions) error {
+func (o *Object) readBinariesELF(opt *offloadbinary.ReadOptions) error {
 	for _, s := range o.ELF.SectionsByType(elfobj.SHT_LLVM_OFFLOADING) {
 		if err := o.readBinariesOf(s.Name, int64(s.Offset), s.Open(), opt); err != nil {
 			return err
@@ -548,8 +549,8 @@ func (o *Object) readBinariesELF(opt *offload.ReadOptions) error {
 
 // readBinariesOf reads the OffloadBinaries of section name, at offset in
 // the object.
-func (o *Object) readBinariesOf(name string, offset int64, sr *io.SectionReader, opt *offload.ReadOptions) error {
-	bins, err := offload.ReadAll(sr, sr.Size(), opt)
+func (o *Object) readBinariesOf(name string, offset int64, sr *io.SectionReader, opt *offloadbinary.ReadOptions) error {
+	bins, err := offloadbinary.ReadAll(sr, sr.Size(), opt)
 	if err != nil {
 		return fmt.Errorf("%s: while extracting offloading files: section %q: %w", o.Name, name, ferr.Rebase(err, o.Offset+offset))
 	}
@@ -564,7 +565,7 @@ func (o *Object) readBinariesOf(name string, offset int64, sr *io.SectionReader,
 // extractFromObject goes by the name. A PE image has none: LLVM's
 // extractOffloadBinaries reads COFF objects only (not pecoff_executable),
 // and the linker drops .llvm.offloading (IMAGE_SCN_LNK_REMOVE) anyway.
-func (o *Object) readBinariesCOFF(opt *offload.ReadOptions) error {
+func (o *Object) readBinariesCOFF(opt *offloadbinary.ReadOptions) error {
 	if o.COFF.Image {
 		return nil
 	}
@@ -582,7 +583,7 @@ func (o *Object) readBinariesCOFF(opt *offload.ReadOptions) error {
 // readBitcode reads the OffloadBinaries embedded in a bitcode module, as
 // LLVM's extractFromBitcode: the objects of section .llvm.offloading, each
 // binaries back to back.
-func (o *Object) readBitcode(opt *offload.ReadOptions) error {
+func (o *Object) readBitcode(opt *offloadbinary.ReadOptions) error {
 	objs, err := bitcode.EmbeddedObjects(o.r, o.r.Size())
 	if err != nil {
 		return ferr.Rebase(err, o.Offset)
@@ -591,7 +592,7 @@ func (o *Object) readBitcode(opt *offload.ReadOptions) error {
 		if e.Section != bitcode.OffloadingSection {
 			continue
 		}
-		bins, err := offload.ReadAllBytes(e.Data, opt)
+		bins, err := offloadbinary.ReadAllBytes(e.Data, opt)
 		if err != nil {
 			// The offsets are in the global's bytes, not in the file.
 			where := "global @" + e.Global
@@ -628,7 +629,7 @@ func (o *Object) binaryImages() error {
 
 // binaryImage returns image i of b; base is where b is in the file, -1
 // for a binary that exists only inflated.
-func (o *Object) binaryImage(b *offload.Binary, i int, section string, path []int, parent *Image, base int64) *Image {
+func (o *Object) binaryImage(b *offloadbinary.Binary, i int, section string, path []int, parent *Image, base int64) *Image {
 	bi := &b.Images[i]
 	im := &Image{Image: bi.Image, Object: o, Source: SourceBinary, Section: section, Offset: -1, Size: int64(bi.ImageSize),
 		Binary: b, Index: i, Path: path, Parent: parent}
@@ -660,19 +661,19 @@ func (o *Object) nested(im *Image, depth int) error {
 	}
 	r, err := im.Open()
 	if err != nil {
-		if errors.Is(err, offload.ErrImageRange) {
+		if errors.Is(err, offloadbinary.ErrImageRange) {
 			return nil // listed; reading it fails
 		}
 		return err
 	}
-	if !offload.StartsWithMagic(r) {
+	if !offloadbinary.StartsWithMagic(r) {
 		return nil
 	}
 	if depth >= MaxNesting {
 		im.NestedErr = fmt.Errorf("%s: failed to extract nested OffloadBinary of image [%s]: more than %d levels of nested binaries: %w", o.Name, im.Number(), MaxNesting, goffload.ErrLimit)
 		return nil
 	}
-	inner, err := offload.ReadAll(r, r.Size(), &offload.ReadOptions{Release: o.Release, Budget: o.budget, Nested: true})
+	inner, err := offloadbinary.ReadAll(r, r.Size(), &offloadbinary.ReadOptions{Release: o.Release, Budget: o.budget, Nested: true})
 	if err != nil {
 		// main's llvm-objdump: "failed to extract nested OffloadBinary:
 		// <the reader's error>".
@@ -717,7 +718,7 @@ func (o *Object) readELFCode() error {
 	}
 	for _, name := range []string{cudaFatbinSection, cudaRelFatbinSection} {
 		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS && s.Size > 0 {
-			im := offload.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
+			im := offloadbinary.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
 			im.Kind = offload.ImageFatbinary
 			o.Images = append(o.Images, o.sectionImage(s, im, SourceFatbinary))
 		}
@@ -729,7 +730,7 @@ func (o *Object) readELFCode() error {
 		}
 		for _, ri := range origin.RawImages {
 			s := f.Sections[ri.Section]
-			im := offload.LinkedImage(offload.OffloadOpenMP, ri.Triple, "")
+			im := offloadbinary.LinkedImage(offload.OffloadOpenMP, ri.Triple, "")
 			img := o.sectionImage(s, im, SourceRegistered)
 			sr := io.NewSectionReader(s.Open(), ri.Offset, ri.Size)
 			img.Offset, img.Size = o.Offset+int64(s.Offset)+ri.Offset, ri.Size
@@ -741,7 +742,7 @@ func (o *Object) readELFCode() error {
 }
 
 // sectionImage returns an image of the whole of section s.
-func (o *Object) sectionImage(s *elfobj.FileSection, im offload.Image, src Source) *Image {
+func (o *Object) sectionImage(s *elfobj.FileSection, im offloadbinary.Image, src Source) *Image {
 	sr := s.Open()
 	return &Image{Image: im, Object: o, Source: src, Section: s.Name, Offset: o.Offset + int64(s.Offset), Size: sr.Size(),
 		at: func() (*io.SectionReader, error) { return sr, nil }}
@@ -770,12 +771,12 @@ func (o *Object) bundledSections() error {
 			Offset: bs.Offset, Size: bs.Size, BundleID: e.ID, at: func() (*io.SectionReader, error) { return sr, nil }})
 	}
 	for _, s := range f.Sections {
-		triple, arch, _, ok := offload.ParseImageSection(s.Name)
+		triple, arch, _, ok := offloadbinary.ParseImageSection(s.Name)
 		if !ok || s.Type == elfobj.SHT_LLVM_OFFLOADING {
 			continue
 		}
 		sr := s.Open()
-		im := offload.LinkedImage(offload.OffloadOpenMP, triple, arch)
+		im := offloadbinary.LinkedImage(offload.OffloadOpenMP, triple, arch)
 		im.Kind = bundle.ID{}.Image(bundle.Classify(sr, sr.Size()), r).Kind
 		o.Images = append(o.Images, o.sectionImage(s, im, SourceImageSection))
 	}

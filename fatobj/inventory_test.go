@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -20,7 +21,7 @@ func llvmTestdata(parts ...string) string {
 	return filepath.Join(append([]string{"..", "offload", "testdata", "llvm"}, parts...)...)
 }
 
-func openFile(t *testing.T, path string, opt *offload.ReadOptions) *File {
+func openFile(t *testing.T, path string, opt *offloadbinary.ReadOptions) *File {
 	t.Helper()
 	f, err := Open(path, opt)
 	if err != nil {
@@ -157,8 +158,8 @@ func archive(t *testing.T, members ...ar.NewMember) []byte {
 // reader strict as 22 sees no kind; a version-3 binary reads as 24 (23 refuses it).
 func TestReadFindsTheRelease(t *testing.T) {
 	r19 := mustRelease(t, 19)
-	im := offload.LinkedImage(offload.OffloadHIP, "amdgcn-amd-amdhsa", "gfx90a")
-	bin, err := offload.MarshalBinary(r19, &im, []byte("code"))
+	im := offloadbinary.LinkedImage(offload.OffloadHIP, "amdgcn-amd-amdhsa", "gfx90a")
+	bin, err := offloadbinary.MarshalBinary(r19, &im, []byte("code"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestReadFindsTheRelease(t *testing.T) {
 	if o.Images[0].OffloadKind != offload.OffloadHIP || made.String() != "LLVM 15-20" || o.Release.Major != 19 {
 		t.Errorf("default: %v, made by %v, read as %v", o.Images[0].OffloadKind, made, o.Release)
 	}
-	g, err := NewFile("hip19.bin", bytes.NewReader(bin), int64(len(bin)), &offload.ReadOptions{Release: mustRelease(t, 22)})
+	g, err := NewFile("hip19.bin", bytes.NewReader(bin), int64(len(bin)), &offloadbinary.ReadOptions{Release: mustRelease(t, 22)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestReadFindsTheRelease(t *testing.T) {
 
 	r24 := mustRelease(t, 24)
 	var v3 bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&v3, r24, &im, bytes.NewReader([]byte("code")), 4, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&v3, r24, &im, bytes.NewReader([]byte("code")), 4, offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	h, err := NewFile("v3.bin", bytes.NewReader(v3.Bytes()), int64(v3.Len()), nil)
@@ -192,7 +193,7 @@ func TestReadFindsTheRelease(t *testing.T) {
 		t.Errorf("version 3: read as %v, image at %d of %d bytes", o.Release, o.Images[0].Offset, o.Images[0].Size)
 	}
 	for _, r := range []int{22, 23} {
-		if _, err := NewFile("v3.bin", bytes.NewReader(v3.Bytes()), int64(v3.Len()), &offload.ReadOptions{Release: mustRelease(t, r)}); !errors.Is(err, goffload.ErrInvalid) {
+		if _, err := NewFile("v3.bin", bytes.NewReader(v3.Bytes()), int64(v3.Len()), &offloadbinary.ReadOptions{Release: mustRelease(t, r)}); !errors.Is(err, goffload.ErrInvalid) {
 			t.Errorf("--llvm %d reads version 3: %v", r, err)
 		}
 	}
@@ -251,8 +252,8 @@ func TestOpenRefuses(t *testing.T) {
 // no entries section holds its image, as llvm-objdump --offloading lists
 // it.
 func TestEMNoneImage(t *testing.T) {
-	im := offload.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := offload.MarshalBinary(release.Default(), &im, []byte("device code"))
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
+	bin, err := offloadbinary.MarshalBinary(release.Default(), &im, []byte("device code"))
 	if err != nil {
 		t.Fatal(err)
 	}

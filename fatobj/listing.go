@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -183,7 +184,7 @@ func (o *Object) Listing() (*Listing, error) {
 	}
 	// Each image finds its binary in one look-up: an object may hold
 	// tens of thousands of binaries of one image each.
-	binaries := make(map[*offload.Binary]int, len(o.Binaries))
+	binaries := make(map[*offloadbinary.Binary]int, len(o.Binaries))
 	for i, b := range o.Binaries {
 		if _, ok := binaries[b.Binary]; !ok {
 			binaries[b.Binary] = i
@@ -425,7 +426,7 @@ func (s Text) MarshalJSON() ([]byte, error) {
 // StringTable is an image's string table in JSON: an object of its keys
 // in byte order (the last value of a key given twice), keys and values
 // written as Text.
-type StringTable []offload.KeyValue
+type StringTable []offloadbinary.KeyValue
 
 func (kvs StringTable) MarshalJSON() ([]byte, error) {
 	m := make(map[string]string, len(kvs))
@@ -461,7 +462,7 @@ func (kvs *StringTable) UnmarshalJSON(b []byte) error {
 	}
 	*kvs = (*kvs)[:0]
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		*kvs = append(*kvs, offload.KeyValue{Key: k, Value: m[k]})
+		*kvs = append(*kvs, offloadbinary.KeyValue{Key: k, Value: m[k]})
 	}
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/budget"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // sharedNameArchive is a GNU archive of n empty members whose headers all
@@ -42,11 +42,11 @@ func TestNamesBoundedPerCommand(t *testing.T) {
 	if _, err := NewFile("a.a", bytes.NewReader(a), int64(len(a)), nil); err != nil {
 		t.Fatalf("one archive: %v", err)
 	}
-	g := &offload.Budget{}
+	g := &offloadbinary.Budget{}
 	var err error
 	opened := 0
 	for i := 0; i < 10 && err == nil; i++ {
-		if _, err = NewFile("a.a", bytes.NewReader(a), int64(len(a)), &offload.ReadOptions{Budget: g}); err == nil {
+		if _, err = NewFile("a.a", bytes.NewReader(a), int64(len(a)), &offloadbinary.ReadOptions{Budget: g}); err == nil {
 			opened++
 		}
 	}

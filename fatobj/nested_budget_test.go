@@ -8,25 +8,26 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
 // nestedShared is a version-3 binary of k entries all pointing at inner.
 func nestedShared(inner []byte, k int) []byte {
 	le := bin.LittleEndian
-	img := (offload.HeaderSizeV3 + offload.ImageEntrySize*k + 7) &^ 7
+	img := (offloadbinary.HeaderSizeV3 + offloadbinary.ImageEntrySize*k + 7) &^ 7
 	size := (img + len(inner) + 7) &^ 7
 	b := make([]byte, size)
-	copy(b, offload.Magic[:])
+	copy(b, offloadbinary.Magic[:])
 	le.PutUint32(b[4:], 3)
 	le.PutUint64(b[8:], uint64(size))
-	le.PutUint64(b[16:], offload.HeaderSizeV3)
+	le.PutUint64(b[16:], offloadbinary.HeaderSizeV3)
 	le.PutUint64(b[24:], uint64(k))
 	for i := 0; i < k; i++ {
-		e := b[offload.HeaderSizeV3+offload.ImageEntrySize*i:]
+		e := b[offloadbinary.HeaderSizeV3+offloadbinary.ImageEntrySize*i:]
 		le.PutUint16(e[0:], uint16(offload.ImageObject))
 		le.PutUint16(e[2:], 1)
-		le.PutUint64(e[8:], uint64(offload.HeaderSizeV3+offload.ImageEntrySize*k))
+		le.PutUint64(e[8:], uint64(offloadbinary.HeaderSizeV3+offloadbinary.ImageEntrySize*k))
 		le.PutUint64(e[24:], uint64(img))
 		le.PutUint64(e[32:], uint64(len(inner)))
 	}
@@ -47,7 +48,7 @@ func TestNestedSharedImagesAreBounded(t *testing.T) {
 		}
 		return b
 	}
-	for _, opt := range []*offload.ReadOptions{nil, {Release: r24}} {
+	for _, opt := range []*offloadbinary.ReadOptions{nil, {Release: r24}} {
 		in := build(8, 7)
 		f, err := NewFile("nested.bin", bytes.NewReader(in), int64(len(in)), opt)
 		if err != nil {

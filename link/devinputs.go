@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -494,7 +495,7 @@ func (p *planner) gatherWrapper() error {
 		}
 		// A file that is missing or no file is an error here (the wrapper
 		// leaves it to the host linker).
-		f, err := fatobj.Open(path, &offload.ReadOptions{Release: p.rel})
+		f, err := fatobj.Open(path, &offloadbinary.ReadOptions{Release: p.rel})
 		if errors.Is(err, goffload.ErrInvalid) && linkerScript(path) {
 			continue // the host linker's: no device code
 		}

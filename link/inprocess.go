@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // LLVM 15 to 19's clang-linker-wrapper links a target's bitcode images with
@@ -311,7 +312,7 @@ func cIdentifier(s string) bool {
 }
 
 // feature is an image's "feature" string.
-func feature(im *offload.Image) string {
+func feature(im *offloadbinary.Image) string {
 	f, _ := im.Lookup("feature")
 	return f
 }

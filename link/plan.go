@@ -25,6 +25,7 @@ import (
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/link/internal/ldsym"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
@@ -360,7 +361,7 @@ func (p *planner) gather() error {
 		f  *fatobj.File
 	}
 	var all []opened
-	openAll := func(opt *offload.ReadOptions) error {
+	openAll := func(opt *offloadbinary.ReadOptions) error {
 		all = all[:0]
 		for _, hi := range p.host.inputs {
 			f, err := fatobj.Open(hi.path, opt)
@@ -403,7 +404,7 @@ func (p *planner) gather() error {
 			return err
 		}
 	} else {
-		if err := openAll(&offload.ReadOptions{Release: p.rel}); err != nil {
+		if err := openAll(&offloadbinary.ReadOptions{Release: p.rel}); err != nil {
 			return err
 		}
 		for _, a := range all {
@@ -492,7 +493,7 @@ func linkerScript(path string) bool {
 	b := make([]byte, 4096)
 	n, _ := io.ReadFull(f, b)
 	b = b[:n]
-	for _, magic := range []string{"!<arch>\n", "!<thin>\n", "\x7fELF", string(offload.Magic[:])} {
+	for _, magic := range []string{"!<arch>\n", "!<thin>\n", "\x7fELF", string(offloadbinary.Magic[:])} {
 		if bytes.HasPrefix(b, []byte(magic)) {
 			return false // a broken object or archive
 		}
@@ -601,7 +602,7 @@ func hasOffload(f *elfobj.File) bool {
 
 // devImage is one device image of an input.
 type devImage struct {
-	im  *offload.Image
+	im  *offloadbinary.Image
 	r   *io.SectionReader
 	ref imageRef
 }
@@ -661,7 +662,7 @@ func deviceSymbols(t string, d devImage) ([]ldsym.Symbol, error) {
 	return out, nil
 }
 
-func imageSpace(im *offload.Image) string {
+func imageSpace(im *offloadbinary.Image) string {
 	return "\x00" + im.OffloadKind.String() + "\x00" + im.Triple() + "\x00" + im.Arch() + "\x00"
 }
 

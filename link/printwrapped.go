@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/goffload/goffload/fatobj"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // printWrapped writes to Stderr what the registration object at path holds
@@ -14,7 +14,7 @@ import (
 // global symbols, and the device images it carries as fatobj reads them,
 // each line a comment as LLVM IR has them.
 func (l *Link) printWrapped(path string) error {
-	f, err := fatobj.Open(path, &offload.ReadOptions{Release: l.Release})
+	f, err := fatobj.Open(path, &offloadbinary.ReadOptions{Release: l.Release})
 	if err != nil {
 		return fmt.Errorf("--print-wrapped-module: %w", err)
 	}

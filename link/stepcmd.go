@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
@@ -104,7 +105,7 @@ func runExtract(rel *release.Release, input string, pairs []string) error {
 	if input == "" {
 		return fmt.Errorf("%w: step extract: no --input", ErrUsage)
 	}
-	f, err := fatobj.Open(input, &offload.ReadOptions{Release: rel})
+	f, err := fatobj.Open(input, &offloadbinary.ReadOptions{Release: rel})
 	if err != nil {
 		return err
 	}
@@ -186,7 +187,7 @@ func runWrap(rel *release.Release, kind, triple string, relocatable bool, out st
 				return err
 			}
 			defer f.Close()
-			im := offload.LinkedImage(offload.OffloadOpenMP, tr, arch)
+			im := offloadbinary.LinkedImage(offload.OffloadOpenMP, tr, arch)
 			if !hasArch {
 				// An image of --override-image whose header names no
 				// processor: the wrapper writes no arch.

@@ -1,9 +1,13 @@
 // Package offload is the ABI of LLVM's offloading toolchain (OpenMP `target`,
-// CUDA, HIP, SYCL) as Go data: the OffloadBinary container that carries
-// device images (magic 10 FF 10 AD), image and offload kinds, the offload
-// entry tables in both layouts, `ident_t`, the runtime's
-// `__tgt_device_image` and `__tgt_bin_desc`. It knows nothing of ELF; see
-// the elfobj, entries and wrap packages for objects.
+// CUDA, HIP, SYCL) as Go data: image and offload kinds, the offload entry
+// tables in both layouts and their flags, `ident_t`, the runtime's
+// `__tgt_device_image` and `__tgt_bin_desc`, the indirect-call table. It
+// knows nothing of ELF; see the elfobj, entries and wrap packages for
+// objects, and offloadbinary for the OffloadBinary container.
+//
+// Start with an entry table: [DetectEntryLayout] names the layout of an
+// entries section, [EntryLayout.DecodeAll] decodes it, and [EntryFromRaw]
+// gives each entry its meaning ([Entry.Role]).
 //
 // # Releases
 //
@@ -11,71 +15,19 @@
 // table (package release): every function that writes or reads as a
 // release does takes its row, so writing for another release means passing
 // another row. The table speaks LLVM 13 to 24, 24 being LLVM's main branch
-// after the 23 branch. LLVM 13 and 14, the old OpenMP driver, have no
-// OffloadBinary and no packager ([release.Release.BinaryVersion] 0: writing
-// one for them is refused with [goffload.ErrUnsupported]), and register raw
-// device images with clang-offload-wrapper. [LayoutOf] gives a release's
+// after the 23 branch. [LayoutOf] gives a release's
 // entry layout, [EntriesSection] its entries sections, and
 // [RuntimeReadsEntries] says what its libomptarget reads. This package's
 // own tests run the tools of 15, 16, 19 and 22.
 //
-// # OffloadBinary
-//
-// [WriteBinary] writes version 1, the only version any release 15–22 writes,
-// byte for byte as LLVM does, streaming the image from an [io.Reader].
-// [ParseImageArg] and [Package] reproduce clang-offload-packager,
-// including the order of its string map, which each release takes from a
-// different hash table. [ReadBinary] and [ReadAll] read one binary or every
-// binary of a section; with [ReadOptions.Release] set they accept and reject
-// exactly what that release does, and by default they read every version
-// the table knows, each binary as the release that made it
-// ([Binary.Releases] says which).
-//
-// Row 23 (Inferred) writes version 2: several images in one binary, as 23's
-// llvm-offload-binary does ([WriteBinaries]). Row 24 of the table is LLVM's
-// main branch after the 23 branch (Inferred): it writes version 3 (a 40-byte
-// header), and [WriteCompressedBinary] and [WriteCompressedBinaries]
-// compress the body with zstd or zlib ([Compression]), streamed. Version 3
-// is read by default and by 24 only,
-// its compressed bodies inflated as far as they are read (listing a binary
-// inflates the start of its stream, reading an image streams it), in memory
-// only, never to a temporary file. [FlagMetadata] marks an entry of strings
-// and no image.
-//
-// # Example
-//
-//	r, _ := release.Lookup(19)
-//	img := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
-//		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
-//	bin, err := offload.MarshalBinary(r, &img, deviceELF)
-//
 // # Security
 //
-// The readers are meant for untrusted input. Every size and offset read from a
-// binary is checked before it is used, nothing is allocated from a declared
-// length beyond the size of the input, and bad input gives an error (a
-// [*goffload.FormatError] saying which field at which byte, matching [goffload.ErrInvalid],
-// [goffload.ErrTruncated] or [ErrUnchecked]), never a panic. Where LLVM reads out of
-// bounds (string entries and strings are not checked by LLVM), this package
-// refuses the binary with [ErrUnchecked]; an image that lies outside its binary
-// is accepted, as LLVM does, and [Binary.Open] reports [ErrImageRange]. The
-// reader is fuzzed (FuzzReadAll).
+// The decoders of the runtime's structures, entries and ident_t are meant
+// for untrusted input: every size and offset is checked before it is used,
+// and bad input gives a [*goffload.FormatError] saying which field at which
+// byte, never a panic. They are fuzzed (FuzzDecodeEntry,
+// FuzzDecodeRuntimeStructs, FuzzParseSourceLocation).
 //
-// What the reads of one command decode is bounded by one [Budget]
-// ([ReadOptions.Budget]), linear in the input's size (each compressed
-// binary's InflatedSize counted as input): images listed, nested ones
-// included, at most one per 40 bytes plus 4096; the bytes of images and
-// strings, counted each time an entry points to them, at most 16 times the
-// input plus 1 MiB (a string is decoded once, however many entries point to
-// it); bytes inflated at most 16 GiB in all, held in memory at most 64 MiB
-// in all and 4 MiB a binary ([Budget.MaxInflated],
-// [Budget.MaxInflatedMemory] raise them). Beyond a bound the read fails
-// with an error matching [goffload.ErrLimit]. LLVM main does not refuse
-// images that overlap or share bytes; neither does this package, but it
-// counts them each time. Reading a compressed binary inflates the first 64
-// KiB of its stream (more where its entries and strings lie further), and
-// reading an image in order, in reads of 64 KiB or more, decodes it
-// straight into the caller's buffer. A compressed stream is checked as far as it is
-// inflated: a stream that ends early or runs on past InflatedSize is an
-// error when the read reaches its end.
+// The OffloadBinary container that carries device images, its packager and
+// its readers are package offloadbinary's.
 package offload

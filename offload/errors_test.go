@@ -1,7 +1,6 @@
 package offload
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
-	"github.com/goffload/goffload/release"
 )
 
 // checkFormatError fails t unless err holds a *goffload.FormatError of format
@@ -80,45 +78,6 @@ func TestDecodersGiveFormatErrorsWithOffsetsInTheSlice(t *testing.T) {
 			if len(c.is) == 0 && errors.Is(err, goffload.ErrTruncated) {
 				t.Errorf("%v matches goffload.ErrTruncated", err)
 			}
-		})
-	}
-}
-
-// TestReadBinaryGivesFormatErrorsOfEachKind: ReadBinary and ReadAll report
-// malformed binaries as FormatErrors at the field, matching the kind's
-// sentinel.
-func TestReadBinaryGivesFormatErrorsOfEachKind(t *testing.T) {
-	im := LinkedImage(OffloadOpenMP, "nvptx64-nvidia-cuda", "sm_70")
-	bin, err := MarshalBinary(release.Default(), &im, []byte("code"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	le := binary.LittleEndian
-	v3 := le.AppendUint32(bytes.Clone(Magic[:]), VersionCompressed)
-	v3 = le.AppendUint64(v3, 48)           // Size
-	v3 = le.AppendUint64(v3, HeaderSizeV3) // EntriesOffset
-	v3 = le.AppendUint64(v3, 1)            // EntriesCount
-	v3 = le.AppendUint64(v3, 1<<30)        // InflatedSize
-	v3 = append(v3, make([]byte, 8)...)
-	badVersion := bytes.Clone(bin)
-	le.PutUint32(badVersion[4:], 99)
-	trailing := append(bytes.Clone(bin), make([]byte, 8)...)
-	for _, c := range []struct {
-		name string
-		in   []byte
-		opt  *ReadOptions
-		off  int64
-		is   []error
-	}{
-		{"bad magic", append(bytes.Repeat([]byte{0xab}, 4), bin[4:]...), nil, 0, nil},
-		{"cut short", bin[:len(bin)-1], nil, 8, []error{goffload.ErrTruncated}},
-		{"unknown version is invalid, as LLVM says", badVersion, nil, 4, nil},
-		{"inflated size over the limit", v3, &ReadOptions{MaxInflated: 1 << 20}, 32, []error{goffload.ErrLimit}},
-		{"bytes after the last binary, read by ReadAll", trailing, nil, int64(len(bin)), nil},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := ReadAll(bytes.NewReader(c.in), int64(len(c.in)), c.opt)
-			checkFormatError(t, err, "offload binary", c.off, c.is...)
 		})
 	}
 }

@@ -205,3 +205,16 @@ func OffloadKindByName(r *release.Release, s string) OffloadKind {
 	}
 	return k
 }
+
+// extension is llvm::sys::path::extension without the dot: the part of the last
+// path element after its last '.', unless that element is "." or "..".
+func extension(p string) string {
+	name := p[strings.LastIndexByte(p, '/')+1:]
+	if name == "." || name == ".." {
+		return ""
+	}
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}

@@ -1,12 +1,8 @@
 package offload
 
 import (
-	"errors"
-	"io"
-	"strings"
 	"testing"
 
-	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -28,7 +24,7 @@ func TestReleaseTable(t *testing.T) {
 		// The old driver (13, 14): no OffloadBinary, clang-offload-wrapper,
 		// entries for OpenMP only (CUDA and HIP register from host code).
 		old := r.Major < 15
-		if (r.BinaryVersion == 0) != old || (r.Wrapper.Form == release.WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != Version) || (r.Major == 23 && r.BinaryVersion != 2) || (r.Major == 24 && r.BinaryVersion != 3) {
+		if (r.BinaryVersion == 0) != old || (r.Wrapper.Form == release.WrapperOffloadWrapper) != old || (!old && r.Major <= 22 && r.BinaryVersion != 1) || (r.Major == 23 && r.BinaryVersion != 2) || (r.Major == 24 && r.BinaryVersion != 3) {
 			t.Errorf("%v: BinaryVersion %d, Wrapper %v", r, r.BinaryVersion, r.Wrapper.Form)
 		}
 		if r.Wrapper.Static != (r.Major == 13) {
@@ -99,27 +95,11 @@ func TestEnumNames(t *testing.T) {
 	}
 }
 
-// TestOldDriverReleasesRefuseOffloadBinaries: LLVM 13 and 14 have no
-// OffloadBinary and no clang-offload-packager, so writing one for them, or
-// packaging, is refused rather than done as 15 would.
-func TestOldDriverReleasesRefuseOffloadBinaries(t *testing.T) {
-	for _, major := range []int{13, 14} {
-		r := mustRelease(t, major)
-		im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-pc-linux-gnu"}}}
-		if b, err := MarshalBinary(r, &im, []byte("image")); b != nil || !errors.Is(err, goffload.ErrUnsupported) {
-			t.Errorf("MarshalBinary(%v): %d bytes, %v; want goffload.ErrUnsupported", r, len(b), err)
-		}
-		if _, _, err := BinaryReader(r, &im, nil, 0); !errors.Is(err, goffload.ErrUnsupported) {
-			t.Errorf("BinaryReader(%v): %v; want goffload.ErrUnsupported", r, err)
-		}
-		if _, err := ParseImageArg(r, "file=a.o,triple=x86_64-pc-linux-gnu"); !errors.Is(err, goffload.ErrUnsupported) || errors.Is(err, ErrPackagerArgs) {
-			t.Errorf("%v ParseImageArg: %v; want goffload.ErrUnsupported", r, err)
-		}
-		for _, args := range [][]string{nil, {"file=a.o,triple=x86_64-pc-linux-gnu"}} {
-			n, err := Package(r, io.Discard, args, func(string) (io.Reader, int64, error) { t.Fatal("opened a file"); return nil, 0, nil })
-			if n != 0 || !errors.Is(err, goffload.ErrUnsupported) || !strings.Contains(err.Error(), "clang-offload-packager") {
-				t.Errorf("%v Package(%q): %d, %v; want goffload.ErrUnsupported naming the packager", r, args, n, err)
-			}
-		}
+func mustRelease(t testing.TB, major int) *release.Release {
+	t.Helper()
+	r, err := release.Lookup(major)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return r
 }

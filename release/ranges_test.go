@@ -54,9 +54,10 @@ func TestDocsStateTheTable(t *testing.T) {
 		want          string // the captured numbers, joined by spaces
 	}{
 		{"release/doc.go", `speaks LLVM (\d+) to (\d+), (\d+) being LLVM's main branch`, all + " " + main},
-		{"offload/doc.go", `Row (\d+) of the table is LLVM's main branch`, main},
+		{"offload/doc.go", `speaks LLVM (\d+) to (\d+), (\d+) being LLVM's main branch`, all + " " + main},
+		{"offloadbinary/doc.go", `Row (\d+) of the table is LLVM's main branch`, main},
 		{"release/doc.go", `the real tools of LLVM (\d+) to (\d+) except (\d+)`, fmt.Sprintf("%d %d %s", measured[0], lastMeasured, strings.Trim(fmt.Sprint(inferredBelow), "[]"))},
-		{"offload/doc.go", `the only version any release (\d+)[–-](\d+) writes`, span(v1)},
+		{"offloadbinary/doc.go", `the only version any release (\d+)[–-](\d+) writes`, span(v1)},
 		{"link/doc.go", `clang-linker-wrapper, releases (\d+) to (\d+)`, span(wrapper)},
 		{"link/args.go", `options of clang-linker-wrapper (\d+) to (\d+)`, span(wrapper)},
 		{"link/args.go", `as releases (\d+) to (\d+) pass them`, span(wrapper)},

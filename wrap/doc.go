@@ -19,7 +19,7 @@
 // 2 GiB image is never held in memory. With [Options.Relocatable] the images
 // go to .llvm.offloading.relocatable, for a relocatable link (LLVM 19+).
 //
-//	bin, _ := wrap.FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-pc-linux-gnu", ""), image)
+//	bin, _ := wrap.FromImage(r, offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-pc-linux-gnu", ""), image)
 //	o, _ := wrap.OpenMP(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, []wrap.Binary{bin})
 //	_, err := elfobj.Write(w, o)
 //

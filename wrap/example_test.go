@@ -7,6 +7,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
@@ -16,7 +17,7 @@ import (
 func ExampleOpenMP() {
 	r, _ := release.Lookup(22)
 	image := []byte("a device image linked for x86-64")
-	bin, err := wrap.FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""),
+	bin, err := wrap.FromImage(r, offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""),
 		io.NewSectionReader(bytes.NewReader(image), 0, int64(len(image))))
 	if err != nil {
 		panic(err)
@@ -44,8 +45,8 @@ func ExampleOpenMP() {
 // Read the binaries of a file as release 19 reads them, ready to wrap.
 func ExampleReadBinaries() {
 	r, _ := release.Lookup(19)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
-	data, _ := offload.MarshalBinary(r, &im, []byte("image"))
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	data, _ := offloadbinary.MarshalBinary(r, &im, []byte("image"))
 	bins, err := wrap.ReadBinaries(io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))), r)
 	fmt.Println(len(bins), bins[0].ImageSize, err)
 	_, err = wrap.ReadBinaries(io.NewSectionReader(bytes.NewReader([]byte("not a binary")), 0, 12), r)

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // ErrNotFatbin: the device code given to [GPU] is not what the CUDA or HIP
@@ -140,7 +141,7 @@ func describe(head []byte, size int64) string {
 		return "an empty file"
 	case bytes.HasPrefix(head, []byte("\x7fELF")):
 		return "an ELF file"
-	case bytes.HasPrefix(head, offload.Magic[:]):
+	case bytes.HasPrefix(head, offloadbinary.Magic[:]):
 		return "an offload binary"
 	case bytes.HasPrefix(head, []byte(bundle.Magic)):
 		return "a clang offload bundle (a HIP fatbin)"

@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -21,11 +22,11 @@ import (
 // its target ID. An image of another kind or without an arch, or data that
 // holds no binary, is an error.
 func HIPCodeObjects(data *io.SectionReader, rel *release.Release) ([]bundle.CodeObject, error) {
-	var opt *offload.ReadOptions
+	var opt *offloadbinary.ReadOptions
 	if rel != nil {
-		opt = &offload.ReadOptions{Release: rel}
+		opt = &offloadbinary.ReadOptions{Release: rel}
 	}
-	all, err := offload.ReadAll(data, data.Size(), opt)
+	all, err := offloadbinary.ReadAll(data, data.Size(), opt)
 	if err == nil && len(all) == 0 {
 		err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -152,8 +153,8 @@ func TestOpenMPMergeableImages(t *testing.T) {
 func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 	raw := RawImage(io.NewSectionReader(bytes.NewReader(rawImages(1)[0]), 0, 1001))
 	r19 := lookupRelease(t, 19)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
-	ob, err := offload.MarshalBinary(r19, &im, rawImages(1)[0])
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	ob, err := offloadbinary.MarshalBinary(r19, &im, rawImages(1)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestOldDriverProgramRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := lookupRelease(t, major)
-			bin, err := FromImage(r, offload.Image{}, io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))))
+			bin, err := FromImage(r, offloadbinary.Image{}, io.NewSectionReader(bytes.NewReader(data), 0, int64(len(data))))
 			if err != nil {
 				t.Fatal(err)
 			}

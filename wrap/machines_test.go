@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -43,7 +44,7 @@ var crossMachines = []crossMachine{
 type crossBinary struct {
 	image  []byte // the device image
 	binary []byte // the OffloadBinary around it
-	layout offload.Layout
+	layout offloadbinary.Layout
 }
 
 // crossBinaries returns n OffloadBinaries holding made-up device images of
@@ -60,8 +61,8 @@ func crossBinaries(t *testing.T, r *release.Release, n int) []crossBinary {
 			x = x*1664525 + 1013904223
 			img[j] = byte(x >> 24)
 		}
-		im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
-		bin, err := offload.MarshalBinary(r, &im, img)
+		im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+		bin, err := offloadbinary.MarshalBinary(r, &im, img)
 		if err != nil {
 			t.Fatal(err)
 		}

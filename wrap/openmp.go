@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/elfobj/ehframe"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
@@ -34,7 +35,7 @@ type Binary struct {
 // __tgt_device_image's bounds must lie inside the binary embedded.
 func (b *Binary) check() error {
 	if size := uint64(b.size()); b.ImageOffset > size || b.ImageSize > size-b.ImageOffset {
-		return fmt.Errorf("image at %#x of %d bytes in a binary of %d: %w", b.ImageOffset, b.ImageSize, size, offload.ErrImageRange)
+		return fmt.Errorf("image at %#x of %d bytes in a binary of %d: %w", b.ImageOffset, b.ImageSize, size, offloadbinary.ErrImageRange)
 	}
 	return nil
 }
@@ -50,11 +51,11 @@ func (b *Binary) size() int64 {
 // FromBinary returns the OffloadBinary of the size bytes of r for embedding;
 // a compressed one (version 3) inflated.
 func FromBinary(r io.ReaderAt, size int64) (Binary, error) {
-	b, err := offload.ReadBinary(r, size, nil) // v1 to v3: the caller reads as its release does
+	b, err := offloadbinary.ReadBinary(r, size, nil) // v1 to v3: the caller reads as its release does
 	if err != nil {
 		return Binary{}, err
 	}
-	if b.InflatedSize != 0 && size-int64(b.Size) < offload.Alignment {
+	if b.InflatedSize != 0 && size-int64(b.Size) < offloadbinary.Alignment {
 		// A compressed binary (its Size not padded to 8) is embedded
 		// inflated, as the runtime reads it, so that ImageStart and
 		// ImageEnd point at its image.
@@ -87,11 +88,11 @@ func ReadBinaries(data *io.SectionReader, rel *release.Release) ([]Binary, error
 	if data == nil {
 		return nil, fmt.Errorf("wrap: no data: %w", fs.ErrInvalid)
 	}
-	var opt *offload.ReadOptions
+	var opt *offloadbinary.ReadOptions
 	if rel != nil {
-		opt = &offload.ReadOptions{Release: rel}
+		opt = &offloadbinary.ReadOptions{Release: rel}
 	}
-	all, err := offload.ReadAll(data, data.Size(), opt)
+	all, err := offloadbinary.ReadAll(data, data.Size(), opt)
 	if err != nil {
 		return nil, err
 	}
@@ -129,18 +130,18 @@ func ReadRawImage(data *io.SectionReader) (Binary, error) {
 	switch {
 	case data.Size() == 0:
 		return Binary{}, fmt.Errorf("holds no device image: %w", goffload.ErrInvalid)
-	case n == len(head) && head == offload.Magic:
+	case n == len(head) && head == offloadbinary.Magic:
 		return Binary{}, fmt.Errorf("an offload binary, where LLVM 13 and 14 wrap the device image itself: %w", goffload.ErrInvalid)
 	}
 	return RawImage(data), nil
 }
 
 // FromImage returns the binary that clang-linker-wrapper makes of a linked
-// device image data with metadata im (see offload.LinkedImage). The image is
+// device image data with metadata im (see offloadbinary.LinkedImage). The image is
 // read from data each time the object is written. For a release whose
 // wrapper embeds raw images (LLVM 13 and 14) it is RawImage(data), and im is
 // not used.
-func FromImage(r *release.Release, im offload.Image, data *io.SectionReader) (Binary, error) {
+func FromImage(r *release.Release, im offloadbinary.Image, data *io.SectionReader) (Binary, error) {
 	if r.Wrapper.Form == release.WrapperOffloadWrapper {
 		bin := RawImage(data)
 		if err := bin.check(); err != nil {
@@ -148,7 +149,7 @@ func FromImage(r *release.Release, im offload.Image, data *io.SectionReader) (Bi
 		}
 		return bin, nil
 	}
-	rd, l, err := offload.BinaryReader(r, &im, data, data.Size())
+	rd, l, err := offloadbinary.BinaryReader(r, &im, data, data.Size())
 	if err != nil {
 		return Binary{}, fmt.Errorf("wrap: %w", err)
 	}
@@ -285,7 +286,7 @@ func checkForm(r *release.Release, bin Binary) error {
 	if bin.Data == nil { // an empty image
 		return nil
 	}
-	if n, _ := bin.Data.ReadAt(head[:], 0); n == len(head) && head == offload.Magic {
+	if n, _ := bin.Data.ReadAt(head[:], 0); n == len(head) && head == offloadbinary.Magic {
 		return fmt.Errorf("an OffloadBinary (magic %x), where %v embeds the device image itself: extract it first: %w", head, r, fs.ErrInvalid)
 	}
 	return nil

@@ -19,6 +19,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -154,7 +155,7 @@ func TestOpenMPStreamsImages(t *testing.T) {
 	}
 	const size = 2<<30 + 5
 	r := lookupRelease(t, 19)
-	b, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(zeros{}, 0, size))
+	b, err := FromImage(r, offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(zeros{}, 0, size))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +200,10 @@ func TestOpenMPRefusesBinariesItCannotPointInto(t *testing.T) {
 		bad  Binary
 		is   error
 	}{
-		{"image offset past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 72, ImageSize: 0}, offload.ErrImageRange},
-		{"image end past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 57}, offload.ErrImageRange},
-		{"image size wraps", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 1<<64 - 4}, offload.ErrImageRange},
-		{"no bytes", Binary{ImageOffset: 8, ImageSize: 8}, offload.ErrImageRange},
+		{"image offset past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 72, ImageSize: 0}, offloadbinary.ErrImageRange},
+		{"image end past the end", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 57}, offloadbinary.ErrImageRange},
+		{"image size wraps", Binary{Data: io.NewSectionReader(bytes.NewReader(data), 0, 64), ImageOffset: 8, ImageSize: 1<<64 - 4}, offloadbinary.ErrImageRange},
+		{"no bytes", Binary{ImageOffset: 8, ImageSize: 8}, offloadbinary.ErrImageRange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, err := OpenMP(Options{Release: lookupRelease(t, 19), Triple: "x86_64-unknown-linux-gnu"}, []Binary{good, c.bad})
@@ -235,9 +236,9 @@ func TestWrapRefusesHostsWithoutELF(t *testing.T) {
 // end: FromBinary refuses it, as OpenMP would.
 func TestFromBinaryRefusesImageOutside(t *testing.T) {
 	r, _ := release.Lookup(19)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	var buf bytes.Buffer
-	if _, err := offload.WriteBinary(&buf, r, &im, bytes.NewReader(make([]byte, 16)), 16); err != nil {
+	if _, err := offloadbinary.WriteBinary(&buf, r, &im, bytes.NewReader(make([]byte, 16)), 16); err != nil {
 		t.Fatal(err)
 	}
 	bin := buf.Bytes()
@@ -246,7 +247,7 @@ func TestFromBinaryRefusesImageOutside(t *testing.T) {
 	}
 	eoff := binary.LittleEndian.Uint64(bin[16:])
 	binary.LittleEndian.PutUint64(bin[eoff+32:], 1<<20) // Entry.ImageSize
-	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, offload.ErrImageRange) {
+	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, offloadbinary.ErrImageRange) {
 		t.Errorf("got %v, want ErrImageRange", err)
 	}
 }
@@ -255,13 +256,13 @@ func TestFromBinaryRefusesImageOutside(t *testing.T) {
 // inflated, its image where ImageOffset and ImageSize say.
 func TestFromBinaryInflates(t *testing.T) {
 	r, _ := release.Lookup(24)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	image := bytes.Repeat([]byte("device code "), 100)
 	var buf bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&buf, r, &im, bytes.NewReader(image), int64(len(image)), offload.Compression{Format: "zlib"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&buf, r, &im, bytes.NewReader(image), int64(len(image)), offloadbinary.Compression{Format: "zlib"}); err != nil {
 		t.Fatal(err)
 	}
-	plain, err := offload.MarshalBinary(r, &im, image)
+	plain, err := offloadbinary.MarshalBinary(r, &im, image)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +283,11 @@ func TestFromBinaryInflates(t *testing.T) {
 // EntriesCount is 0 (40 bytes, its header alone) is refused, not indexed
 // (it made wrap --llvm 24 panic), whether read alone or from a section.
 func TestWrapRefusesBinaryWithoutEntries(t *testing.T) {
-	bin := make([]byte, offload.HeaderSizeV3)
-	copy(bin, offload.Magic[:])
+	bin := make([]byte, offloadbinary.HeaderSizeV3)
+	copy(bin, offloadbinary.Magic[:])
 	binary.LittleEndian.PutUint32(bin[4:], 3)
-	binary.LittleEndian.PutUint64(bin[8:], offload.HeaderSizeV3)
-	binary.LittleEndian.PutUint64(bin[16:], offload.HeaderSizeV3)
+	binary.LittleEndian.PutUint64(bin[8:], offloadbinary.HeaderSizeV3)
+	binary.LittleEndian.PutUint64(bin[16:], offloadbinary.HeaderSizeV3)
 	if _, err := FromBinary(bytes.NewReader(bin), int64(len(bin))); !errors.Is(err, goffload.ErrInvalid) {
 		t.Errorf("FromBinary: got %v, want ErrInvalid", err)
 	}

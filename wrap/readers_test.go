@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -53,7 +54,7 @@ func TestOpenMPWritesAgainAndAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	imf, imsize := openFile(t, filepath.Join("..", "offload", "testdata", "llvm", "img2.bin"))
-	made, err := FromImage(r, offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(imf, 0, imsize))
+	made, err := FromImage(r, offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", ""), io.NewSectionReader(imf, 0, imsize))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
@@ -83,7 +84,7 @@ func SYCLImages(rel *release.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 	if err := syclForm(rel); err != nil {
 		return nil, err
 	}
-	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
+	all, err := offloadbinary.ReadAll(r, size, &offloadbinary.ReadOptions{Release: rel})
 	if err == nil && len(all) == 0 {
 		err = fmt.Errorf("holds no offload binary: %w", goffload.ErrInvalid)
 	}

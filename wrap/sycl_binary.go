@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
@@ -101,7 +102,7 @@ func SYCLBinary(opt Options, r io.ReaderAt, size int64) (*elfobj.Object, error) 
 // checkSYCLBinary checks the size bytes of r as rel's SYCL runtime reads
 // them: one OffloadBinary of SYCL images.
 func checkSYCLBinary(rel *release.Release, r io.ReaderAt, size int64) error {
-	all, err := offload.ReadAll(r, size, &offload.ReadOptions{Release: rel})
+	all, err := offloadbinary.ReadAll(r, size, &offloadbinary.ReadOptions{Release: rel})
 	if err != nil {
 		return fmt.Errorf("wrap: SYCL binary: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // syclBinaryModule is the module that wrapSYCLBinaries of LLVM main after
@@ -73,9 +74,9 @@ func syclSPIRV(n int) []byte {
 	return b[:n]
 }
 
-func syclSPIRVImage(kernels string) offload.Image {
-	return offload.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}, {Key: "symbols", Value: kernels}}}
+func syclSPIRVImage(kernels string) offloadbinary.Image {
+	return offloadbinary.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}, {Key: "symbols", Value: kernels}}}
 }
 
 // syclBinaryCases are OffloadBinaries as LLVM main's tools write them for
@@ -94,18 +95,18 @@ func syclBinaryCases(t *testing.T) []struct {
 		bin  []byte
 	}
 	var out []kase
-	one, err := offload.MarshalBinary(r24, ptr(syclSPIRVImage("vadd\nfill")), syclSPIRV(200))
+	one, err := offloadbinary.MarshalBinary(r24, ptr(syclSPIRVImage("vadd\nfill")), syclSPIRV(200))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out = append(out, kase{"one-image", one})
-	ims := []offload.ImageData{
+	ims := []offloadbinary.ImageData{
 		{Image: syclSPIRVImage("a\nb"), Data: bytes.NewReader(syclSPIRV(64)), Size: 64},
 		{Image: syclSPIRVImage("c"), Data: bytes.NewReader(syclSPIRV(301)), Size: 301},
 		{Image: syclSPIRVImage(""), Data: bytes.NewReader(nil), Size: 0},
 	}
 	var multi bytes.Buffer
-	if _, err := offload.WriteBinaries(&multi, r24, ims); err != nil {
+	if _, err := offloadbinary.WriteBinaries(&multi, r24, ims); err != nil {
 		t.Fatal(err)
 	}
 	out = append(out, kase{"three-images", multi.Bytes()})
@@ -114,17 +115,17 @@ func syclBinaryCases(t *testing.T) []struct {
 			ims[i].Data.(*bytes.Reader).Seek(0, io.SeekStart)
 		}
 		var packed bytes.Buffer
-		if _, err := offload.WriteCompressedBinaries(&packed, r24, ims, offload.Compression{Format: format}); err != nil {
+		if _, err := offloadbinary.WriteCompressedBinaries(&packed, r24, ims, offloadbinary.Compression{Format: format}); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, kase{format, packed.Bytes()})
 	}
-	v1, err := offload.MarshalBinary(r22, ptr(syclSPIRVImage("k")), syclSPIRV(96))
+	v1, err := offloadbinary.MarshalBinary(r22, ptr(syclSPIRVImage("k")), syclSPIRV(96))
 	if err != nil {
 		t.Fatal(err)
 	}
 	out = append(out, kase{"version-1", v1})
-	large, err := offload.MarshalBinary(r24, ptr(syclSPIRVImage("k")), syclSPIRV(70001))
+	large, err := offloadbinary.MarshalBinary(r24, ptr(syclSPIRVImage("k")), syclSPIRV(70001))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +202,11 @@ func TestSYCLBinaryEmbedsAsGiven(t *testing.T) {
 // TestSYCLBinaryRefuses lists what SYCLBinary refuses, and why.
 func TestSYCLBinaryRefuses(t *testing.T) {
 	r24 := lookupRelease(t, 24)
-	good, err := offload.MarshalBinary(r24, ptr(syclSPIRVImage("k")), syclSPIRV(40))
+	good, err := offloadbinary.MarshalBinary(r24, ptr(syclSPIRVImage("k")), syclSPIRV(40))
 	if err != nil {
 		t.Fatal(err)
 	}
-	omp, err := offload.MarshalBinary(r24, ptr(offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")), []byte("x"))
+	omp, err := offloadbinary.MarshalBinary(r24, ptr(offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")), []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestSYCLBinaryStreams(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 3
-	bin, _, err := offload.BinaryReader(lookupRelease(t, 22), ptr(syclSPIRVImage("k")), zeros{}, size)
+	bin, _, err := offloadbinary.BinaryReader(lookupRelease(t, 22), ptr(syclSPIRVImage("k")), zeros{}, size)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -95,8 +96,8 @@ func TestSYCLMatchesLinkerWrapper(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := lookupRelease(t, 22)
-			bin, err := offload.MarshalBinary(r, &offload.Image{Kind: offload.ImageBitcode, OffloadKind: offload.OffloadSYCL,
-				Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}}}, code)
+			bin, err := offloadbinary.MarshalBinary(r, &offloadbinary.Image{Kind: offload.ImageBitcode, OffloadKind: offload.OffloadSYCL,
+				Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "arch", Value: ""}}}, code)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,11 +179,11 @@ func TestSYCLMatchesLinkerWrapperImages(t *testing.T) {
 	for i, c := range syclCases {
 		var buf []byte
 		for _, im := range c.images {
-			strs := []offload.KeyValue{{Key: "triple", Value: im.triple}}
+			strs := []offloadbinary.KeyValue{{Key: "triple", Value: im.triple}}
 			if !im.noSymbols {
-				strs = append(strs, offload.KeyValue{Key: "symbols", Value: im.symbols})
+				strs = append(strs, offloadbinary.KeyValue{Key: "symbols", Value: im.symbols})
 			}
-			b, err := offload.MarshalBinary(r, &offload.Image{Kind: im.kind, OffloadKind: offload.OffloadSYCL, Strings: strs}, []byte(im.data))
+			b, err := offloadbinary.MarshalBinary(r, &offloadbinary.Image{Kind: im.kind, OffloadKind: offload.OffloadSYCL, Strings: strs}, []byte(im.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -276,15 +277,15 @@ func TestSYCLRefuses(t *testing.T) {
 // bytes.
 func TestSYCLImagesReads(t *testing.T) {
 	r := lookupRelease(t, 22)
-	one := func(k offload.OffloadKind, data string, strs ...offload.KeyValue) []byte {
-		b, err := offload.MarshalBinary(r, &offload.Image{Kind: offload.ImageSPIRV, OffloadKind: k, Strings: strs}, []byte(data))
+	one := func(k offload.OffloadKind, data string, strs ...offloadbinary.KeyValue) []byte {
+		b, err := offloadbinary.MarshalBinary(r, &offloadbinary.Image{Kind: offload.ImageSPIRV, OffloadKind: k, Strings: strs}, []byte(data))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return b
 	}
-	buf := append(one(offload.OffloadSYCL, "first", offload.KeyValue{Key: "triple", Value: "spirv64"}, offload.KeyValue{Key: "symbols", Value: "a\nb"}),
-		one(offload.OffloadSYCL, "second image", offload.KeyValue{Key: "symbols", Value: "c"})...)
+	buf := append(one(offload.OffloadSYCL, "first", offloadbinary.KeyValue{Key: "triple", Value: "spirv64"}, offloadbinary.KeyValue{Key: "symbols", Value: "a\nb"}),
+		one(offload.OffloadSYCL, "second image", offloadbinary.KeyValue{Key: "symbols", Value: "c"})...)
 	images, err := SYCLImages(r, bytes.NewReader(buf), int64(len(buf)))
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +307,7 @@ func TestSYCLImagesReads(t *testing.T) {
 	if _, err := SYCLImages(r, bytes.NewReader(omp), int64(len(omp))); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("an OpenMP image: %v, want fs.ErrInvalid", err)
 	}
-	v3, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
+	v3, err := offloadbinary.MarshalBinary(lookupRelease(t, 24), &offloadbinary.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/link"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -73,7 +74,7 @@ func runDemo(args []string, stdout io.Writer) error {
 		return err
 	}
 	if opt.NoHostLink {
-		return listFile(stdout, l.Wrapper, &offload.ReadOptions{Release: rel}, listMode{all: true})
+		return listFile(stdout, l.Wrapper, &offloadbinary.ReadOptions{Release: rel}, listMode{all: true})
 	}
 	cmd := exec.Command(out)
 	cmd.Env = append(os.Environ(), "LIBOMPTARGET_INFO=1")

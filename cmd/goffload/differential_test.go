@@ -19,7 +19,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/tooltest"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -185,8 +185,8 @@ func ourVerdict(data []byte, isFat bool, r *release.Release, file string) verdic
 			return verdict{class: err}
 		}
 	}
-	f, err := fatobj.NewFile("FILE", bytes.NewReader(data), int64(len(data)), &offload.ReadOptions{Release: r})
-	if errors.Is(err, offload.ErrUnchecked) {
+	f, err := fatobj.NewFile("FILE", bytes.NewReader(data), int64(len(data)), &offloadbinary.ReadOptions{Release: r})
+	if errors.Is(err, offloadbinary.ErrUnchecked) {
 		return verdict{ub: true}
 	}
 	if err != nil {

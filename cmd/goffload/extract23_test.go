@@ -12,6 +12,7 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -56,7 +57,7 @@ func TestPackageCompress(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bins, err := offload.ReadAllBytes(raw, &offload.ReadOptions{Release: r24})
+		bins, err := offloadbinary.ReadAllBytes(raw, &offloadbinary.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 || bins[0].Compression != c.format {
 			t.Fatalf("%s: %d binaries, %v", name, len(bins), err)
 		}
@@ -288,9 +289,9 @@ func TestMetadataCarried(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := offload.Image{Kind: offload.ImageNone, OffloadKind: offload.OffloadOpenMP, Flags: offload.FlagMetadata,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}, {Key: "note", Value: "metadata only"}}}
-	b, err := offload.MarshalBinary(r24, &im, nil)
+	im := offloadbinary.Image{Kind: offload.ImageNone, OffloadKind: offload.OffloadOpenMP, Flags: offloadbinary.FlagMetadata,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}, {Key: "note", Value: "metadata only"}}}
+	b, err := offloadbinary.MarshalBinary(r24, &im, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestExtractChecksEveryNameFirst(t *testing.T) {
 // Entries that share one binary multiply what extract writes: each entry
 // written as the binary holding it, 400 entries of one binary of 40 KB
 // write 16 MB (as raw images, 400 KB: the reader bounds those, see
-// offload.Budget). The files are bounded by 16 times the input plus 1 MiB,
+// offloadbinary.Budget). The files are bounded by 16 times the input plus 1 MiB,
 // refused (ErrLimit's message) before anything is written; --max-bytes -1
 // lifts the bound.
 func TestExtractBoundsAliasedImages(t *testing.T) {

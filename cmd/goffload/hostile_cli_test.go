@@ -7,6 +7,7 @@ import (
 
 	"github.com/goffload/goffload/internal/strtab"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // Hostile inputs of the command line's own: names from files printed to a
@@ -17,7 +18,7 @@ import (
 // v2Entry is one entry of an OffloadBinary of version 2: its strings, and
 // the image its ImageOffset and ImageSize point at (entries may share one).
 type v2Entry struct {
-	strs  []offload.KeyValue
+	strs  []offloadbinary.KeyValue
 	image int
 }
 
@@ -35,8 +36,8 @@ func v2Binary(entries []v2Entry, images ...[]byte) []byte {
 		nstr += len(e.strs)
 	}
 	st := strtab.Build(strs)
-	strEntries := uint64(offload.HeaderSize) + uint64(len(entries))*offload.ImageEntrySize
-	strTab := strEntries + uint64(nstr)*offload.StringEntrySizeV2
+	strEntries := uint64(offloadbinary.HeaderSize) + uint64(len(entries))*offloadbinary.ImageEntrySize
+	strTab := strEntries + uint64(nstr)*offloadbinary.StringEntrySizeV2
 	imageAt := (strTab + uint64(len(st.Data)) + 7) &^ 7
 	at := make([]uint64, len(images))
 	end := imageAt
@@ -46,10 +47,10 @@ func v2Binary(entries []v2Entry, images ...[]byte) []byte {
 	}
 	size := (end + 7) &^ 7
 	le := lmLE
-	b := append([]byte{}, offload.Magic[:]...)
+	b := append([]byte{}, offloadbinary.Magic[:]...)
 	b = le.AppendUint32(b, 2)
 	b = le.AppendUint64(b, size)
-	b = le.AppendUint64(b, offload.HeaderSize)
+	b = le.AppendUint64(b, offloadbinary.HeaderSize)
 	b = le.AppendUint64(b, uint64(len(entries)))
 	so := strEntries
 	for _, e := range entries {
@@ -60,7 +61,7 @@ func v2Binary(entries []v2Entry, images ...[]byte) []byte {
 		b = le.AppendUint64(b, uint64(len(e.strs)))
 		b = le.AppendUint64(b, at[e.image])
 		b = le.AppendUint64(b, uint64(len(images[e.image])))
-		so += uint64(len(e.strs)) * offload.StringEntrySizeV2
+		so += uint64(len(e.strs)) * offloadbinary.StringEntrySizeV2
 	}
 	for _, e := range entries {
 		for _, kv := range e.strs {

@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -28,19 +29,19 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	align := func(n int) int { return (n + 7) &^ 7 }
 	// shared: a version-3 binary of k entries all pointing at inner.
 	shared := func(inner []byte, k int) []byte {
-		img := align(offload.HeaderSizeV3 + offload.ImageEntrySize*k)
+		img := align(offloadbinary.HeaderSizeV3 + offloadbinary.ImageEntrySize*k)
 		size := align(img + len(inner))
 		b := make([]byte, size)
-		copy(b, offload.Magic[:])
+		copy(b, offloadbinary.Magic[:])
 		le.PutUint32(b[4:], 3)
 		le.PutUint64(b[8:], uint64(size))
-		le.PutUint64(b[16:], offload.HeaderSizeV3)
+		le.PutUint64(b[16:], offloadbinary.HeaderSizeV3)
 		le.PutUint64(b[24:], uint64(k))
 		for i := 0; i < k; i++ {
-			e := b[offload.HeaderSizeV3+offload.ImageEntrySize*i:]
+			e := b[offloadbinary.HeaderSizeV3+offloadbinary.ImageEntrySize*i:]
 			le.PutUint16(e[0:], uint16(offload.ImageObject))
 			le.PutUint16(e[2:], 1)
-			le.PutUint64(e[8:], uint64(offload.HeaderSizeV3+offload.ImageEntrySize*k))
+			le.PutUint64(e[8:], uint64(offloadbinary.HeaderSizeV3+offloadbinary.ImageEntrySize*k))
 			le.PutUint64(e[24:], uint64(img))
 			le.PutUint64(e[32:], uint64(len(inner)))
 		}
@@ -60,12 +61,12 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 		str := 72 + 16*n
 		size := align(str + l + 1)
 		b := make([]byte, size)
-		copy(b, offload.Magic[:])
+		copy(b, offloadbinary.Magic[:])
 		le.PutUint32(b[4:], 1)
 		le.PutUint64(b[8:], uint64(size))
-		le.PutUint64(b[16:], offload.HeaderSize)
-		le.PutUint64(b[24:], offload.ImageEntrySize)
-		e := b[offload.HeaderSize:]
+		le.PutUint64(b[16:], offloadbinary.HeaderSize)
+		le.PutUint64(b[24:], offloadbinary.ImageEntrySize)
+		e := b[offloadbinary.HeaderSize:]
 		le.PutUint16(e[0:], uint16(offload.ImageObject))
 		le.PutUint16(e[2:], 1)
 		le.PutUint64(e[8:], 72)
@@ -82,28 +83,28 @@ func hostileOffloadInputs(t *testing.T, dir string) []hostileInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
 	const big = 63 << 20
-	if _, err := offload.WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, big)), big, offload.Compression{Level: 19}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, big)), big, offloadbinary.Compression{Level: 19}); err != nil {
 		t.Fatal(err)
 	}
 	// elfOne: the same beginning as an ELF file does.
 	var elfOne bytes.Buffer
 	elfZeros := make([]byte, big)
 	copy(elfZeros, elf.ELFMAG)
-	if _, err := offload.WriteCompressedBinary(&elfOne, r24, &im, bytes.NewReader(elfZeros), big, offload.Compression{Level: 19}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&elfOne, r24, &im, bytes.NewReader(elfZeros), big, offloadbinary.Compression{Level: 19}); err != nil {
 		t.Fatal(err)
 	}
 	// short: a compressed binary whose InflatedSize is 64 bytes more than
 	// its stream gives, past the entries and strings that reading inflates.
 	var short bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&short, r24, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, offload.Compression{}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&short, r24, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, offloadbinary.Compression{}); err != nil {
 		t.Fatal(err)
 	}
 	le.PutUint64(short.Bytes()[32:], le.Uint64(short.Bytes()[32:])+64)
-	empty := shared(nil, 0)[:offload.HeaderSizeV3]
-	le.PutUint64(empty[8:], offload.HeaderSizeV3)
+	empty := shared(nil, 0)[:offloadbinary.HeaderSizeV3]
+	le.PutUint64(empty[8:], offloadbinary.HeaderSizeV3)
 	over := "over the limit"
 	return []hostileInput{
 		// 8 entries a level, 7 levels, one inner binary: 8^7 images.
@@ -166,10 +167,10 @@ func entriesTimesImages(t *testing.T, n, m int) []byte {
 		t.Fatal(err)
 	}
 	var bins bytes.Buffer
-	im := &offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
+	im := &offloadbinary.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: ""}}}
 	for range m {
-		if _, err := offload.WriteBinary(&bins, r, im, bytes.NewReader(img.Bytes()), int64(img.Len())); err != nil {
+		if _, err := offloadbinary.WriteBinary(&bins, r, im, bytes.NewReader(img.Bytes()), int64(img.Len())); err != nil {
 			t.Fatal(err)
 		}
 		for bins.Len()%8 != 0 {

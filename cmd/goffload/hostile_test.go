@@ -30,6 +30,7 @@ import (
 	"github.com/goffload/goffload/internal/tooltest/measure"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -68,7 +69,7 @@ const (
 
 // An input that inflates (hostileInput.inflates > 0) may besides hold what
 // the documented limits let a command hold of inflated data: 64 MiB of it in
-// memory (offload.Budget's MaxInflatedMemory) and one decoder's window of at
+// memory (offloadbinary.Budget's MaxInflatedMemory) and one decoder's window of at
 // most 128 MiB (bundle.Compressed.MaxWindow); and spend
 // budgetCPUPerInflated a byte inflating and writing it.
 const (
@@ -351,9 +352,9 @@ func amdgpuBinary(t testing.TB, mend func(desc []byte)) []byte {
 	namesz, descsz := uint64(le.Uint32(co[at:])), uint64(le.Uint32(co[at+4:]))
 	desc := at + 12 + (namesz+3)&^3
 	mend(co[desc : desc+descsz])
-	im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx908:xnack-"}}}
-	b, err := offload.MarshalBinary(release.Default(), &im, co)
+	im := offloadbinary.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx908:xnack-"}}}
+	b, err := offloadbinary.MarshalBinary(release.Default(), &im, co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func hostilePass(name, path string, pass ...string) []string {
 		if len(pass) == 0 {
 			pass = []string{"package"}
 		}
-		if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offload.Magic[:]) {
+		if head, _ := os.ReadFile(path); len(head) > 0 && !bytes.HasPrefix(head, offloadbinary.Magic[:]) {
 			pass = append(pass, "wrap-14")
 		}
 	}
@@ -579,9 +580,9 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v3im := offload.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}}}
+	v3im := offloadbinary.Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}, {Key: "arch", Value: "generic"}}}
 	var v3 bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&v3, r24, &v3im, bytes.NewReader(make([]byte, 64<<20)), 64<<20, offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&v3, r24, &v3im, bytes.NewReader(make([]byte, 64<<20)), 64<<20, offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	v3huge := slices.Clone(v3.Bytes())
@@ -591,12 +592,12 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	binary.LittleEndian.PutUint64(v3bomb[32:], 160)
 	add("v3-inflate-past", write("v3bomb.bin", v3bomb))
 	add("v3-cut", write("v3cut.bin", v3.Bytes()[:v3.Len()/2]))
-	nested, err := offload.MarshalBinary(r24, &v3im, []byte("image"))
+	nested, err := offloadbinary.MarshalBinary(r24, &v3im, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 40 {
-		if nested, err = offload.MarshalBinary(r24, &v3im, nested); err != nil {
+		if nested, err = offloadbinary.MarshalBinary(r24, &v3im, nested); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -615,7 +616,7 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	badOuter, err := offload.MarshalBinary(r22, &v3im, badInner)
+	badOuter, err := offloadbinary.MarshalBinary(r22, &v3im, badInner)
 	if err != nil {
 		t.Fatal(err)
 	}

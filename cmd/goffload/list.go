@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -49,7 +50,7 @@ type listMode struct{ json, all bool }
 // is read as that release; a file that release cannot read (a binary of a
 // later version) is read, as JSON always is, each object as the release
 // that made it.
-func listFile(w io.Writer, path string, opt *offload.ReadOptions, mode listMode) error {
+func listFile(w io.Writer, path string, opt *offloadbinary.ReadOptions, mode listMode) error {
 	var f *fatobj.File
 	var err error
 	if !mode.json && opt.Release == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -23,8 +24,8 @@ func TestListVersion3(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	im := offload.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadHIP, Strings: []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
-	if _, err := offload.WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef}), 4, offload.Compression{Format: "zstd"}); err != nil {
+	im := offloadbinary.Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadHIP, Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}}}
+	if _, err := offloadbinary.WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef}), 4, offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	compressed := filepath.Join(dir, "compressed.bin")
@@ -66,7 +67,7 @@ func TestListVersion3(t *testing.T) {
 	}
 	// A malformed inner binary is refused, as main's objdump reports it.
 	b, _ := os.ReadFile("outer.bin")
-	innerAt := bytes.Index(b[4:], offload.Magic[:]) + 4
+	innerAt := bytes.Index(b[4:], offloadbinary.Magic[:]) + 4
 	bad := append([]byte{}, b...)
 	bad[innerAt+4] = 9 // the first inner binary's version
 	os.WriteFile("bad.bin", bad, 0o644)

@@ -19,6 +19,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/strtab"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -28,7 +29,7 @@ import (
 // it (yaml2obj, llvm-offload-binary, llvm-objcopy) with the offload
 // package's writers, or, for multi-entry and malformed binaries, as the few
 // bytes main's OffloadBinary::write lays out (lmBinary, which also checks
-// that offload.WriteBinaries writes those bytes); `goffload list --llvm 24`
+// that offloadbinary.WriteBinaries writes those bytes); `goffload list --llvm 24`
 // must print the test's CHECK lines (main's llvm-objdump --offloading,
 // every line, in order) and `goffload extract --llvm 24 --raw` must write
 // what main's llvm-offload-binary writes. A malformed input is refused
@@ -49,14 +50,14 @@ type lmImage struct {
 	kind  offload.ImageKind
 	code  uint16 // the offload kind as stored: main's OpenMP 1, CUDA 2, HIP 4
 	flags uint32
-	strs  []offload.KeyValue
+	strs  []offloadbinary.KeyValue
 	data  []byte
 }
 
-func lmStrings(kv ...string) []offload.KeyValue {
-	var out []offload.KeyValue
+func lmStrings(kv ...string) []offloadbinary.KeyValue {
+	var out []offloadbinary.KeyValue
 	for i := 0; i+1 < len(kv); i += 2 {
-		out = append(out, offload.KeyValue{Key: kv[i], Value: kv[i+1]})
+		out = append(out, offloadbinary.KeyValue{Key: kv[i], Value: kv[i+1]})
 	}
 	return out
 }
@@ -67,7 +68,7 @@ func lmStrings(kv ...string) []offload.KeyValue {
 // EntriesCount entries after it, then the 24-byte string entries of every
 // entry, the string table of all of their strings, zeros to a multiple of
 // 8, the images one after another and zeros to a multiple of 8. Laid out
-// here by hand, it must be what offload.WriteBinaries writes (lmWritten).
+// here by hand, it must be what offloadbinary.WriteBinaries writes (lmWritten).
 func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 	t.Helper()
 	var strs []string
@@ -79,12 +80,12 @@ func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 		nstr += len(im.strs)
 	}
 	st := strtab.Build(strs)
-	hdr := uint64(offload.HeaderSizeV3)
+	hdr := uint64(offloadbinary.HeaderSizeV3)
 	if version < 3 {
-		hdr = offload.HeaderSize
+		hdr = offloadbinary.HeaderSize
 	}
-	strEntries := hdr + uint64(len(ims))*offload.ImageEntrySize
-	strTab := strEntries + uint64(nstr)*offload.StringEntrySizeV2
+	strEntries := hdr + uint64(len(ims))*offloadbinary.ImageEntrySize
+	strTab := strEntries + uint64(nstr)*offloadbinary.StringEntrySizeV2
 	imageAt := (strTab + uint64(len(st.Data)) + 7) &^ 7
 	end := imageAt
 	for _, im := range ims {
@@ -92,7 +93,7 @@ func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 	}
 	size := (end + 7) &^ 7
 
-	b := append([]byte{}, offload.Magic[:]...)
+	b := append([]byte{}, offloadbinary.Magic[:]...)
 	b = lmLE.AppendUint32(b, version)
 	b = lmLE.AppendUint64(b, size)
 	b = lmLE.AppendUint64(b, hdr)
@@ -109,7 +110,7 @@ func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 		b = lmLE.AppendUint64(b, uint64(len(im.strs)))
 		b = lmLE.AppendUint64(b, at)
 		b = lmLE.AppendUint64(b, uint64(len(im.data)))
-		so += uint64(len(im.strs)) * offload.StringEntrySizeV2
+		so += uint64(len(im.strs)) * offloadbinary.StringEntrySizeV2
 		at += uint64(len(im.data))
 	}
 	for _, im := range ims {
@@ -126,12 +127,12 @@ func lmBinary(t *testing.T, version uint32, ims ...lmImage) []byte {
 	}
 	b = append(b, make([]byte, size-uint64(len(b)))...)
 	if w, ok := lmWritten(t, version, ims...); ok && !bytes.Equal(w, b) {
-		t.Errorf("offload.WriteBinaries (version %d) differs from the layout of main's OffloadBinary::write:\n% x\nwant\n% x", version, w, b)
+		t.Errorf("offloadbinary.WriteBinaries (version %d) differs from the layout of main's OffloadBinary::write:\n% x\nwant\n% x", version, w, b)
 	}
 	return b
 }
 
-// lmWritten returns what offload.WriteBinaries writes of ims for release
+// lmWritten returns what offloadbinary.WriteBinaries writes of ims for release
 // row 24 (version 3) or, for version 2, for row 23 (LLVM 23 writes version 2,
 // as main did before version 3); false when an image's offload kind is a
 // number that names no kind (yaml2obj writes any number, the writer kinds).
@@ -144,17 +145,17 @@ func lmWritten(t *testing.T, version uint32, ims ...lmImage) ([]byte, bool) {
 	if r.BinaryVersion != version {
 		t.Fatalf("%v writes version %d, not %d", &r, r.BinaryVersion, version)
 	}
-	var data []offload.ImageData
+	var data []offloadbinary.ImageData
 	for _, im := range ims {
 		ok := offload.OffloadKindOf(&r, im.code)
 		if code, _ := offload.OffloadKindCode(&r, ok); code != im.code {
 			return nil, false
 		}
-		data = append(data, offload.ImageData{Image: offload.Image{Kind: im.kind, OffloadKind: ok, Flags: im.flags, Strings: im.strs},
+		data = append(data, offloadbinary.ImageData{Image: offloadbinary.Image{Kind: im.kind, OffloadKind: ok, Flags: im.flags, Strings: im.strs},
 			Data: bytes.NewReader(im.data), Size: int64(len(im.data))})
 	}
 	var buf bytes.Buffer
-	if _, err := offload.WriteBinaries(&buf, &r, data); err != nil {
+	if _, err := offloadbinary.WriteBinaries(&buf, &r, data); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), true
@@ -173,7 +174,7 @@ func lmPackage(t *testing.T, files map[string][]byte, args ...string) []byte {
 		}
 		return bytes.NewReader(data), int64(len(data)), nil
 	}
-	if _, err := offload.Package(lmRelease(t, 24), &buf, args, open); err != nil {
+	if _, err := offloadbinary.Package(lmRelease(t, 24), &buf, args, open); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -193,8 +194,8 @@ func lmRelease(t *testing.T, n int) *release.Release {
 // one image with the strings kv.
 func lmMarshal(t *testing.T, n int, kind offload.ImageKind, ok offload.OffloadKind, data []byte, kv ...string) []byte {
 	t.Helper()
-	im := offload.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
-	b, err := offload.MarshalBinary(lmRelease(t, n), &im, data)
+	im := offloadbinary.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
+	b, err := offloadbinary.MarshalBinary(lmRelease(t, n), &im, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +203,11 @@ func lmMarshal(t *testing.T, n int, kind offload.ImageKind, ok offload.OffloadKi
 }
 
 // lmCompressed returns main's compressed binary of one image.
-func lmCompressed(t *testing.T, kind offload.ImageKind, ok offload.OffloadKind, data []byte, c offload.Compression, kv ...string) []byte {
+func lmCompressed(t *testing.T, kind offload.ImageKind, ok offload.OffloadKind, data []byte, c offloadbinary.Compression, kv ...string) []byte {
 	t.Helper()
-	im := offload.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
+	im := offloadbinary.Image{Kind: kind, OffloadKind: ok, Strings: lmStrings(kv...)}
 	var buf bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(data), int64(len(data)), c); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(data), int64(len(data)), c); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -355,7 +356,7 @@ func lmCases(t *testing.T) []lmCase {
 	leaf := func(level int, i, arch string) string {
 		return lmListed(level, i, "<none>", arch, "x-y-z", "none", len(lmSource))
 	}
-	compressed := func(c offload.Compression) []byte {
+	compressed := func(c offloadbinary.Compression) []byte {
 		return lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, c, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a")
 	}
 	return []lmCase{
@@ -407,11 +408,11 @@ func lmCases(t *testing.T) []lmCase {
 			}},
 		{test: "tools/llvm-objdump/Offloading/compressed.test (the binary itself)",
 			want:  lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
-			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zstd"}) }},
+			input: func(*testing.T) []byte { return compressed(offloadbinary.Compression{Format: "zstd"}) }},
 		{test: "tools/llvm-objdump/Offloading/compressed.test (ELF)",
 			want: lmELFLine + lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
 			input: func(t *testing.T) []byte {
-				return lmELF(t, elf.ET_REL, lmOffloading(compressed(offload.Compression{Format: "zstd"}), 8))
+				return lmELF(t, elf.ET_REL, lmOffloading(compressed(offloadbinary.Compression{Format: "zstd"}), 8))
 			}},
 		{test: "tools/llvm-objdump/Offloading/failure.test", refused: goffload.ErrInvalid, says: []string{"while extracting offloading files"},
 			input: func(t *testing.T) []byte {
@@ -454,7 +455,7 @@ func lmCases(t *testing.T) []lmCase {
 			want:    lmListed(0, "0", "elf", "none", "x-y-z", "openmp", 4),
 			refused: goffload.ErrInvalid, says: []string{"failed to extract nested OffloadBinary"},
 			input: func(t *testing.T) []byte {
-				return lmBinary(t, 3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offload.Magic[:]})
+				return lmBinary(t, 3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offloadbinary.Magic[:]})
 			}},
 		// Main's objdump warns that it reads COFF and ELF only and lists
 		// nothing; goffload refuses what it cannot read.
@@ -470,9 +471,9 @@ func lmCases(t *testing.T) []lmCase {
 		// ObjectYAML/Offload: yaml2obj's binary, read back.
 		{test: "ObjectYAML/Offload/binary.yaml", want: lmListed(0, "0", "cubin", "sm_70", "nvptx64-nvidia-cuda", "openmp", 4), input: deadbeef(23)},
 		{test: "ObjectYAML/Offload/compressed.yaml", want: lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
-			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zstd"}) }},
+			input: func(*testing.T) []byte { return compressed(offloadbinary.Compression{Format: "zstd"}) }},
 		{test: "ObjectYAML/Offload/compressed-zlib.yaml", want: lmListed(0, "0", "cubin", "gfx90a", "amdgcn-amd-amdhsa", "hip", 4),
-			input: func(*testing.T) []byte { return compressed(offload.Compression{Format: "zlib"}) }},
+			input: func(*testing.T) []byte { return compressed(offloadbinary.Compression{Format: "zlib"}) }},
 		{test: "ObjectYAML/Offload/default.yaml", want: lmListed(0, "0", "<none>", "", "", "none", 0),
 			input: func(t *testing.T) []byte { return lmBinary(t, 3, lmImage{}) }},
 		{test: "ObjectYAML/Offload/enumeration_kinds.yaml",
@@ -497,7 +498,7 @@ func lmCases(t *testing.T) []lmCase {
 		// it at EntriesOffset as invalid data (compress.go), so only the
 		// field is checked.
 		{test: "ObjectYAML/Offload/malformed-compressed-offset.yaml", refused: goffload.ErrTruncated, field: "EntriesOffset",
-			input: func(*testing.T) []byte { return lmSet(compressed(offload.Compression{Format: "zstd"}), 16, 48) }},
+			input: func(*testing.T) []byte { return lmSet(compressed(offloadbinary.Compression{Format: "zstd"}), 16, 48) }},
 		{test: "ObjectYAML/Offload/malformed-entries-count.yaml", refused: goffload.ErrTruncated, field: "EntriesCount",
 			input: func(t *testing.T) []byte { return lmSet(deadbeef(23)(t), 24, 999999999) }},
 		{test: "ObjectYAML/Offload/malformed-entry-size.yaml (version 1)", refused: goffload.ErrTruncated, field: "EntrySize",
@@ -556,13 +557,13 @@ func lmCases(t *testing.T) []lmCase {
 			}},
 		{test: "tools/llvm-offload-binary/compress.test (CHECK)", want: leaf(0, "0", "abc"),
 			input: func(t *testing.T) []byte {
-				return lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offload.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z")
+				return lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offloadbinary.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z")
 			}},
 		// A compressed binary then an uncompressed one: the second starts
 		// at the next multiple of 8.
 		{test: "tools/llvm-offload-binary/compress.test (CONCAT)", want: leaf(0, "0", "abc") + leaf(0, "1", "abc"),
 			input: func(t *testing.T) []byte {
-				return append(lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offload.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z"),
+				return append(lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, offloadbinary.Compression{Format: "zstd"}, "arch", "abc", "triple", "x-y-z"),
 					lmMarshal(t, 24, offload.ImageNone, offload.OffloadNone, lmSource, "arch", "abc", "triple", "x-y-z")...)
 			}},
 	}
@@ -616,7 +617,7 @@ func TestLLVMMainList(t *testing.T) {
 // the package as row 24 reads them: a FormatError at the field, of the
 // typed error.
 func TestLLVMMainRead(t *testing.T) {
-	opt := &offload.ReadOptions{Release: lmRelease(t, 24)}
+	opt := &offloadbinary.ReadOptions{Release: lmRelease(t, 24)}
 	// lmBinary lays one image out as the package's writer does.
 	one := lmImage{kind: offload.ImageCubin, code: 1, strs: lmStrings("triple", "nvptx64-nvidia-cuda", "arch", "sm_70"), data: lmDeadbeef}
 	if got, want := lmBinary(t, 3, one), lmMarshal(t, 24, offload.ImageCubin, offload.OffloadOpenMP, lmDeadbeef, "triple", "nvptx64-nvidia-cuda", "arch", "sm_70"); !bytes.Equal(got, want) {
@@ -628,10 +629,10 @@ func TestLLVMMainRead(t *testing.T) {
 		}
 		t.Run(c.test, func(t *testing.T) {
 			b := c.input(t)
-			if !bytes.HasPrefix(b, offload.Magic[:]) {
+			if !bytes.HasPrefix(b, offloadbinary.Magic[:]) {
 				t.Skip("an ELF file: list reads it")
 			}
-			_, err := offload.ReadAllBytes(b, opt)
+			_, err := offloadbinary.ReadAllBytes(b, opt)
 			var fe *goffload.FormatError
 			if !errors.As(err, &fe) || !strings.Contains(fe.Field, c.field) || c.refused != nil && !errors.Is(err, c.refused) {
 				t.Errorf("%v, want a FormatError at %s matching %v", err, c.field, c.refused)
@@ -666,7 +667,7 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 	lib := func(t *testing.T) []byte {
 		return lmArchive(t, [2]string{"a.o", member("aaaa\n")}, [2]string{"b.o", member("bbbb\n")})
 	}
-	compressed := func(c offload.Compression) func(*testing.T) []byte {
+	compressed := func(c offloadbinary.Compression) func(*testing.T) []byte {
 		return func(t *testing.T) []byte {
 			return lmCompressed(t, offload.ImageNone, offload.OffloadNone, lmSource, c, "arch", "abc", "triple", "x-y-z")
 		}
@@ -689,11 +690,11 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 			input: func(*testing.T) []byte { return pkg(bad, "nested") }, refused: goffload.ErrInvalid},
 		// --image=arch=abc,triple=x-y-z: the image, inflated.
 		{test: "tools/llvm-offload-binary/compress.test (zstd)", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
-			input: compressed(offload.Compression{Format: "zstd"}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+			input: compressed(offloadbinary.Compression{Format: "zstd"}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
 		{test: "tools/llvm-offload-binary/compress.test (zstd, --compression-level=-5)", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
-			input: compressed(offload.Compression{Format: "zstd", Level: -5}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+			input: compressed(offloadbinary.Compression{Format: "zstd", Level: -5}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
 		{test: "tools/llvm-offload-binary/compress-level-zlib.test", name: "c.bin", args: []string{"--arch", "abc", "--triple", "x-y-z"},
-			input: compressed(offload.Compression{Format: "zlib", Level: 9}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
+			input: compressed(offloadbinary.Compression{Format: "zlib", Level: 9}), want: [][2]string{{"c-x-y-z-abc.0.", src}}},
 		// member=NAME selects archive members by name.
 		{test: "tools/llvm-offload-binary/member-extract.test (member=a.o)", name: "lib.a", input: lib,
 			args: []string{"--member", "a.o", "--triple", "x-y-z", "--arch", "gfx90a", "--kind", "openmp"},
@@ -713,8 +714,8 @@ func lmExtractCases(t *testing.T) []lmExtractCase {
 			want: [][2]string{{"y-nvptx64-nvidia-cuda-sm_70.0.cubin", string(lmDeadbeef)}}},
 		{test: "ObjectYAML/Offload/compressed.yaml, compressed-zlib.yaml", name: "y.bin",
 			input: func(t *testing.T) []byte {
-				return append(lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offload.Compression{Format: "zstd"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a"),
-					lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offload.Compression{Format: "zlib"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a")...)
+				return append(lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offloadbinary.Compression{Format: "zstd"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a"),
+					lmCompressed(t, offload.ImageCubin, offload.OffloadHIP, lmDeadbeef, offloadbinary.Compression{Format: "zlib"}, "triple", "amdgcn-amd-amdhsa", "arch", "gfx90a")...)
 			},
 			want: [][2]string{{"y-amdgcn-amd-amdhsa-gfx90a.0.cubin", string(lmDeadbeef)}, {"y-amdgcn-amd-amdhsa-gfx90a.1.cubin", string(lmDeadbeef)}}},
 		{test: "ObjectYAML/Offload/multiple_members.yaml", name: "y.bin",
@@ -793,7 +794,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 		im := lmImage{kind: offload.ImageKind(i), code: uint16(i), flags: uint32(i * 100), strs: lmStrings("id", fmt.Sprint(i), "arch", fmt.Sprintf("gpu%d", i)),
 			data: fmt.Appendf(nil, "ImageData%d", i)}
 		if i == 4 {
-			im.flags, im.data = offload.FlagMetadata, nil
+			im.flags, im.data = offloadbinary.FlagMetadata, nil
 		}
 		ims = append(ims, im)
 		want.WriteString(lmListed(0, fmt.Sprint(i), kinds[i], fmt.Sprintf("gpu%d", i), "", producers[i], len(im.data)))
@@ -824,7 +825,7 @@ func TestLLVMMainMetadata(t *testing.T) {
 	// Read as LLVM 22 reads a version-1 binary with the same flag.
 	v1 := filepath.Join(t.TempDir(), "v1.bin")
 	b := lmMarshal(t, 22, offload.ImageObject, offload.OffloadOpenMP, nil, "triple", "x86_64-unknown-linux-gnu", "arch", "generic")
-	lmLE.PutUint32(b[offload.HeaderSize+4:], offload.FlagMetadata)
+	lmLE.PutUint32(b[offloadbinary.HeaderSize+4:], offloadbinary.FlagMetadata)
 	if err := os.WriteFile(v1, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -842,9 +843,9 @@ func TestLLVMMainMetadata(t *testing.T) {
 // TestLLVMMainCompressionLevel: compress-level-zlib.test's refusal of
 // zlib level 12, in llvm-offload-binary's words.
 func TestLLVMMainCompressionLevel(t *testing.T) {
-	im := offload.Image{Strings: lmStrings("arch", "abc", "triple", "x-y-z")}
+	im := offloadbinary.Image{Strings: lmStrings("arch", "abc", "triple", "x-y-z")}
 	var buf bytes.Buffer
-	_, err := offload.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(lmSource), int64(len(lmSource)), offload.Compression{Format: "zlib", Level: 12})
+	_, err := offloadbinary.WriteCompressedBinary(&buf, lmRelease(t, 24), &im, bytes.NewReader(lmSource), int64(len(lmSource)), offloadbinary.Compression{Format: "zlib", Level: 12})
 	if err == nil || !strings.Contains(err.Error(), "invalid zlib compression level 12; expected a value in [0, 9]") {
 		t.Errorf("zlib level 12: %v", err)
 	}

@@ -60,7 +60,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/respfile"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -163,9 +163,9 @@ func parseRelease(llvm string) (*release.Release, error) {
 
 // readOptions returns the options that read as the release of --llvm N, or
 // without it each file as the release that made it; every file the command
-// reads is read within one budget (offload.Budget).
-func readOptions(llvm string) (*offload.ReadOptions, error) {
-	opt := &offload.ReadOptions{Budget: &offload.Budget{}}
+// reads is read within one budget (offloadbinary.Budget).
+func readOptions(llvm string) (*offloadbinary.ReadOptions, error) {
+	opt := &offloadbinary.ReadOptions{Budget: &offloadbinary.Budget{}}
 	if llvm == "" {
 		return opt, nil
 	}

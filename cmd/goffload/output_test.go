@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload/ar"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -141,9 +142,9 @@ func TestSignalLeavesNoTemporaryFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 	sw := &sparseWriter{f: bf}
-	n, err := offload.WriteBinary(sw, release.Default(), &im, io.NewSectionReader(zeroReader{}, 0, 1<<30), 1<<30)
+	n, err := offloadbinary.WriteBinary(sw, release.Default(), &im, io.NewSectionReader(zeroReader{}, 0, 1<<30), 1<<30)
 	if err == nil {
 		err = bf.Truncate(n)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/goffload/goffload/internal/atomicfile"
-	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 func runPackage(args []string, stdout io.Writer) error {
@@ -24,14 +24,14 @@ func runPackage(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	var comp *offload.Compression
+	var comp *offloadbinary.Compression
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch {
 	case compress:
-		comp = &offload.Compression{Format: format, Level: level}
+		comp = &offloadbinary.Compression{Format: format, Level: level}
 		if format == "zlib" && given["compression-level"] && level == 0 {
-			comp.Level = offload.ZlibStored
+			comp.Level = offloadbinary.ZlibStored
 		}
 	case given["compression-format"] || given["compression-level"]:
 		return fmt.Errorf("--compression-format and --compression-level go with --compress")
@@ -60,7 +60,7 @@ func runPackage(args []string, stdout io.Writer) error {
 		}
 	}()
 	for _, a := range images {
-		pis, err := offload.ParseImageArg(rel, a)
+		pis, err := offloadbinary.ParseImageArg(rel, a)
 		if err != nil {
 			return err
 		}
@@ -81,16 +81,16 @@ func runPackage(args []string, stdout io.Writer) error {
 	}
 	if comp != nil {
 		// The release and the level are checked before the output is made.
-		if err := offload.CheckCompression(rel, *comp); err != nil {
+		if err := offloadbinary.CheckCompression(rel, *comp); err != nil {
 			return err
 		}
 	}
 	return dest.write(func(w io.Writer) error {
 		var err error
 		if comp != nil {
-			_, err = offload.PackageCompressed(rel, w, images, open, *comp)
+			_, err = offloadbinary.PackageCompressed(rel, w, images, open, *comp)
 		} else {
-			_, err = offload.Package(rel, w, images, open)
+			_, err = offloadbinary.Package(rel, w, images, open)
 		}
 		return err
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 )
 
 // TestPackage23OneBinary: goffload package --llvm 24 writes what main's
@@ -56,7 +57,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	r24 := lmRelease(t, 24)
 	var ims []lmImage
 	for _, arg := range args {
-		pis, err := offload.ParseImageArg(r24, arg)
+		pis, err := offloadbinary.ParseImageArg(r24, arg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +103,7 @@ func TestPackage23OneBinary(t *testing.T) {
 			}
 		}
 		b, _ := os.ReadFile(path("pkg.bin"))
-		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r24})
+		bins, err := offloadbinary.ReadAllBytes(b, &offloadbinary.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 || len(bins[0].Images) != len(files) || bins[0].Compression != compression {
 			t.Errorf("%d binaries, %v; want one of %d images, compression %q", len(bins), err, len(files), compression)
 		}
@@ -141,7 +142,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	for _, format := range []string{"zstd", "zlib"} {
 		t.Run(format, func(t *testing.T) {
 			b := pkg(t, "24", "--compress", "--compression-format", format)
-			bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: r24})
+			bins, err := offloadbinary.ReadAllBytes(b, &offloadbinary.ReadOptions{Release: r24})
 			if err != nil || len(bins) != 1 {
 				t.Fatalf("%d binaries, %v", len(bins), err)
 			}
@@ -154,7 +155,7 @@ func TestPackage23OneBinary(t *testing.T) {
 	}
 	t.Run("22", func(t *testing.T) {
 		b := pkg(t, "22")
-		bins, err := offload.ReadAllBytes(b, &offload.ReadOptions{Release: lmRelease(t, 22)})
+		bins, err := offloadbinary.ReadAllBytes(b, &offloadbinary.ReadOptions{Release: lmRelease(t, 22)})
 		if err != nil || len(bins) != len(files) {
 			t.Fatalf("%d binaries, %v; want one per image", len(bins), err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
@@ -55,8 +56,8 @@ func TestWrapRawImagesForLLVM14(t *testing.T) {
 	}
 
 	r19, _ := release.Lookup(19)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
-	ob, err := offload.MarshalBinary(r19, &im, images[0])
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+	ob, err := offloadbinary.MarshalBinary(r19, &im, images[0])
 	if err != nil {
 		t.Fatal(err)
 	}

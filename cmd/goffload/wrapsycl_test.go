@@ -10,6 +10,7 @@ import (
 
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
 )
@@ -34,8 +35,8 @@ func writeTestFile(t *testing.T, path string, data []byte) string {
 // syclBinary returns an OffloadBinary of LLVM 22 of a SYCL image.
 func syclBinary(t *testing.T, data, triple, symbols string) []byte {
 	t.Helper()
-	b, err := offload.MarshalBinary(lookupRelease(t, 22), &offload.Image{OffloadKind: offload.OffloadSYCL,
-		Strings: []offload.KeyValue{{Key: "triple", Value: triple}, {Key: "symbols", Value: symbols}}}, []byte(data))
+	b, err := offloadbinary.MarshalBinary(lookupRelease(t, 22), &offloadbinary.Image{OffloadKind: offload.OffloadSYCL,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: triple}, {Key: "symbols", Value: symbols}}}, []byte(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,20 +96,20 @@ func TestWrapSYCL(t *testing.T) {
 func TestWrapSYCLRefuses(t *testing.T) {
 	dir := t.TempDir()
 	good := writeTestFile(t, filepath.Join(dir, "k.bin"), syclBinary(t, "image", "spirv64", "k"))
-	ompBin, err := offload.MarshalBinary(lookupRelease(t, 22), &offload.Image{OffloadKind: offload.OffloadOpenMP,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
+	ompBin, err := offloadbinary.MarshalBinary(lookupRelease(t, 22), &offloadbinary.Image{OffloadKind: offload.OffloadOpenMP,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	omp := writeTestFile(t, filepath.Join(dir, "omp.bin"), ompBin)
 	empty := writeTestFile(t, filepath.Join(dir, "empty.bin"), nil)
-	v3bin, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadSYCL}, []byte("image"))
+	v3bin, err := offloadbinary.MarshalBinary(lookupRelease(t, 24), &offloadbinary.Image{OffloadKind: offload.OffloadSYCL}, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	v3 := writeTestFile(t, filepath.Join(dir, "v3.bin"), v3bin)
-	ompV3Bin, err := offload.MarshalBinary(lookupRelease(t, 24), &offload.Image{OffloadKind: offload.OffloadOpenMP,
-		Strings: []offload.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
+	ompV3Bin, err := offloadbinary.MarshalBinary(lookupRelease(t, 24), &offloadbinary.Image{OffloadKind: offload.OffloadOpenMP,
+		Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "x86_64-unknown-linux-gnu"}}}, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,21 +159,21 @@ func TestWrapSYCLRefuses(t *testing.T) {
 func TestWrapSYCLMain(t *testing.T) {
 	dir := t.TempDir()
 	r24 := lookupRelease(t, 24)
-	im := func(kernels string) offload.Image {
-		return offload.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
-			Strings: []offload.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "symbols", Value: kernels}}}
+	im := func(kernels string) offloadbinary.Image {
+		return offloadbinary.Image{Kind: offload.ImageSPIRV, OffloadKind: offload.OffloadSYCL,
+			Strings: []offloadbinary.KeyValue{{Key: "triple", Value: "spirv64-unknown-unknown"}, {Key: "symbols", Value: kernels}}}
 	}
-	images := func() []offload.ImageData {
-		return []offload.ImageData{
+	images := func() []offloadbinary.ImageData {
+		return []offloadbinary.ImageData{
 			{Image: im("vadd\nfill"), Data: strings.NewReader("\x03\x02\x23\x07first image"), Size: 15},
 			{Image: im("scale"), Data: strings.NewReader(strings.Repeat("\x03\x02\x23\x07", 40)), Size: 160},
 		}
 	}
 	var multi, packed bytes.Buffer
-	if _, err := offload.WriteBinaries(&multi, r24, images()); err != nil {
+	if _, err := offloadbinary.WriteBinaries(&multi, r24, images()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := offload.WriteCompressedBinaries(&packed, r24, images(), offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinaries(&packed, r24, images(), offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	for name, bin := range map[string][]byte{"two-images": multi.Bytes(), "zstd": packed.Bytes(), "version-1": syclBinary(t, "abcd", "spirv64", "k")} {
@@ -230,13 +231,13 @@ func TestWrapVersion3Binaries(t *testing.T) {
 	dir := t.TempDir()
 	r24 := lookupRelease(t, 24)
 	image := bytes.Repeat([]byte("device code "), 200)
-	im := offload.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
-	plain, err := offload.MarshalBinary(r24, &im, image)
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	plain, err := offloadbinary.MarshalBinary(r24, &im, image)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var packed bytes.Buffer
-	if _, err := offload.WriteCompressedBinary(&packed, r24, &im, bytes.NewReader(image), int64(len(image)), offload.Compression{Format: "zstd"}); err != nil {
+	if _, err := offloadbinary.WriteCompressedBinary(&packed, r24, &im, bytes.NewReader(image), int64(len(image)), offloadbinary.Compression{Format: "zstd"}); err != nil {
 		t.Fatal(err)
 	}
 	if packed.Len() >= len(plain) {
@@ -267,7 +268,7 @@ func TestWrapVersion3Binaries(t *testing.T) {
 		if !bytes.Equal(embedded, plain) {
 			t.Errorf("%s: embedded %d bytes, not the %d of the uncompressed binary", name, len(embedded), len(plain))
 		}
-		bins, err := offload.ReadAllBytes(embedded, &offload.ReadOptions{Release: r24})
+		bins, err := offloadbinary.ReadAllBytes(embedded, &offloadbinary.ReadOptions{Release: r24})
 		if err != nil || len(bins) != 1 {
 			t.Fatalf("%s: embedded binary: %v", name, err)
 		}

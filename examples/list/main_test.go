@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -460,20 +461,20 @@ func madeFiles(t *testing.T, dir string) []string {
 	}
 	multi := read("../../offload/testdata/llvm/packager/multi-llvm22.bin")
 	img := read("../../offload/testdata/llvm/img1.bin")
-	data := func(triple, arch string, kind offload.ImageKind, b []byte) offload.ImageData {
-		im := offload.Image{Kind: kind, OffloadKind: offload.OffloadOpenMP}
+	data := func(triple, arch string, kind offload.ImageKind, b []byte) offloadbinary.ImageData {
+		im := offloadbinary.Image{Kind: kind, OffloadKind: offload.OffloadOpenMP}
 		im.Set("triple", triple)
 		im.Set("arch", arch)
-		return offload.ImageData{Image: im, Data: bytes.NewReader(b), Size: int64(len(b))}
+		return offloadbinary.ImageData{Image: im, Data: bytes.NewReader(b), Size: int64(len(b))}
 	}
 	compressedBin := writeWith("main-zstd.bin", func(w io.Writer) error {
-		_, err := offload.WriteCompressedBinaries(w, llvmMain, []offload.ImageData{
+		_, err := offloadbinary.WriteCompressedBinaries(w, llvmMain, []offloadbinary.ImageData{
 			data("nvptx64-nvidia-cuda", "sm_90", offload.ImageCubin, img),
-			data("amdgcn-amd-amdhsa", "gfx942", offload.ImageObject, img)}, offload.Compression{Format: "zstd"})
+			data("amdgcn-amd-amdhsa", "gfx942", offload.ImageObject, img)}, offloadbinary.Compression{Format: "zstd"})
 		return err
 	})
 	nestedBin := writeWith("main-nested.bin", func(w io.Writer) error {
-		_, err := offload.WriteBinaries(w, llvmMain, []offload.ImageData{data("spirv64-intel", "", offload.ImageNone, multi)})
+		_, err := offloadbinary.WriteBinaries(w, llvmMain, []offloadbinary.ImageData{data("spirv64-intel", "", offload.ImageNone, multi)})
 		return err
 	})
 	paths = append(paths, compressedBin, nestedBin)

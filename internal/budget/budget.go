@@ -4,7 +4,7 @@
 // Readers count against it what they reference: strings that many records
 // share are kept once, but each reference is counted, so that what a caller
 // does per reference (print, hash, write) cannot multiply past the input's
-// size. offload.Budget (one per command, growing with every file read) and
+// size. offloadbinary.Budget (one per command, growing with every file read) and
 // the per-file counters of the ar, elfobj and entries readers, the bound of
 // fatobj's extraction, the response-file expansion and the bitcode reader's
 // embedded objects all take their bound from here. Readers refuse more with
@@ -54,7 +54,7 @@ func Mul(a, b uint64) uint64 {
 
 // Counter counts the bytes referenced from an input against Linear of its
 // size. The input may grow (a command reading one file after another).
-// A Counter is not safe for concurrent use; offload.Budget guards its own.
+// A Counter is not safe for concurrent use; offloadbinary.Budget guards its own.
 type Counter struct {
 	input, used uint64
 }

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -64,16 +65,16 @@ func (o *ReadOptions) maxVersion() uint32 {
 }
 
 // kindOf returns the offload kind of code as the options read it.
-func (o *ReadOptions) kindOf(code uint16) OffloadKind {
+func (o *ReadOptions) kindOf(code uint16) offload.OffloadKind {
 	if r := o.strict(); r != nil {
-		return OffloadKindOf(r, code)
+		return offload.OffloadKindOf(r, code)
 	}
 	for _, r := range table {
-		if k := OffloadKindOf(r, code); k != OffloadNone {
+		if k := offload.OffloadKindOf(r, code); k != offload.OffloadNone {
 			return k
 		}
 	}
-	return OffloadNone
+	return offload.OffloadNone
 }
 
 // checksStrings reports whether a binary of version v is read with the
@@ -307,7 +308,7 @@ func readAt(r io.ReaderAt, base, bufSize int64, opt *ReadOptions, g *Budget, ful
 			ImageOffset:     le.Uint64(e[24:]),
 			ImageSize:       le.Uint64(e[32:]),
 		}
-		im.Kind = ImageKind(le.Uint16(e[0:]))
+		im.Kind = offload.ImageKind(le.Uint16(e[0:]))
 		im.OffloadKind = opt.kindOf(im.OffloadKindCode)
 		im.Flags = le.Uint32(e[4:])
 		if im.ImageOffset > buf {
@@ -507,7 +508,7 @@ func (b *Binary) Releases() release.Set {
 			return false
 		}
 		for i := range b.Images {
-			if c := b.Images[i].OffloadKindCode; c != 0 && OffloadKindOf(r, c) == OffloadNone {
+			if c := b.Images[i].OffloadKindCode; c != 0 && offload.OffloadKindOf(r, c) == offload.OffloadNone {
 				return false
 			}
 		}

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/concat"
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -48,9 +49,9 @@ func appendMeta(b []byte, r *release.Release, ims []ImageData, ls []Layout, st *
 	}
 	for i := range ims {
 		im, l := &ims[i].Image, &ls[i]
-		code, ok := OffloadKindCode(r, im.OffloadKind)
+		code, ok := offload.OffloadKindCode(r, im.OffloadKind)
 		if !ok {
-			return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, ErrEncoding)
+			return nil, fmt.Errorf("offload kind %v in %v: %w", im.OffloadKind, r, offload.ErrEncoding)
 		}
 		b = le.AppendUint16(b, uint16(im.Kind))
 		b = le.AppendUint16(b, code)
@@ -262,11 +263,11 @@ func encode(r *release.Release, ims []ImageData) ([]byte, []Layout, error) {
 	var total uint64
 	for i := range ims {
 		if ims[i].Size < 0 {
-			return nil, nil, fmt.Errorf("%s size %d: %w", imageName(ims, i), ims[i].Size, ErrEncoding)
+			return nil, nil, fmt.Errorf("%s size %d: %w", imageName(ims, i), ims[i].Size, offload.ErrEncoding)
 		}
 		ptrs[i], sizes[i] = &ims[i].Image, uint64(ims[i].Size)
 		if total += sizes[i]; total > math.MaxInt64 {
-			return nil, nil, fmt.Errorf("images of more than %d bytes in all: %w", int64(math.MaxInt64), ErrEncoding)
+			return nil, nil, fmt.Errorf("images of more than %d bytes in all: %w", int64(math.MaxInt64), offload.ErrEncoding)
 		}
 	}
 	ls, st := layoutAll(r.BinaryVersion, ptrs, sizes)

@@ -1,9 +1,10 @@
-package offload
+package offloadbinary
 
 import (
 	"io"
 
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -52,8 +53,8 @@ type KeyValue struct {
 // Image is the metadata of one device image in an OffloadBinary: one `Entry` of
 // the format (docs/offload-binary.md#image-entry) with its strings.
 type Image struct {
-	Kind        ImageKind
-	OffloadKind OffloadKind
+	Kind        offload.ImageKind
+	OffloadKind offload.OffloadKind
 	Flags       uint32
 	// Strings in the order they are written. LLVM's reader keeps the last value
 	// of a repeated key in version 1 (a StringMap) and the first in version 2.
@@ -178,6 +179,6 @@ func layoutAll(v uint32, ims []*Image, sizes []uint64) ([]Layout, strtab.Table) 
 // makes after device linking (docs/offload-binary.md#map-orders): an ELF object
 // image of offload kind k with the strings "triple" then "arch", in that order
 // in every release.
-func LinkedImage(k OffloadKind, triple, arch string) Image {
-	return Image{Kind: ImageObject, OffloadKind: k, Strings: []KeyValue{{"triple", triple}, {"arch", arch}}}
+func LinkedImage(k offload.OffloadKind, triple, arch string) Image {
+	return Image{Kind: offload.ImageObject, OffloadKind: k, Strings: []KeyValue{{"triple", triple}, {"arch", arch}}}
 }

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/strtab"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -120,8 +121,8 @@ func TestReadFixtures(t *testing.T) {
 	img1, img2 := readTestdata(t, "img1.bin"), readTestdata(t, "img2.bin")
 	for _, c := range []struct {
 		major int
-		hip   OffloadKind // how the release reads the HIP image of a 19 binary
-	}{{19, OffloadHIP}, {22, OffloadNone}} {
+		hip   offload.OffloadKind // how the release reads the HIP image of a 19 binary
+	}{{19, offload.OffloadHIP}, {22, offload.OffloadNone}} {
 		data := readTestdata(t, "packager", "multi-llvm19.bin")
 		bins, err := ReadAllBytes(data, &ReadOptions{Release: mustRelease(t, c.major)})
 		if err != nil {
@@ -132,8 +133,8 @@ func TestReadFixtures(t *testing.T) {
 		}
 		got := []Image{bins[0].Images[0].Image, bins[1].Images[0].Image}
 		want := []Image{
-			{Kind: ImageNone, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"feature", "+ptx63"}, {"arch", "sm_70"}, {"zeta", "1"}, {"triple", "nvptx64-nvidia-cuda"}, {"alpha", "2"}}},
-			{Kind: ImageObject, OffloadKind: c.hip, Strings: []KeyValue{{"arch", "gfx90a"}, {"triple", "amdgcn-amd-amdhsa"}}},
+			{Kind: offload.ImageNone, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"feature", "+ptx63"}, {"arch", "sm_70"}, {"zeta", "1"}, {"triple", "nvptx64-nvidia-cuda"}, {"alpha", "2"}}},
+			{Kind: offload.ImageObject, OffloadKind: c.hip, Strings: []KeyValue{{"arch", "gfx90a"}, {"triple", "amdgcn-amd-amdhsa"}}},
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("LLVM %d reading: (-want +got)\n%s", c.major, d)
@@ -165,7 +166,7 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if r.BinaryVersion == 0 {
 			continue // LLVM 13, 14: no OffloadBinary (TestOldDriverReleasesRefuseOffloadBinaries)
 		}
-		im := Image{Kind: ImageBitcode, OffloadKind: OffloadHIP, Flags: 7,
+		im := Image{Kind: offload.ImageBitcode, OffloadKind: offload.OffloadHIP, Flags: 7,
 			Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", ""}, {"feature", "+xnack"}, {"k", "arch"}}}
 		data := bytes.Repeat([]byte{0xab}, 13)
 		b, err := MarshalBinary(r, &im, data)
@@ -182,15 +183,15 @@ func TestWriteReadRoundTrip(t *testing.T) {
 		if d := cmp.Diff(im, bins[0].Images[0].Image); d != "" {
 			t.Errorf("%v: (-wrote +read)\n%s", r, d)
 		}
-		if code, _ := OffloadKindCode(r, OffloadHIP); bins[0].Images[0].OffloadKindCode != code {
+		if code, _ := offload.OffloadKindCode(r, offload.OffloadHIP); bins[0].Images[0].OffloadKindCode != code {
 			t.Errorf("%v: HIP written as %d", r, bins[0].Images[0].OffloadKindCode)
 		}
 	}
 }
 
 func TestWriteRejects(t *testing.T) {
-	im := Image{OffloadKind: OffloadSYCL}
-	if _, err := MarshalBinary(mustRelease(t, 19), &im, nil); !errors.Is(err, ErrEncoding) {
+	im := Image{OffloadKind: offload.OffloadSYCL}
+	if _, err := MarshalBinary(mustRelease(t, 19), &im, nil); !errors.Is(err, offload.ErrEncoding) {
 		t.Errorf("SYCL in LLVM 19: %v, want ErrEncoding", err)
 	}
 	var buf bytes.Buffer
@@ -227,7 +228,7 @@ func marshalV2(t *testing.T, r *release.Release, ims []Image, data [][]byte) []b
 	b = le.AppendUint64(b, uint64(len(ims)))
 	strOff, imgOff := uint64(HeaderSize+ImageEntrySize*len(ims)), dataOff
 	for i, im := range ims {
-		code, _ := OffloadKindCode(r, im.OffloadKind)
+		code, _ := offload.OffloadKindCode(r, im.OffloadKind)
 		b = le.AppendUint16(b, uint16(im.Kind))
 		b = le.AppendUint16(b, code)
 		b = le.AppendUint32(b, im.Flags)
@@ -256,8 +257,8 @@ func marshalV2(t *testing.T, r *release.Release, ims []Image, data [][]byte) []b
 func TestReadVersion2(t *testing.T) {
 	r := release.Default()
 	ims := []Image{
-		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}},
-		{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx1030"}}},
+		{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}},
+		{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx1030"}}},
 	}
 	data := [][]byte{[]byte("first image"), []byte("second")}
 	v2 := marshalV2(t, r, ims, data)
@@ -291,7 +292,7 @@ func TestReadVersion2(t *testing.T) {
 // TestReadStreamsFromReaderAt reads a binary through an io.ReaderAt that counts
 // the bytes asked for: the image is not read.
 func TestReadStreamsFromReaderAt(t *testing.T) {
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}
 	big := make([]byte, 1<<20)
 	b, err := MarshalBinary(release.Default(), &im, big)
 	if err != nil {
@@ -335,9 +336,9 @@ func (failingReaderAt) ReadAt([]byte, int64) (int, error) { return 0, os.ErrClos
 // readFuzzFixed.
 func FuzzReadAll(f *testing.F) {
 	for _, dir := range []string{"packager", "reader-validation"} {
-		ents, _ := os.ReadDir(filepath.Join("testdata", "llvm", dir))
+		ents, _ := os.ReadDir(filepath.Join("..", "offload", "testdata", "llvm", dir))
 		for _, e := range ents {
-			data, err := os.ReadFile(filepath.Join("testdata", "llvm", dir, e.Name()))
+			data, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", dir, e.Name()))
 			if err == nil {
 				f.Add(data)
 			}
@@ -429,7 +430,7 @@ func checkImages(t *testing.T, bins []*Binary) {
 // #177029); LLVM 15 to 22 do not check them (here ErrUnchecked when they are
 // read).
 func TestReadStringEntriesAsMain(t *testing.T) {
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []struct {
 		writer, reader int
 		numStrings     uint64

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -23,8 +24,8 @@ import (
 // string table serves them all), an empty value, an image with no strings,
 // an empty image, and sizes that are not multiples of 8.
 func multiImages(n int) ([]Image, [][]byte) {
-	kinds := []ImageKind{ImageObject, ImageBitcode, ImageCubin, ImageNone, ImageFatbinary, ImagePTX}
-	offloadKinds := []OffloadKind{OffloadOpenMP, OffloadCUDA, OffloadHIP, OffloadNone, OffloadSYCL}
+	kinds := []offload.ImageKind{offload.ImageObject, offload.ImageBitcode, offload.ImageCubin, offload.ImageNone, offload.ImageFatbinary, offload.ImagePTX}
+	offloadKinds := []offload.OffloadKind{offload.OffloadOpenMP, offload.OffloadCUDA, offload.OffloadHIP, offload.OffloadNone, offload.OffloadSYCL}
 	var ims []Image
 	var data [][]byte
 	for i := range n {
@@ -116,8 +117,8 @@ func checkMultiLayout(t *testing.T, b []byte, ims []Image, data [][]byte) {
 	var image uint64
 	for i, im := range ims {
 		e := b[HeaderSizeV3+uint64(i)*ImageEntrySize:]
-		code, _ := OffloadKindCode(mustRelease(t, 24), im.OffloadKind)
-		if ImageKind(le.Uint16(e)) != im.Kind || le.Uint16(e[2:]) != code || le.Uint32(e[4:]) != im.Flags {
+		code, _ := offload.OffloadKindCode(mustRelease(t, 24), im.OffloadKind)
+		if offload.ImageKind(le.Uint16(e)) != im.Kind || le.Uint16(e[2:]) != code || le.Uint32(e[4:]) != im.Flags {
 			t.Errorf("entry %d: % x", i, e[:8])
 		}
 		if got := le.Uint64(e[8:]); got != strEntry {
@@ -238,7 +239,7 @@ func TestWriteBinariesRefused(t *testing.T) {
 	if _, err := WriteCompressedBinaries(io.Discard, r24, nil, zstd); !errors.Is(err, fs.ErrInvalid) {
 		t.Errorf("no image, compressed: %v", err)
 	}
-	if _, err := WriteCompressedBinaries(io.Discard, r24, imageData(ims, data), Compression{Format: "lz4"}); !errors.Is(err, ErrUnknownKind) {
+	if _, err := WriteCompressedBinaries(io.Discard, r24, imageData(ims, data), Compression{Format: "lz4"}); !errors.Is(err, offload.ErrUnknownKind) {
 		t.Errorf("lz4: %v", err)
 	}
 	for _, c := range []struct {
@@ -247,10 +248,10 @@ func TestWriteBinariesRefused(t *testing.T) {
 		want error
 		says string
 	}{
-		{"negative size", func(d []ImageData) { d[1].Size = -1 }, ErrEncoding, "image 1 size -1"},
+		{"negative size", func(d []ImageData) { d[1].Size = -1 }, offload.ErrEncoding, "image 1 size -1"},
 		{"no reader", func(d []ImageData) { d[2].Data = nil }, fs.ErrInvalid, "image 2 of"},
 		{"short image", func(d []ImageData) { d[1].Size += 5 }, io.ErrUnexpectedEOF, "image 1: got"},
-		{"offload kind of no code", func(d []ImageData) { d[0].OffloadKind = 200 }, ErrEncoding, "offload kind"},
+		{"offload kind of no code", func(d []ImageData) { d[0].OffloadKind = 200 }, offload.ErrEncoding, "offload kind"},
 	} {
 		for _, comp := range []*Compression{nil, &zstd} {
 			d := imageData(ims, data)
@@ -282,10 +283,10 @@ func TestWriteBinariesStreamsLargeImage(t *testing.T) {
 	const size = 2<<30 + 3
 	r24 := mustRelease(t, 24)
 	small := func(s string) ImageData {
-		return ImageData{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", s}}},
+		return ImageData{Image: Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", s}}},
 			Data: strings.NewReader(s), Size: int64(len(s))}
 	}
-	ims := []ImageData{small("first"), {Image: Image{Kind: ImageCubin, OffloadKind: OffloadCUDA, Strings: []KeyValue{{"triple", "nvptx64-nvidia-cuda"}, {"arch", "sm_90"}}},
+	ims := []ImageData{small("first"), {Image: Image{Kind: offload.ImageCubin, OffloadKind: offload.OffloadCUDA, Strings: []KeyValue{{"triple", "nvptx64-nvidia-cuda"}, {"arch", "sm_90"}}},
 		Data: io.LimitReader(&pattern{}, size), Size: size}, small("last")}
 	w := &headTail{h: crc32.NewIEEE()}
 	var before, after runtime.MemStats
@@ -354,8 +355,8 @@ func TestWriteCompressedBinariesStreams(t *testing.T) {
 	const size = 256<<20 - 5
 	r24 := mustRelease(t, 24)
 	ims := []ImageData{
-		{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}, Data: strings.NewReader("small"), Size: 5},
-		{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}}}, Data: io.LimitReader(&pattern{}, size), Size: size},
+		{Image: Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}}}, Data: strings.NewReader("small"), Size: 5},
+		{Image: Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}}}, Data: io.LimitReader(&pattern{}, size), Size: size},
 	}
 	f, err := os.CreateTemp(t.TempDir(), "v3")
 	if err != nil {

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 	"github.com/google/go-cmp/cmp"
 )
@@ -34,7 +35,7 @@ func compressed(t *testing.T, im *Image, data []byte, c Compression) []byte {
 
 func TestCompressedRoundTrip(t *testing.T) {
 	r24 := mustRelease(t, 24)
-	im := Image{Kind: ImageObject, OffloadKind: OffloadHIP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadHIP, Strings: []KeyValue{{"triple", "amdgcn-amd-amdhsa"}, {"arch", "gfx90a"}}}
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}, {Format: "zstd", Level: 19}, {Format: "zstd", Level: -5}, {Format: "zlib", Level: 9}, {Format: "zlib", Level: ZlibStored}} {
 		for _, size := range []int{0, 1, 4, 100 << 10} {
 			data := bytes.Repeat([]byte("device code "), size/12+1)[:size]
@@ -106,7 +107,7 @@ func readAll(t *testing.T, b *Binary, i int) []byte {
 // TestCompressedRefused: the checks of LLVM main's extractHeader and
 // decompressOffloadBinary, each a goffload.FormatError at its field.
 func TestCompressedRefused(t *testing.T) {
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
 	good := compressed(t, &im, []byte("an image of some bytes"), Compression{Format: "zlib"})
 	size := le.Uint64(good[8:])
 	set := func(off int, v uint64) []byte {
@@ -148,7 +149,7 @@ func TestCompressedZstdCommand(t *testing.T) {
 	if err != nil {
 		tooltest.Missing(t, "no zstd command (Debian package zstd)")
 	}
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	data := bytes.Repeat([]byte("offload image "), 5000)
 	b := compressed(t, &im, data, Compression{Format: "zstd", Level: 3})
 	dir := t.TempDir()
@@ -179,7 +180,7 @@ func FuzzReadVersion3(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []Compression{{Format: "zstd"}, {Format: "zlib"}} {
 		var buf bytes.Buffer
 		if _, err := WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte("image bytes")), 11, c); err != nil {
@@ -210,7 +211,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 		t.Skip("compresses 2 GiB")
 	}
 	r24 := mustRelease(t, 24)
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, c := range []struct {
 		size  int64
 		bound uint64 // bytes allocated at most
@@ -267,7 +268,7 @@ func TestCompressedStreamsLargeImage(t *testing.T) {
 // default, zstd at its default level.
 func TestZeroCompressionIsZstd(t *testing.T) {
 	r24 := mustRelease(t, 24)
-	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var buf bytes.Buffer
 	if _, err := WriteCompressedBinary(&buf, r24, &im, bytes.NewReader([]byte("image")), 5, Compression{}); err != nil {
 		t.Fatal(err)

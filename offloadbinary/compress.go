@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 	"github.com/klauspost/compress/zstd"
 )
@@ -59,7 +60,7 @@ func (c Compression) check() error {
 			return fmt.Errorf("invalid zlib compression level %d; expected a value in [0, 9]: %w", c.Level, goffload.ErrLimit)
 		}
 	default:
-		return fmt.Errorf("compression format %q: want zstd or zlib: %w", c.Format, ErrUnknownKind)
+		return fmt.Errorf("compression format %q: want zstd or zlib: %w", c.Format, offload.ErrUnknownKind)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package offload_test
+package offloadbinary_test
 
 import (
 	"bytes"
@@ -7,23 +7,24 @@ import (
 	"os"
 
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
 // Write an OffloadBinary as clang-offload-packager of LLVM 19 does, and read it back.
 func ExampleMarshalBinary() {
 	r, _ := release.Lookup(19)
-	img := offload.Image{
+	img := offloadbinary.Image{
 		Kind:        offload.ImageObject,
 		OffloadKind: offload.OffloadHIP,
-		Strings:     []offload.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}},
+		Strings:     []offloadbinary.KeyValue{{Key: "triple", Value: "amdgcn-amd-amdhsa"}, {Key: "arch", Value: "gfx90a"}},
 	}
-	bin, err := offload.MarshalBinary(r, &img, []byte("device code"))
+	bin, err := offloadbinary.MarshalBinary(r, &img, []byte("device code"))
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("% x ...\n", bin[:16])
-	bins, _ := offload.ReadAllBytes(bin, &offload.ReadOptions{Release: r})
+	bins, _ := offloadbinary.ReadAllBytes(bin, &offloadbinary.ReadOptions{Release: r})
 	im := bins[0].Images[0]
 	fmt.Println(len(bin), im.Kind, im.OffloadKind, im.OffloadKindCode, im.Triple(), im.Arch(), im.ImageOffset, im.ImageSize)
 	// Output:
@@ -36,7 +37,7 @@ func ExampleMarshalBinary() {
 func ExampleParseImageArg() {
 	for _, major := range []int{15, 22} {
 		r, _ := release.Lookup(major)
-		imgs, _ := offload.ParseImageArg(r, "file=k.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp,feature=+ptx63")
+		imgs, _ := offloadbinary.ParseImageArg(r, "file=k.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp,feature=+ptx63")
 		fmt.Println(major, imgs[0].File, imgs[0].Image.Kind, imgs[0].Image.OffloadKind, imgs[0].Image.Strings)
 	}
 	// Output:
@@ -55,20 +56,20 @@ func ExamplePackage() {
 		return bytes.NewReader(data), int64(len(data)), nil
 	}
 	var out bytes.Buffer
-	n, err := offload.Package(release.Default(), &out, []string{"file=kernel.cubin,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=cuda"}, open)
+	n, err := offloadbinary.Package(release.Default(), &out, []string{"file=kernel.cubin,triple=nvptx64-nvidia-cuda,arch=sm_90,kind=cuda"}, open)
 	fmt.Println(n, err)
 	// Output:
 	// 152 <nil>
 }
 
 func ExampleReadAll() {
-	f, err := os.Open("testdata/llvm/packager/multi-llvm22.bin")
+	f, err := os.Open("../offload/testdata/llvm/packager/multi-llvm22.bin")
 	if err != nil {
 		panic(err)
 	}
 	defer f.Close()
 	st, _ := f.Stat()
-	bins, err := offload.ReadAll(f, st.Size(), nil)
+	bins, err := offloadbinary.ReadAll(f, st.Size(), nil)
 	if err != nil {
 		panic(err)
 	}

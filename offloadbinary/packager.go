@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -62,7 +63,7 @@ func ParseImageArg(r *release.Release, arg string) ([]PackagerImage, error) {
 		switch k {
 		case "file":
 		case "kind":
-			im.OffloadKind = OffloadKindByName(r, values[k])
+			im.OffloadKind = offload.OffloadKindByName(r, values[k])
 		default:
 			strKeys = append(strKeys, k)
 		}
@@ -78,22 +79,9 @@ func ParseImageArg(r *release.Release, arg string) ([]PackagerImage, error) {
 	for i, f := range files {
 		out[i] = PackagerImage{File: f, Image: im}
 		out[i].Image.Strings = append([]KeyValue(nil), im.Strings...)
-		out[i].Image.Kind = ImageKindFromExtension(extension(f))
+		out[i].Image.Kind = offload.DetectImageKind(nil, f, nil)
 	}
 	return out, nil
-}
-
-// extension is llvm::sys::path::extension without the dot: the part of the last
-// path element after its last '.', unless that element is "." or "..".
-func extension(p string) string {
-	name := p[strings.LastIndexByte(p, '/')+1:]
-	if name == "." || name == ".." {
-		return ""
-	}
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		return name[i+1:]
-	}
-	return ""
 }
 
 // ImageSource opens the file an --image argument names: it returns the file's
@@ -209,7 +197,7 @@ func openImage(r *release.Release, pi PackagerImage, open ImageSource) (ImageDat
 	if _, err := io.ReadFull(rd, head); err != nil {
 		return ImageData{}, closer, err
 	}
-	pi.Image.Kind = DetectImageKind(r, pi.File, head)
+	pi.Image.Kind = offload.DetectImageKind(r, pi.File, head)
 	return ImageData{Image: pi.Image, Data: io.MultiReader(bytes.NewReader(head), rd), Size: size}, closer, nil
 }
 

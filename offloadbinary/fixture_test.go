@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -17,7 +18,7 @@ const shtLLVMOffloading = elf.SectionType(0x6fff4c0b)
 // LLVM made, and the section's flags.
 func offloadingSection(t *testing.T, rel string) ([]byte, elf.SectionFlag) {
 	t.Helper()
-	f, err := elf.Open(filepath.Join("testdata", "llvm", rel))
+	f, err := elf.Open(filepath.Join("..", "offload", "testdata", "llvm", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestRewriteEmbeddedBinaries(t *testing.T) {
 			}
 			linked := checkOneBinary(t, r, wrapped)
 			// The wrapper of 22 writes an empty arch although the input said "generic".
-			im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
+			im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "")
 			got, err := MarshalBinary(r, &im, linked)
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 )
 
 // sharedStringBinary is a version-1 binary of n string entries whose keys
@@ -24,7 +25,7 @@ func sharedStringBinary(n, l int) []byte {
 	le.PutUint64(b[16:], HeaderSize)
 	le.PutUint64(b[24:], ImageEntrySize)
 	e := b[HeaderSize:]
-	le.PutUint16(e[0:], uint16(ImageObject))
+	le.PutUint16(e[0:], uint16(offload.ImageObject))
 	le.PutUint16(e[2:], 1)
 	le.PutUint64(e[8:], 72)
 	le.PutUint64(e[16:], uint64(n))
@@ -49,7 +50,7 @@ func aliasedBinary(image []byte, k int) []byte {
 	le.PutUint64(b[24:], uint64(k))
 	for i := 0; i < k; i++ {
 		e := b[HeaderSizeV3+ImageEntrySize*i:]
-		le.PutUint16(e[0:], uint16(ImageObject))
+		le.PutUint16(e[0:], uint16(offload.ImageObject))
 		le.PutUint16(e[2:], 1)
 		le.PutUint64(e[8:], uint64(HeaderSizeV3+ImageEntrySize*k))
 		le.PutUint64(e[24:], uint64(img))
@@ -114,7 +115,7 @@ func TestOneBudgetForManyReads(t *testing.T) {
 // is inflated only as far as it is read.
 func TestInflationBudgetIsShared(t *testing.T) {
 	r24 := mustRelease(t, 24)
-	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
 	if _, err := WriteCompressedBinary(&one, r24, &im, bytes.NewReader(make([]byte, 4<<20)), 4<<20, Compression{}); err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func (f cutReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // is met reading the image.
 func TestInflateReadErrorIsNotInvalid(t *testing.T) {
 	r24 := mustRelease(t, 24)
-	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	var one bytes.Buffer
 	if _, err := WriteCompressedBinary(&one, r24, &im, bytes.NewReader(bytes.Repeat([]byte("0123456789abcdef"), 1<<16)), 1<<20, Compression{}); err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func unsafeData(s string) *byte { return unsafe.StringData(s) }
 // caller's buffer, inflating again), give the image's bytes.
 func TestInflatedRandomReads(t *testing.T) {
 	r24 := mustRelease(t, 24)
-	im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
+	im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", "generic")
 	img := make([]byte, 6<<20+12345)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range img {

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -45,7 +46,7 @@ func TestWriteBinaryStreamsLargeImage(t *testing.T) {
 		t.Skip("writes 2 GiB")
 	}
 	const size = 2<<30 + 3
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	h := crc32.NewIEEE()
@@ -63,7 +64,7 @@ func TestWriteBinaryStreamsLargeImage(t *testing.T) {
 }
 
 func TestBinaryReaderMatchesWriteBinary(t *testing.T) {
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", ""}}}
 	data := []byte("0123456789abc")
 	want, err := MarshalBinary(release.Default(), &im, data)
 	if err != nil {
@@ -103,7 +104,7 @@ func TestBinariesReaderMatchesWriteBinaries(t *testing.T) {
 		var out []ImageData
 		for i := range n {
 			data := bytes.Repeat([]byte{byte('a' + i)}, 5+7*i)
-			out = append(out, ImageData{Image: Image{Kind: ImageObject, OffloadKind: OffloadOpenMP,
+			out = append(out, ImageData{Image: Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP,
 				Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", fmt.Sprint("a", i)}}}, Data: bytes.NewReader(data), Size: int64(len(data))})
 		}
 		return out

@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/tooltest"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -202,7 +203,7 @@ func batchMatchesObjdump(t *testing.T, objdump string, r *release.Release, dir s
 	var args []string
 	var want strings.Builder
 	for _, c := range cases {
-		im := LinkedImage(OffloadOpenMP, "x86_64-unknown-linux-gnu", fmt.Sprintf("end-of-case-%d", c.n))
+		im := LinkedImage(offload.OffloadOpenMP, "x86_64-unknown-linux-gnu", fmt.Sprintf("end-of-case-%d", c.n))
 		end, err := MarshalBinary(r, &im, []byte("the end of a case"))
 		if err != nil {
 			t.Fatal(err)

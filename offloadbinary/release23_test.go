@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -71,7 +72,7 @@ func TestLLVM23WritesVersion2(t *testing.T) {
 // writes it; and 23 writes no compressed binary.
 func TestLLVM23RefusesVersion3(t *testing.T) {
 	r23, r24 := mustRelease(t, 23), mustRelease(t, 24)
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	plain, err := MarshalBinary(r24, &im, []byte("image"))
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestLLVM23RefusesVersion3(t *testing.T) {
 // another, is read whole by 24 and refused by 23 (zeros where it looks for
 // the magic).
 func TestLLVM23DoesNotAlignAfter(t *testing.T) {
-	im := Image{Kind: ImageObject, OffloadKind: OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
+	im := Image{Kind: offload.ImageObject, OffloadKind: offload.OffloadOpenMP, Strings: []KeyValue{{"triple", "x86_64-unknown-linux-gnu"}, {"arch", "generic"}}}
 	for _, w := range []int{23, 24} {
 		first, err := MarshalBinary(mustRelease(t, w), &im, []byte("image"))
 		if err != nil {

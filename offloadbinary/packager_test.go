@@ -1,4 +1,4 @@
-package offload
+package offloadbinary
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
 
@@ -28,7 +29,7 @@ func memFiles(files map[string][]byte) ImageSource {
 
 func readTestdata(t *testing.T, parts ...string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(append([]string{"testdata", "llvm"}, parts...)...))
+	data, err := os.ReadFile(filepath.Join(append([]string{"..", "offload", "testdata", "llvm"}, parts...)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +146,10 @@ func TestParseImageArgRules(t *testing.T) {
 		for _, c := range []struct {
 			r    *release.Release
 			kind string
-			want OffloadKind
+			want offload.OffloadKind
 		}{
-			{r19, "sycl", OffloadNone}, {r22, "sycl", OffloadSYCL}, {r19, "hip", OffloadHIP},
-			{r19, "cuda,kind=hip", OffloadNone}, {r22, "OpenMP", OffloadNone},
+			{r19, "sycl", offload.OffloadNone}, {r22, "sycl", offload.OffloadSYCL}, {r19, "hip", offload.OffloadHIP},
+			{r19, "cuda,kind=hip", offload.OffloadNone}, {r22, "OpenMP", offload.OffloadNone},
 		} {
 			imgs, err := ParseImageArg(c.r, "file=a,triple=t,kind="+c.kind)
 			if err != nil {
@@ -198,13 +199,13 @@ func TestDetectImageKind(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		head string
-		want ImageKind
+		want offload.ImageKind
 	}{
-		{"a.o", "\x7fELF", ImageObject}, {"a.o", "BC\xc0\xde", ImageBitcode}, {"a.cubin", "\xde\xc0\x17\x0b", ImageBitcode},
-		{"a.cubin", "BC\xc0", ImageCubin}, {"dir.x/a", "", ImageNone}, {"a.fatbin", "", ImageFatbinary},
-		{"a.s", "", ImagePTX}, {"a.spv", "", ImageNone}, {"a.bc", "", ImageBitcode}, {"..", "", ImageNone}, {"-", "", ImageNone},
+		{"a.o", "\x7fELF", offload.ImageObject}, {"a.o", "BC\xc0\xde", offload.ImageBitcode}, {"a.cubin", "\xde\xc0\x17\x0b", offload.ImageBitcode},
+		{"a.cubin", "BC\xc0", offload.ImageCubin}, {"dir.x/a", "", offload.ImageNone}, {"a.fatbin", "", offload.ImageFatbinary},
+		{"a.s", "", offload.ImagePTX}, {"a.spv", "", offload.ImageNone}, {"a.bc", "", offload.ImageBitcode}, {"..", "", offload.ImageNone}, {"-", "", offload.ImageNone},
 	} {
-		if got := DetectImageKind(nil, c.name, []byte(c.head)); got != c.want {
+		if got := offload.DetectImageKind(nil, c.name, []byte(c.head)); got != c.want {
 			t.Errorf("DetectImageKind(%q, %q) = %v, want %v", c.name, c.head, got, c.want)
 		}
 	}
@@ -303,7 +304,7 @@ func TestPackageOneBinary(t *testing.T) {
 		"file=e.s,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=sycl",
 	}
 	files := []string{"a.o", "b.bc", "c.cubin", "d", "e.s"}
-	kinds := []ImageKind{ImageObject, ImageBitcode, ImageBitcode, ImageNone, ImagePTX}
+	kinds := []offload.ImageKind{offload.ImageObject, offload.ImageBitcode, offload.ImageBitcode, offload.ImageNone, offload.ImagePTX}
 	var plain bytes.Buffer
 	n, err := Package(r24, &plain, args, fsys.open)
 	if err != nil || n != int64(plain.Len()) {
