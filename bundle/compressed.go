@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/internal/ferr"
@@ -177,7 +176,7 @@ func (c *Compressed) uncompressedSizeOffset() int64 {
 // UncompressedSize. It decompresses in the goroutine that reads and starts
 // none, so a reader left half read holds nothing but memory. Reading more
 // than UncompressedSize bytes gives [goffload.ErrLimit], data that does not
-// decompress [ErrCorrupt] or [goffload.ErrTruncated], a zstd frame that needs a
+// decompress [goffload.ErrInvalid] or [goffload.ErrTruncated], a zstd frame that needs a
 // dictionary [goffload.ErrUnsupported], each in a [*goffload.FormatError] with the offset in
 // the input: of the field for a frame header, else how far the input had
 // been read (zstd reads a block whole before decoding it). A zstd frame
@@ -250,9 +249,7 @@ func (d *decompressor) zlibErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return fieldErr(d.zsrc.off, "zlib stream cut short", nil, goffload.ErrTruncated)
 	}
-	// The zlib package's messages start with its name, which Field says.
-	why := strings.TrimPrefix(err.Error(), "zlib: ")
-	return fieldErr(d.zsrc.off, "zlib stream", nil, fmt.Errorf("%w: %s", ErrCorrupt, why))
+	return fieldErr(d.zsrc.off, "zlib stream", nil, fmt.Errorf("%w: %w", errCorrupt, err))
 }
 
 // countingReader counts the bytes read through it, for error offsets.

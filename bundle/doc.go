@@ -143,7 +143,8 @@
 // [goffload.ErrLimit] before the entries or the ID are read. Bad input gives an error, a [*goffload.FormatError]
 // saying what is wrong at which byte and matching [ErrNotBundle],
 // [ErrCompressed], [goffload.ErrInvalid], [goffload.ErrTruncated], [goffload.ErrUnsupported],
-// [ErrCorrupt] or [goffload.ErrLimit], never a panic. Read, the compressed
+// or [goffload.ErrLimit], never a panic (compressed data that does not
+// decompress is [goffload.ErrInvalid]). Read, the compressed
 // readers, bundle IDs, bundled objects and device archives are fuzzed
 // (FuzzRead, FuzzZstd, FuzzParseID, FuzzObjectEntries, FuzzDeviceArchive).
 package bundle

@@ -15,8 +15,6 @@ var (
 	// ErrCompressed: [Read] was given a compressed bundle ("CCOB"); see
 	// [ReadCompressed] and [Decompress].
 	ErrCompressed = errors.New("compressed offload bundle")
-	// ErrCorrupt: compressed data that does not decompress.
-	ErrCorrupt = errors.New("corrupt compressed data")
 	// ErrDuplicateID: two inputs of [Write] with the same ID.
 	ErrDuplicateID = errors.New("duplicate bundle entry ID")
 )
@@ -24,3 +22,7 @@ var (
 func formatErr(off int64, field string, val uint64, err error) error {
 	return &goffload.FormatError{Format: "offload bundle", Offset: off, Field: field, Value: val, Err: err}
 }
+
+// errCorrupt is in the FormatError of compressed data that does not
+// decompress, which matches goffload.ErrInvalid as all malformed input.
+var errCorrupt = errors.New("corrupt compressed data")

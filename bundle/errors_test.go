@@ -89,7 +89,7 @@ func TestMalformedBundleGivesFormatErrorOfItsKind(t *testing.T) {
 		{"data inflating past UncompressedSize is over the limit", decompress, ccob(2, MethodZlib, z, n-1, 0), 12, []error{goffload.ErrLimit}},
 		{"zstd window over the limit", decompress, ccob(2, MethodZstd, bigWindow, 1<<30, 0), -2, []error{goffload.ErrLimit}},
 		{"zlib stream cut short", decompress, ccob(2, MethodZlib, z[:len(z)/2], n, 0), -2, []error{goffload.ErrTruncated}},
-		{"zlib stream corrupt", decompress, ccob(2, MethodZlib, append([]byte{0x78, 0x9c, 0xff}, z[3:]...), n, 0), -2, []error{ErrCorrupt}},
+		{"zlib stream corrupt", decompress, ccob(2, MethodZlib, append([]byte{0x78, 0x9c, 0xff}, z[3:]...), n, 0), -2, []error{errCorrupt}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.read(c.in)

@@ -109,7 +109,7 @@ func (z *zstdReader) fail(err error) error {
 			}
 		}
 	}
-	return zstdErr(off, "zstd data", fmt.Errorf("%w: %w", ErrCorrupt, err))
+	return zstdErr(off, "zstd data", fmt.Errorf("%w: %w", errCorrupt, err))
 }
 
 // zstdErr is a goffload.FormatError without a value: the library does not say

@@ -206,19 +206,19 @@ func TestZstdRefuses(t *testing.T) {
 		maxWindow int64
 		want      error
 	}{
-		{"checksum", badSum, DefaultMaxWindow, ErrCorrupt},
+		{"checksum", badSum, DefaultMaxWindow, errCorrupt},
 		{"truncated", checked[:len(checked)/2], DefaultMaxWindow, goffload.ErrTruncated},
 		{"truncated-magic", append(append([]byte{}, checked...), 0x28, 0xb5), DefaultMaxWindow, goffload.ErrTruncated},
-		{"trailing-garbage", append(append([]byte{}, checked...), "garbage"...), DefaultMaxWindow, ErrCorrupt},
+		{"trailing-garbage", append(append([]byte{}, checked...), "garbage"...), DefaultMaxWindow, errCorrupt},
 		{"window-over-limit", streamed, 1 << 20, goffload.ErrLimit},
 		// A single-segment frame declaring 1 GiB: its window is its size.
 		{"single-segment-over-limit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0xe0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0x13, 0x00, 0x00, 'z'}, DefaultMaxWindow, goffload.ErrLimit},
 		// A raw block larger than its frame's 1 KiB window: the library says
 		// "window size exceeded" of it too, but it is corrupt.
-		{"block-over-window", append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x01, 0x40, 0x00}, make([]byte, 2048)...), DefaultMaxWindow, ErrCorrupt},
+		{"block-over-window", append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x01, 0x40, 0x00}, make([]byte, 2048)...), DefaultMaxWindow, errCorrupt},
 		{"dictionary", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x21, 0x07, 0x01, 0x00, 0x00}, DefaultMaxWindow, goffload.ErrUnsupported},
-		{"reserved-bit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x28, 0x00, 0x01, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
-		{"reserved-block", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x07, 0x00, 0x00}, DefaultMaxWindow, ErrCorrupt},
+		{"reserved-bit", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x28, 0x00, 0x01, 0x00, 0x00}, DefaultMaxWindow, errCorrupt},
+		{"reserved-block", []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x07, 0x00, 0x00}, DefaultMaxWindow, errCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := unzstd(c.src, c.maxWindow)

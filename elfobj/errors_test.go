@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/goffload/goffload"
@@ -68,7 +69,21 @@ func TestReadMalformedGivesFormatErrorOfItsKind(t *testing.T) {
 		{"section header table past the end is truncated", obj[:len(obj)-1], nil, 40, goffload.ErrTruncated},
 		{"section data past the end is truncated at its sh_offset", pastEnd, nil, shoff + int64(text.Index)*shdrSize + shdrOffset, goffload.ErrTruncated},
 		{"reader shorter than the size given is truncated", obj, shortReader{obj[:32]}, 32, goffload.ErrTruncated},
-		{"debug/elf's error, its offset kept", patch(obj, 62, 200, 0), nil, 0, nil},
+		// Each rule of debug/elf's NewFile, refused first here at the field
+		// at fault: debug/elf's own offsets are unexported, and its
+		// messages are not parsed for them.
+		{"ELF identification version", patch(obj, 6, 2), nil, 6, nil},
+		{"e_version", patch(obj, 20, 2), nil, 20, nil},
+		{"section headers at offset 0", patch(obj, 40, 0, 0, 0, 0, 0, 0, 0, 0), nil, 60, nil},
+		{"e_shstrndx past the sections", patch(obj, 62, 200, 0), nil, 62, nil},
+		{"section 0 of extended numbering not SHT_NULL", patch(patch(obj, 60, 0, 0), shoff+4, 1), nil, shoff + 4, nil},
+		{"extended section count under SHN_LORESERVE", patch(obj, 60, 0, 0), nil, shoff + 32, nil},
+		{"extended section-name index under SHN_LORESERVE", patch(obj, 62, 0xff, 0xff), nil, shoff + 40, nil},
+		{"negative sh_offset", patch(obj, shoff+int64(text.Index)*shdrSize+shdrOffset+7, 0x80), nil, shoff + int64(text.Index)*shdrSize + shdrOffset, nil},
+		{"negative sh_size", patch(obj, shoff+int64(text.Index)*shdrSize+32+7, 0x80), nil, shoff + int64(text.Index)*shdrSize + 32, nil},
+		{"compressed section without a compression header", patch(obj, shoff+int64(text.Index)*shdrSize+8+1, 0x08), nil, shoff + int64(text.Index)*shdrSize + shdrOffset, goffload.ErrTruncated},
+		{"section-name table not SHT_STRTAB", patch(obj, shoff+int64(f.ShStrNdx)*shdrSize+shdrType, 1), nil, shoff + int64(f.ShStrNdx)*shdrSize + shdrType, nil},
+		{"section name past the name table", patch(obj, shoff+int64(text.Index)*shdrSize, 0xff, 0xff), nil, shoff + int64(text.Index)*shdrSize, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.r
@@ -77,6 +92,9 @@ func TestReadMalformedGivesFormatErrorOfItsKind(t *testing.T) {
 			}
 			_, err := Read(r, int64(len(c.in)))
 			checkFormatError(t, err, c.off, c.is)
+			if err != nil && strings.Contains(err.Error(), "debug/elf") {
+				t.Errorf("%v: refused by debug/elf, not here", err)
+			}
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strconv"
 	"strings"
 
 	"github.com/goffload/goffload"
@@ -191,7 +190,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	// debug/elf copies the name of each section: their bytes, counted for
 	// each section, come out of the file's budget.
 	refs := budget.For(size)
-	names, err := sectionNamesSize(r, size)
+	names, err := checkTables(r, size)
 	if err != nil {
 		return nil, err
 	}
@@ -241,24 +240,16 @@ func newFile(r io.ReaderAt, size int64) (ef *elf.File, err error) {
 	return ef, nil
 }
 
-// debugELFErr turns an error of debug/elf into a FormatError, taking the
-// offset from the message of an *elf.FormatError, which keeps it unexported.
+// debugELFErr turns an error of debug/elf into a FormatError of unknown
+// offset: checkTables checks every rule debug/elf's NewFile refuses a file
+// by, with the offset of the field at fault, so that this is only reached
+// where debug/elf gains a rule.
 func debugELFErr(err error) error {
-	const at = " in record at byte "
-	// The Format says "elf": not again in the message.
-	msg := strings.Replace(strings.TrimPrefix(err.Error(), "elf: "), "invalid ELF ", "invalid ", 1)
-	off := int64(-1)
-	var de *elf.FormatError
-	if i := strings.LastIndex(msg, at); errors.As(err, &de) && i >= 0 {
-		if v, perr := strconv.ParseInt(msg[i+len(at):], 0, 64); perr == nil && v >= 0 {
-			msg, off = msg[:i], v
-		}
-	}
 	sentinel := goffload.ErrInvalid
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		sentinel = goffload.ErrTruncated
 	}
-	return elfErr(off, sentinel, "%s", msg)
+	return elfErr(-1, sentinel, "debug/elf refuses it: %v", err)
 }
 
 // checkHeader checks the ELF64 header's table sizes against the input before

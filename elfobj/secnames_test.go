@@ -13,7 +13,7 @@ import (
 	"github.com/goffload/goffload"
 )
 
-// TestSectionNamesSizeIsWhatDebugELFCopies compares sectionNamesSize with
+// TestSectionNamesSizeIsWhatDebugELFCopies compares checkTables with
 // the names debug/elf reads from LLVM's objects.
 func TestSectionNamesSizeIsWhatDebugELFCopies(t *testing.T) {
 	files, _ := filepath.Glob("../offload/testdata/llvm/host-objects/*.o")
@@ -33,7 +33,7 @@ func TestSectionNamesSizeIsWhatDebugELFCopies(t *testing.T) {
 		for _, s := range ef.Sections {
 			want += uint64(len(s.Name))
 		}
-		if got, err := sectionNamesSize(bytes.NewReader(data), int64(len(data))); err != nil || got != want {
+		if got, err := checkTables(bytes.NewReader(data), int64(len(data))); err != nil || got != want {
 			t.Errorf("%s: %d, %v; debug/elf copies %d", p, got, err, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bundle"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // DeviceArchive returns the device archive of target for the static library
@@ -43,7 +44,7 @@ func DeviceArchive(f *File, target string, opt bundle.ArchiveOptions) (*bundle.D
 			err = d.AddBundle(o.Member, b, data)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, &ferr.InFile{Name: f.Name, Err: err}
 		}
 	}
 	return d, nil

@@ -2,7 +2,6 @@ package fatobj
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/ar"
@@ -139,7 +137,7 @@ func Open(path string, opt *offloadbinary.ReadOptions) (*File, error) {
 	o := &opener{f: f, opt: withBudget(opt), open: true}
 	if err := o.contents(path, filepath.Dir(path), in.Section(), 0, []fs.FileInfo{in.Stat()}, 0, true); err != nil {
 		f.Close()
-		return nil, inFile(path, err)
+		return nil, ferr.Named(path, err)
 	}
 	return f, nil
 }
@@ -155,7 +153,7 @@ func NewFile(name string, r io.ReaderAt, size int64, opt *offloadbinary.ReadOpti
 	f := &File{Name: name, r: sr}
 	o := &opener{f: f, opt: withBudget(opt)}
 	if err := o.contents(name, "", sr, 0, nil, 0, true); err != nil {
-		return nil, inFile(name, err)
+		return nil, ferr.Named(name, err)
 	}
 	return f, nil
 }
@@ -173,15 +171,6 @@ func withBudget(opt *offloadbinary.ReadOptions) *offloadbinary.ReadOptions {
 	}
 	o.Budget = &offloadbinary.Budget{}
 	return o
-}
-
-// inFile names path in err, unless err names it already.
-func inFile(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path || strings.HasPrefix(err.Error(), path+": ") || strings.HasPrefix(err.Error(), path+"(") {
-		return err
-	}
-	return fmt.Errorf("%s: %w", path, err)
 }
 
 // opener opens a File's contents.

@@ -13,6 +13,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/release"
 )
 
@@ -318,7 +319,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 	}
 	syms, err := a.Symbols()
 	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name, err)
+		return &ferr.InFile{Name: f.Name, Err: err}
 	}
 	bySym := map[int][]string{}
 	for _, s := range syms {
@@ -340,7 +341,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		name := fmt.Sprintf("%s(%s)", f.Name, m.Name)
 		sr, err := a.Open(m)
 		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+			return &ferr.InFile{Name: name, Err: err}
 		}
 		nm := ar.NewMember{Name: m.Name, Date: m.Date, UID: m.UID, GID: m.GID, Mode: m.Mode, Data: sr, Symbols: bySym[i]}
 		obj := byOffset[m.DataOffset]
@@ -364,7 +365,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 				err = bw.Flush()
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+				return &ferr.InFile{Name: name, Err: err}
 			}
 			nm.Data = io.NewSectionReader(scratch, end, n)
 			end += n
@@ -377,7 +378,7 @@ func rewriteArchive(w io.Writer, f *File, member func(name string, obj *Object) 
 		}
 	}
 	if err := ar.WriteGNU(w, members); err != nil {
-		return fmt.Errorf("%s: %w", f.Name, err)
+		return &ferr.InFile{Name: f.Name, Err: err}
 	}
 	return nil
 }

@@ -5,10 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/goffload/goffload/linkcache"
 )
 
 // Cache keeps the outputs of a link's slow steps (the device links, and the
@@ -19,7 +18,8 @@ import (
 // can give its own, a remote cache for one.
 //
 // Get returns readers of the outputs stored under key, in the order Put was
-// given them, or an error matching [ErrCacheMiss] if there are none. Every
+// given them, or an error matching [fs.ErrNotExist] if there are none (as
+// [linkcache.ErrMiss] does). Every
 // byte a reader returns must be the stored bytes: a reader that finds
 // otherwise (a checksum that does not match at the end) must return an
 // error other than io.EOF; the link then discards what it read and runs the
@@ -40,10 +40,6 @@ type Cache interface {
 type FileHasher interface {
 	HashFile(path string) (string, error)
 }
-
-// ErrCacheMiss is the error of [Cache.Get] when the cache holds no entry
-// for the key: [linkcache.ErrMiss].
-var ErrCacheMiss = linkcache.ErrMiss
 
 // cached reports whether the link takes s from its cache, or stores it
 // there: a device link, device LTO or code generation, with a cache, and
@@ -95,7 +91,7 @@ func (l *Link) runCached(ctx context.Context, s *Step, run func() error) error {
 func (l *Link) hit(ctx context.Context, c Cache, s *Step, key string) bool {
 	rs, err := c.Get(ctx, key)
 	if err != nil {
-		if !errors.Is(err, ErrCacheMiss) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			l.note("# goffload: cache: %s", quoteArg(err.Error()))
 		}
 		return false

@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
@@ -515,7 +516,7 @@ func (p *planner) gatherWrapper() error {
 			p.lto = p.lto || in.Format == fatobj.FormatBitcode
 			ims, err := p.images(in, path, oi)
 			if err != nil {
-				return inFile(in.Name, err)
+				return ferr.Named(in.Name, err)
 			}
 			for _, d := range ims {
 				files = append(files, &offloadFile{obj: in, img: d, id: targetID{d.im.Triple(), d.im.Arch()}, kind: d.im.OffloadKind,

@@ -10,6 +10,7 @@ import (
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
@@ -69,17 +70,17 @@ func (x *extracted) readLTO() (*ltoSymbols, error) {
 	case bitcode.IsBitcode(head[:n]):
 		syms, err := bitcode.Symbols(x.r, x.r.Size())
 		if err != nil {
-			return nil, inFile(x.from, err)
+			return nil, ferr.Named(x.from, err)
 		}
 		out.bitcode, out.isBC = syms, true
 	case n == 4 && string(head[:]) == "\x7fELF":
 		f, err := elfobj.Read(x.r, x.r.Size())
 		if err != nil {
-			return nil, inFile(x.from, err)
+			return nil, ferr.Named(x.from, err)
 		}
 		syms, err := f.Symbols()
 		if err != nil {
-			return nil, inFile(x.from, err)
+			return nil, ferr.Named(x.from, err)
 		}
 		for _, s := range syms {
 			if s.Index != 0 {

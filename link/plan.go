@@ -22,6 +22,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
+	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/link/internal/ldsym"
 	"github.com/goffload/goffload/offload"
@@ -694,7 +695,7 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 		for oi, in := range ins {
 			ims, err := p.images(in, hi.path, oi)
 			if err != nil {
-				return inFile(in.Name, err)
+				return ferr.Named(in.Name, err)
 			}
 			if in.ELF == nil {
 				if err := p.use(in, ims); err != nil {
@@ -704,11 +705,11 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 			}
 			syms, _, err := p.deviceSymbolsOf(ims)
 			if err != nil {
-				return inFile(in.Name, err)
+				return ferr.Named(in.Name, err)
 			}
 			p.cxx = p.cxx || IsCPlusPlus(in.ELF)
 			if _, err := p.resolver.Add(ldsym.Input{Object: in.ELF, Symbols: syms}); err != nil {
-				return inFile(in.Name, err)
+				return ferr.Named(in.Name, err)
 			}
 			if err := p.use(in, ims); err != nil {
 				return err
@@ -725,16 +726,16 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 		}
 		host, err := ldsym.FileSymbols(in.ELF, "")
 		if err != nil {
-			return inFile(in.Name, err)
+			return ferr.Named(in.Name, err)
 		}
 		ims, err := p.images(in, hi.path, i)
 		if err != nil {
-			return inFile(in.Name, err)
+			return ferr.Named(in.Name, err)
 		}
 		imgs[i] = ims
 		dev, force, err := p.deviceSymbolsOf(ims)
 		if err != nil {
-			return inFile(in.Name, err)
+			return ferr.Named(in.Name, err)
 		}
 		forced[i] = force
 		for _, s := range append(host, dev...) {
@@ -748,7 +749,7 @@ func (p *planner) input(hi hostInput, f *fatobj.File) error {
 	}
 	pulled, err := p.resolver.Add(ldsym.Input{Members: members, WholeArchive: hi.whole})
 	if err != nil {
-		return inFile(hi.path, err)
+		return ferr.Named(hi.path, err)
 	}
 	got := map[int]bool{}
 	for _, i := range pulled {
@@ -780,10 +781,10 @@ func (p *planner) use(in *fatobj.Object, ims []devImage) error {
 		if p.rel == release.Default() {
 			// What the object read once (fatobj reads as the default).
 			if origin, err = in.Origin(); err != nil {
-				return inFile(in.Name, err)
+				return ferr.Named(in.Name, err)
 			}
 		} else if origin, err = entries.Mixing(in.ELF, p.rel); err != nil {
-			return inFile(in.Name, err)
+			return ferr.Named(in.Name, err)
 		}
 		if links := origin.Links(); links != 0 && !links.Has(p.rel.Major) {
 			return fmt.Errorf("%s: %w: made by %s, which the wrapper of %v (from %s) does not link; `goffload check` tells why, `goffload convert --llvm %d` converts it",
@@ -837,7 +838,7 @@ func (p *planner) addTo(id targetID, kind offload.OffloadKind, in *fatobj.Object
 	}
 	name, err := p.tempName(safeName(fmt.Sprintf("%s-%s-%s", stem, d.im.Triple(), d.im.Arch())), "."+safeName(ext))
 	if err != nil {
-		return fmt.Errorf("%s: %w", in.Name, err)
+		return &ferr.InFile{Name: in.Name, Err: err}
 	}
 	t.images = append(t.images, &extracted{from: in.Name, path: name, src: d.ref, r: d.r, feature: feature(d.im)})
 	return nil
@@ -1437,14 +1438,6 @@ func (p *planner) kindsOf() []offload.OffloadKind {
 		}
 	}
 	return ks
-}
-
-// inFile names path in err, unless err names it already.
-func inFile(path string, err error) error {
-	if strings.HasPrefix(err.Error(), path+": ") {
-		return err
-	}
-	return fmt.Errorf("%s: %w", path, err)
 }
 
 // linkExeStep plans the host link of an MSVC host (lld-link's argv) as the

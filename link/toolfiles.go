@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goffload/goffload/internal/digest"
+	"github.com/goffload/goffload/internal/ferr"
 )
 
 // toolFileHash returns the SHA-256 of a file of the tools (a program, a
@@ -412,7 +413,7 @@ func (k *keyer) linkerInput(path string, dirs []string, depth int) error {
 	}
 	files, libs, err := scriptFiles(string(b))
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return &ferr.InFile{Name: path, Err: err}
 	}
 	for _, l := range libs {
 		if err := k.library(l, dirs, depth+1); err != nil {

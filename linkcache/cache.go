@@ -19,9 +19,9 @@ import (
 )
 
 var (
-	// ErrMiss: the cache holds no entry for the key. link.ErrCacheMiss is
-	// this value.
-	ErrMiss = errors.New("not in the cache")
+	// ErrMiss: the cache holds no entry for the key. It matches
+	// fs.ErrNotExist, the miss of any link.Cache.
+	ErrMiss error = missError{}
 	// ErrCorrupt: an entry does not match its manifest (a file cut short,
 	// changed, missing, or not a regular file; a manifest that does not
 	// parse). The entry is removed.
@@ -590,3 +590,9 @@ func (c *Cache) Clear() (int, error) {
 	os.Remove(filepath.Join(c.dir, countsFile))
 	return len(es), nil
 }
+
+// missError is ErrMiss: a miss, which matches fs.ErrNotExist.
+type missError struct{}
+
+func (missError) Error() string        { return "not in the cache" }
+func (missError) Is(target error) bool { return target == fs.ErrNotExist }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -24,7 +25,7 @@ func Example() {
 	}
 	ctx := context.Background()
 	key := strings.Repeat("ab", 32) // link.(*Link).StepKey makes them
-	if _, err := c.Get(ctx, key); errors.Is(err, link.ErrCacheMiss) {
+	if _, err := c.Get(ctx, key); errors.Is(err, fs.ErrNotExist) {
 		fmt.Println("miss")
 	}
 	if err := c.Put(ctx, key, []io.Reader{strings.NewReader("code object")}); err != nil {

@@ -172,7 +172,7 @@ func TestOpenMPRefusesTheOtherForm(t *testing.T) {
 		{"raw image in 19", Options{Release: r19, Triple: x86}, []Binary{raw}, fs.ErrInvalid},
 		{"OffloadBinary in 14", Options{Release: lookupRelease(t, 14), Triple: x86}, []Binary{raw, bin}, fs.ErrInvalid},
 		{"raw image holding an OffloadBinary in 14", Options{Release: lookupRelease(t, 14), Triple: x86},
-			[]Binary{RawImage(io.NewSectionReader(bytes.NewReader(ob), 0, int64(len(ob))))}, fs.ErrInvalid},
+			[]Binary{RawImage(io.NewSectionReader(bytes.NewReader(ob), 0, int64(len(ob))))}, goffload.ErrInvalid},
 		{"suffix in 14", Options{Release: lookupRelease(t, 14), Triple: x86, Suffix: "_x"}, []Binary{raw}, goffload.ErrUnsupported},
 		{"relocatable 14", Options{Release: lookupRelease(t, 14), Triple: x86, Relocatable: true}, []Binary{raw}, goffload.ErrUnsupported},
 		{"riscv64 in 14", Options{Release: lookupRelease(t, 14), Triple: "riscv64-unknown-linux-gnu"}, []Binary{raw}, goffload.ErrUnsupported},

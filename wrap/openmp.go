@@ -287,7 +287,7 @@ func checkForm(r *release.Release, bin Binary) error {
 		return nil
 	}
 	if n, _ := bin.Data.ReadAt(head[:], 0); n == len(head) && head == offloadbinary.Magic {
-		return fmt.Errorf("an OffloadBinary (magic %x), where %v embeds the device image itself: extract it first: %w", head, r, fs.ErrInvalid)
+		return fmt.Errorf("an OffloadBinary (magic %x), where %v embeds the device image itself: extract it first: %w", head, r, goffload.ErrInvalid)
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func (im *SYCLImage) Names() []string {
 // rel's wrapSYCLBinaries takes from the buffer it is given. Each image's
 // bytes are a section of r (of the inflated binary, for a compressed one).
 // An image of another offload kind is refused with an error matching
-// fs.ErrInvalid: clang-linker-wrapper hands the SYCL wrapper SYCL images
+// goffload.ErrInvalid: clang-linker-wrapper hands the SYCL wrapper SYCL images
 // only; a release [SYCL] refuses, with its error (goffload.ErrUnsupported).
 func SYCLImages(rel *release.Release, r io.ReaderAt, size int64) ([]SYCLImage, error) {
 	if rel == nil {
@@ -97,7 +97,7 @@ func SYCLImages(rel *release.Release, r io.ReaderAt, size int64) ([]SYCLImage, e
 			im := &b.Images[i]
 			if im.OffloadKind != offload.OffloadSYCL {
 				return nil, fmt.Errorf("wrap: binary at %#x: image %d is for %v (offload kind %d), not sycl: %w",
-					b.Offset, i, im.OffloadKind, im.OffloadKindCode, fs.ErrInvalid)
+					b.Offset, i, im.OffloadKind, im.OffloadKindCode, goffload.ErrInvalid)
 			}
 			rd, err := b.Open(i)
 			if err != nil {

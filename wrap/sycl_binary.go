@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"io"
-	"io/fs"
 
 	"github.com/goffload/goffload"
 	"github.com/goffload/goffload/elfobj"
@@ -51,7 +50,7 @@ const (
 // binary, every image of it a SYCL image: the runtime (libsycl's
 // registerFatBin) parses one binary from the pointer it is given and
 // refuses images of another kind. A bad buffer gives an error matching
-// goffload.ErrInvalid or fs.ErrInvalid. The object streams the binary from r
+// goffload.ErrInvalid. The object streams the binary from r
 // when it is written; r must stay readable until then.
 //
 // A release of another form is refused with an error matching
@@ -108,17 +107,17 @@ func checkSYCLBinary(rel *release.Release, r io.ReaderAt, size int64) error {
 	}
 	switch len(all) {
 	case 0:
-		return fmt.Errorf("wrap: SYCL binary: empty: %w", fs.ErrInvalid)
+		return fmt.Errorf("wrap: SYCL binary: empty: %w", goffload.ErrInvalid)
 	case 1:
 	default:
 		return fmt.Errorf("wrap: SYCL binary: %d OffloadBinaries one after another, where the SYCL runtime reads one (the one clang-sycl-linker writes): %w",
-			len(all), fs.ErrInvalid)
+			len(all), goffload.ErrInvalid)
 	}
 	b := all[0]
 	for i := range b.Images {
 		if im := &b.Images[i]; im.OffloadKind != offload.OffloadSYCL {
 			return fmt.Errorf("wrap: SYCL binary: image %d is for %v (offload kind %d), not sycl: %w",
-				i, im.OffloadKind, im.OffloadKindCode, fs.ErrInvalid)
+				i, im.OffloadKind, im.OffloadKindCode, goffload.ErrInvalid)
 		}
 	}
 	return nil

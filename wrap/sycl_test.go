@@ -304,8 +304,8 @@ func TestSYCLImagesReads(t *testing.T) {
 		}
 	}
 	omp := one(offload.OffloadOpenMP, "x")
-	if _, err := SYCLImages(r, bytes.NewReader(omp), int64(len(omp))); !errors.Is(err, fs.ErrInvalid) {
-		t.Errorf("an OpenMP image: %v, want fs.ErrInvalid", err)
+	if _, err := SYCLImages(r, bytes.NewReader(omp), int64(len(omp))); !errors.Is(err, goffload.ErrInvalid) {
+		t.Errorf("an OpenMP image: %v, want goffload.ErrInvalid", err)
 	}
 	v3, err := offloadbinary.MarshalBinary(lookupRelease(t, 24), &offloadbinary.Image{OffloadKind: offload.OffloadSYCL}, []byte("x"))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"os"
 	"strings"
@@ -49,7 +50,7 @@ func (c *memCache) Get(_ context.Context, key string) ([]io.ReadCloser, error) {
 	defer c.mu.Unlock()
 	outs, ok := c.m[key]
 	if !ok {
-		return nil, link.ErrCacheMiss
+		return nil, fs.ErrNotExist
 	}
 	c.hits++
 	var rs []io.ReadCloser

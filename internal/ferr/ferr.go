@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/goffload/goffload"
 )
@@ -40,4 +41,29 @@ func Rebase(err error, base int64) error {
 		fe.Offset += base
 	}
 	return err
+}
+
+// InFile is an error of the file (or archive member, "lib.a(m.o)") Name:
+// "Name: Err". The readers name a file with it, so that a caller further up
+// tells from its type, not its message, that the file is named already.
+type InFile struct {
+	Name string
+	Err  error
+}
+
+func (e *InFile) Error() string { return e.Name + ": " + e.Err.Error() }
+func (e *InFile) Unwrap() error { return e.Err }
+
+// Named returns err naming path: err itself where it is an InFile of path
+// or of one of its archive's members ("path(member)"), or a *fs.PathError
+// of path; else an InFile of path wrapping err.
+func Named(path string, err error) error {
+	if in, ok := err.(*InFile); ok && (in.Name == path || strings.HasPrefix(in.Name, path+"(")) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return err
+	}
+	return &InFile{Name: path, Err: err}
 }

@@ -136,11 +136,11 @@ func (e *expansion) expand(args []string) error {
 		}
 		for _, s := range e.stack {
 			if os.SameFile(s.info, src.info) {
-				return e.errorf(fmt.Errorf("response file %s: recursive expansion of %s: %w", e.stack[len(e.stack)-1].path, s.path, goffload.ErrInvalid))
+				return e.errorf(&fileError{e.stack[len(e.stack)-1].path, fmt.Errorf("recursive expansion of %s: %w", s.path, goffload.ErrInvalid)})
 			}
 		}
 		if len(e.stack) == MaxDepth {
-			return e.errorf(fmt.Errorf("response file %s: response files nested more than %d deep: %w", src.path, MaxDepth, goffload.ErrLimit))
+			return e.errorf(&fileError{src.path, fmt.Errorf("response files nested more than %d deep: %w", MaxDepth, goffload.ErrLimit)})
 		}
 		if len(e.stack) == 0 {
 			e.last = src.path
@@ -158,22 +158,22 @@ func (e *expansion) expand(args []string) error {
 // overLimit is the error of an expansion past its bound: it names the file
 // being expanded, or the last one expanded.
 func (e *expansion) overLimit() error {
-	where := "response file " + e.last
+	where := e.last
 	if n := len(e.stack); n > 0 {
-		where = "response file " + e.stack[n-1].path
+		where = e.stack[n-1].path
 	}
-	return e.errorf(fmt.Errorf("%s: expansion past %d bytes (%d times the %d bytes of the command line and its response files, plus %d): %w",
-		where, budget.LinearInt(e.input), Factor, e.input, Allowance, goffload.ErrLimit))
+	return e.errorf(&fileError{where, fmt.Errorf("expansion past %d bytes (%d times the %d bytes of the command line and its response files, plus %d): %w",
+		budget.LinearInt(e.input), Factor, e.input, Allowance, goffload.ErrLimit)})
 }
 
 // errorf names, before err (which names the file at fault), the response
 // file of the command line being expanded when the fault is in a file it
 // names: "response file ROOT: response file LEAF: ...".
 func (e *expansion) errorf(err error) error {
-	if len(e.stack) == 0 || strings.HasPrefix(err.Error(), "response file "+e.stack[0].path+": ") {
+	if fe, ok := err.(*fileError); len(e.stack) == 0 || ok && fe.path == e.stack[0].path {
 		return err
 	}
-	return fmt.Errorf("response file %s: %w", e.stack[0].path, err)
+	return &fileError{e.stack[0].path, err}
 }
 
 // source returns the response file name, read, or nil if there is no such
@@ -197,7 +197,7 @@ func (e *expansion) source(name string) (*source, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("response file %s: %w", path, pathErr(err))
+		return nil, &fileError{path, pathErr(err)}
 	}
 	defer f.Close()
 	key := keyOf(path, f.Stat())
@@ -206,15 +206,15 @@ func (e *expansion) source(name string) (*source, error) {
 		return s, nil
 	}
 	if f.Size() > MaxFileSize {
-		return nil, fmt.Errorf("response file %s: %d bytes, more than %d: %w", path, f.Size(), MaxFileSize, goffload.ErrLimit)
+		return nil, &fileError{path, fmt.Errorf("%d bytes, more than %d: %w", f.Size(), MaxFileSize, goffload.ErrLimit)}
 	}
 	data := make([]byte, f.Size())
 	if _, err := io.ReadFull(f.Section(), data); err != nil {
-		return nil, fmt.Errorf("response file %s: %w", path, pathErr(err))
+		return nil, &fileError{path, pathErr(err)}
 	}
 	text, err := decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("response file %s: %w", path, err)
+		return nil, &fileError{path, err}
 	}
 	s := &source{path: path, info: f.Stat(), args: Tokenize(text)}
 	e.input += int64(len(data))
@@ -224,6 +224,16 @@ func (e *expansion) source(name string) (*source, error) {
 
 // pathErr drops the path from err when it is a *fs.PathError: the message
 // names the file already.
+// fileError is an error of the response file path: "response file PATH:
+// ERR".
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string { return "response file " + e.path + ": " + e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
+
 func pathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
