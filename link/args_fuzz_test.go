@@ -2,6 +2,7 @@ package link
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -31,11 +32,11 @@ func FuzzWrapperArgs(f *testing.F) {
 		var err error
 		got := tooltest.Allocated(func() {
 			if o, err = ParseWrapperArgs(argv); err == nil {
-				scanLD(o.LinkerArgs, nil)
+				scanLD(o.LinkerArgs, nil, os.Stat)
 				driverToLD(argv)
 				// An MSVC host's lld-link argv, as the wrapper and lld-link
 				// read it.
-				scanLinkExe(o.LinkerArgs)
+				scanLinkExe(o.LinkerArgs, os.Stat)
 				wrapperArgs(o.LinkerArgs, true)
 				wrapperOutput(o.LinkerArgs, true, true)
 				wrapperLinkExeArgs(o.LinkerArgs, []string{"w.o"})

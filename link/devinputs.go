@@ -4,7 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +14,6 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/offload"
-	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
 )
 
@@ -131,13 +130,13 @@ func wrapperArgs(args []string, exeOptions bool) (list []wrapperArg, dirs []stri
 // turn, libNAME.so then libNAME.a (-l:FILE: FILE); a folder prefixed with
 // "=" is under the sysroot. Release 15 gives up at a folder holding
 // libNAME.so. It returns "" when nothing is found.
-func searchLibrary(name, sysroot string, dirs []string, rule release.ArchiveRule) string {
+func searchLibrary(name, sysroot string, dirs []string, rule release.ArchiveRule, stat func(string) (fs.FileInfo, error)) string {
 	find := func(dir, file string) (string, bool) {
 		if d, ok := strings.CutPrefix(dir, "="); ok {
 			dir = filepath.Join(sysroot, d)
 		}
 		p := filepath.Join(dir, file)
-		_, err := os.Stat(p)
+		_, err := stat(p)
 		return p, err == nil
 	}
 	if exact, ok := strings.CutPrefix(name, ":"); ok {
@@ -482,28 +481,27 @@ func (p *planner) gatherWrapper() error {
 		}
 		path := a.path
 		if a.lib != "" {
-			if path = searchLibrary(a.lib, sysroot, dirs, rule); path == "" {
+			if path = searchLibrary(a.lib, sysroot, dirs, rule, p.src.stat); path == "" {
 				if rule == release.ArchiveUsedTargets || p.opt.Driver {
 					continue // 15 goes on; a driver's own folders hold no device code
 				}
 				return fmt.Errorf("%w -l%s", errNoLibrary, a.lib)
 			}
 		}
-		if p.linkExe && strings.HasPrefix(path, "/") && !regularFile(path) {
+		if p.linkExe && strings.HasPrefix(path, "/") && !p.src.regular(path) {
 			// An option of lld-link's (/Brepro), which the wrapper's table
 			// reads as an input and then skips: there is no such file.
 			continue
 		}
 		// A file that is missing or no file is an error here (the wrapper
 		// leaves it to the host linker).
-		f, err := fatobj.Open(path, &offloadbinary.ReadOptions{Release: p.rel})
-		if errors.Is(err, goffload.ErrInvalid) && linkerScript(path) {
+		f, err := p.src.open(path, p.rel)
+		if errors.Is(err, goffload.ErrInvalid) && linkerScriptHead(p.src.head(path)) {
 			continue // the host linker's: no device code
 		}
 		if err != nil {
 			return err
 		}
-		p.files = append(p.files, f)
 		archive := f.Format == fatobj.FormatArchive || f.Format == fatobj.FormatThinArchive
 		if !archive && len(f.Objects) == 1 && f.Objects[0].ELF != nil && f.Objects[0].ELF.Type == elf.ET_DYN {
 			// A shared library (or a PIE program): the wrapper takes no
@@ -576,10 +574,4 @@ func (p *planner) gatherWrapper() error {
 		}
 	}
 	return nil
-}
-
-// regularFile reports whether path names a regular file.
-func regularFile(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

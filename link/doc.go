@@ -20,6 +20,13 @@
 // llvm-lto2 with the symbol resolutions that wrapper gives its LTO, and
 // gets the same object, or (--embed-bitcode) registers the same bitcode.
 //
+// Planning is separate from reading: [Open] reads what a plan reads (the
+// inputs, the libraries -l finds, the release's tools) into [Inputs], and
+// [PlanInputs] plans from them alone, reading nothing else, in time linear
+// in the inputs; a caller holding its files in memory gives them with
+// [Inputs.AddFile] and its tools with [Inputs.AddTool]. [Plan] is both at
+// once.
+//
 // With [Options.Cache] the device links are taken from a cache when nothing
 // they read changed ([Link.StepKey]; docs/cache.md): [linkcache] is the
 // local one, and a build system may give its own.

@@ -1,7 +1,9 @@
 package link_test
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,4 +33,30 @@ func ExamplePlan() {
 	// wrap openmp goffload [tmp/prog.openmp.image.wrapper.o]
 	// host-link  cc [prog]
 	// goffload step extract --llvm 22 --input ../offload/testdata/llvm/host-objects/openmp-x86-llvm22.o 0:0=tmp/openmp-x86-llvm22-x86_64-unknown-linux-gnu-generic.o
+}
+
+// Plan from a file the caller holds in memory and a tool it has resolved:
+// PlanInputs reads nothing else (the object's path need not exist).
+func ExamplePlanInputs() {
+	data, err := os.ReadFile(filepath.Join("..", "offload", "testdata", "llvm", "host-objects", "openmp-x86-llvm22.o"))
+	if err != nil {
+		panic(err)
+	}
+	in := link.NewInputs()
+	defer in.Close()
+	in.AddFile("k.o", bytes.NewReader(data), int64(len(data)))
+	in.AddTool("clang-22", "/opt/llvm-22/bin/clang")
+	r, _ := release.Lookup(22)
+	l, err := link.PlanInputs(&link.Options{Release: r, Driver: true, TempDir: "tmp", LinkerArgs: []string{"-o", "prog", "k.o"}}, in)
+	if err != nil {
+		panic(err)
+	}
+	for _, s := range l.Steps {
+		fmt.Println(s.Kind, s.Tool, s.Inputs)
+	}
+	// Output:
+	// extract goffload [k.o]
+	// device-link /opt/llvm-22/bin/clang [tmp/k-x86_64-unknown-linux-gnu-generic.o]
+	// wrap goffload [tmp/prog.x86_64..img]
+	// host-link cc [tmp/prog.openmp.image.wrapper.o k.o]
 }

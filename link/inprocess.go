@@ -3,7 +3,6 @@ package link
 import (
 	"debug/elf"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
-	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
 )
@@ -333,12 +331,10 @@ func (p *planner) bitcodeLibraries() error {
 		if !ok || !ok2 || !ok3 || path == "" || triple == "" || kind == offload.OffloadNone {
 			return fmt.Errorf("%w: --bitcode-library=%s: not KIND-TRIPLE-ARCH=FILE", ErrUsage, lib)
 		}
-		f, err := infile.Open(path)
+		r, err := p.src.openData(path)
 		if err != nil {
 			return fmt.Errorf("--bitcode-library: %w", err)
 		}
-		p.others = append(p.others, f)
-		r := io.NewSectionReader(f, 0, f.Size())
 		var head [4]byte
 		if n, _ := r.ReadAt(head[:], 0); !bitcode.IsBitcode(head[:n]) {
 			return fmt.Errorf("%w: --bitcode-library=%s: %s is no LLVM bitcode", goffload.ErrInvalid, lib, path)

@@ -2,7 +2,7 @@ package link
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,7 +56,7 @@ type ldState struct{ whole, static bool }
 // scanLD reads a host linker's argv (ld's options). missing is called for
 // a library -lNAME found in none of the -L folders; it returns the error to
 // stop with, or nil to go on without it.
-func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
+func scanLD(args []string, missing func(lib string) error, stat func(string) (fs.FileInfo, error)) (*hostLink, error) {
 	h := &hostLink{outputIndex: -1, firstInput: -1}
 	// Every -L applies to every -l, wherever they are.
 	for i := 0; i < len(args); i++ {
@@ -100,15 +100,15 @@ func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := h.library(v, st, missing); err != nil {
+			if err := h.library(v, st, missing, stat); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(a, "--library="):
-			if err := h.library(a[len("--library="):], st, missing); err != nil {
+			if err := h.library(a[len("--library="):], st, missing, stat); err != nil {
 				return nil, err
 			}
 		case strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
-			if err := h.library(a[2:], st, missing); err != nil {
+			if err := h.library(a[2:], st, missing, stat); err != nil {
 				return nil, err
 			}
 		case a == "-dynamic-linker" || a == "--dynamic-linker" || a == "-I":
@@ -164,7 +164,7 @@ func scanLD(args []string, missing func(lib string) error) (*hostLink, error) {
 // libNAME.a, in each folder in turn (only .a after -Bstatic); -l:FILE names
 // the file. A shared library carries no device code to link: it is found,
 // and left out.
-func (h *hostLink) library(name string, st ldState, missing func(string) error) error {
+func (h *hostLink) library(name string, st ldState, missing func(string) error, stat func(string) (fs.FileInfo, error)) error {
 	candidates := []string{"lib" + name + ".so", "lib" + name + ".a"}
 	if st.static {
 		candidates = candidates[1:]
@@ -175,7 +175,7 @@ func (h *hostLink) library(name string, st ldState, missing func(string) error) 
 	for _, d := range h.dirs {
 		for _, c := range candidates {
 			p := filepath.Join(d, c)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			if fi, err := stat(p); err == nil && fi.Mode().IsRegular() {
 				if strings.HasSuffix(c, ".a") {
 					h.inputs = append(h.inputs, hostInput{path: p, arg: "-l" + name, whole: st.whole})
 				}
@@ -426,14 +426,14 @@ func wrapperLinkExeArgs(args, files []string) []string {
 // existing file is an input (lld-link's rule for what matches none of its
 // options; goffload knows lld-link's options by that test only). Inputs
 // that are not found are left out: lld-link reports them.
-func scanLinkExe(args []string) *hostLink {
+func scanLinkExe(args []string, stat func(string) (fs.FileInfo, error)) *hostLink {
 	h := &hostLink{outputIndex: -1, firstInput: -1}
 	option := func(a string) (name, value string, ok bool) {
 		if len(a) < 2 || a[0] != '/' && a[0] != '-' {
 			return "", "", false
 		}
 		if a[0] == '/' {
-			if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() {
+			if fi, err := stat(a); err == nil && fi.Mode().IsRegular() {
 				return "", "", false
 			}
 		}
@@ -451,7 +451,7 @@ func scanLinkExe(args []string) *hostLink {
 	// '.', with .obj.
 	find := func(name string) (string, bool) {
 		exists := func(p string) bool {
-			fi, err := os.Stat(p)
+			fi, err := stat(p)
 			return err == nil && fi.Mode().IsRegular()
 		}
 		if strings.ContainsAny(name, `/\`) {

@@ -94,7 +94,7 @@ func TestScanLD(t *testing.T) {
 	args := []string{"-m", "elf_x86_64", "-o", "out", "x.o", "-la", "--whole-archive", "-lb", "--no-whole-archive",
 		"--push-state", "-Bstatic", "--whole-archive", "-l", "b", "--pop-state", "-lc", "-l:exact.a", "-rpath", "/r", "-L" + dir,
 		"-dynamic-linker", "/lib/ld.so", "y.o"}
-	h, err := scanLD(args, func(lib string) error { return errors.New("missing " + lib) })
+	h, err := scanLD(args, func(lib string) error { return errors.New("missing " + lib) }, os.Stat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +115,13 @@ func TestScanLD(t *testing.T) {
 	if h.output != "out" || h.firstInput != 4 || h.emulation != "elf_x86_64" || h.dynLinker != "/lib/ld.so" {
 		t.Errorf("%+v", h)
 	}
-	if _, err := scanLD([]string{"-lnone", "-L" + dir}, func(lib string) error { return errors.New("missing " + lib) }); err == nil || err.Error() != "missing none" {
+	if _, err := scanLD([]string{"-lnone", "-L" + dir}, func(lib string) error { return errors.New("missing " + lib) }, os.Stat); err == nil || err.Error() != "missing none" {
 		t.Errorf("a missing library: %v", err)
 	}
-	if _, err := scanLD([]string{"--pop-state"}, nil); !errors.Is(err, ErrUsage) {
+	if _, err := scanLD([]string{"--pop-state"}, nil, os.Stat); !errors.Is(err, ErrUsage) {
 		t.Errorf("--pop-state alone: %v", err)
 	}
-	if _, err := scanLD([]string{"x.o", "-o"}, nil); !errors.Is(err, ErrUsage) {
+	if _, err := scanLD([]string{"x.o", "-o"}, nil, os.Stat); !errors.Is(err, ErrUsage) {
 		t.Errorf("-o without a value: %v", err)
 	}
 }

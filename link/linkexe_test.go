@@ -108,7 +108,7 @@ func TestLinkExeArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chdir(cwd)
-	h := scanLinkExe([]string{"k", "m.o", "-DefaultLib:libx", "-defaultlib:nowhere", "/Brepro", "-libpath:" + sub, "missing.o", "-dll"})
+	h := scanLinkExe([]string{"k", "m.o", "-DefaultLib:libx", "-defaultlib:nowhere", "/Brepro", "-libpath:" + sub, "missing.o", "-dll"}, os.Stat)
 	var paths []string
 	for _, in := range h.inputs {
 		paths = append(paths, in.path)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,7 +22,6 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
-	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/link/internal/ldsym"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
@@ -223,8 +221,7 @@ type planner struct {
 	cxx      bool // an input is C++
 	lto      bool // an input is LLVM bitcode: the host link needs the LTO plugin
 	resolver *ldsym.Resolver
-	files    []*fatobj.File // the opened inputs, closed when Plan returns
-	others   []io.Closer    // other files Plan read (--bitcode-library), closed with them
+	src      *Inputs // what the plan reads: files and tools
 }
 
 // Plan reads the inputs of the link that o describes, chooses the release,
@@ -232,8 +229,32 @@ type planner struct {
 // and the members of static libraries by the release's rule:
 // docs/releases.md#archive-members; for 13 and 14, the members the host
 // link pulls, as ld pulls them) and returns the steps. It only reads: it
-// makes no file or folder and holds nothing open when it returns.
+// makes no file or folder and holds nothing open when it returns. It is
+// [Open] and [PlanInputs] in one, reading the world once.
 func Plan(o *Options) (*Link, error) {
+	in := NewInputs()
+	in.live = true
+	defer in.Close()
+	return plan(o, in)
+}
+
+// PlanInputs plans the link of o as [Plan] does, from in alone: the files
+// it holds, opened or given, and the tools it names; it reads nothing
+// else, makes no file, and takes time linear in its inputs. A path in
+// does not hold does not exist for it, a program it does not name is not
+// on $PATH. The files stay in's: close in when its plans are done.
+func PlanInputs(o *Options, in *Inputs) (*Link, error) {
+	if in == nil {
+		return nil, fmt.Errorf("%w: PlanInputs: no Inputs", ErrUsage)
+	}
+	live := in.live
+	in.live = false
+	defer func() { in.live = live }()
+	return plan(o, in)
+}
+
+// plan plans the link of o, reading what it reads through in.
+func plan(o *Options, in *Inputs) (*Link, error) {
 	opt := *o
 	if opt.HostTriple == "" {
 		opt.HostTriple = wrap.DefaultTriple
@@ -247,7 +268,7 @@ func Plan(o *Options) (*Link, error) {
 	if opt.Language != "" && opt.Language != "c" && opt.Language != "c++" {
 		return nil, fmt.Errorf("%w: language %q: want c or c++", ErrUsage, opt.Language)
 	}
-	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}, next: map[string]int{}}
+	p := &planner{l: &Link{opt: &opt}, opt: &opt, byKey: map[string]*target{}, names: map[string]bool{}, next: map[string]int{}, src: in}
 	p.ldArgs = opt.LinkerArgs
 	if opt.Driver {
 		p.ldArgs, _ = driverToLD(opt.LinkerArgs)
@@ -267,13 +288,13 @@ func Plan(o *Options) (*Link, error) {
 	p.linkExe = linkExeStyle(opt.HostTriple) && !opt.Driver
 	var h *hostLink
 	if p.linkExe {
-		h = scanLinkExe(p.ldArgs)
+		h = scanLinkExe(p.ldArgs, in.stat)
 		if h.output == "" {
 			h.output = "a.exe"
 		}
 	} else {
 		var err error
-		if h, err = scanLD(p.ldArgs, missing); err != nil {
+		if h, err = scanLD(p.ldArgs, missing, in.stat); err != nil {
 			return nil, err
 		}
 	}
@@ -302,14 +323,6 @@ func Plan(o *Options) (*Link, error) {
 		}
 		p.l.TempDir, p.l.ownTmp = filepath.Join(os.TempDir(), "goffload-link-"+hex.EncodeToString(b[:])), true
 	}
-	defer func() {
-		for _, f := range p.files {
-			f.Close()
-		}
-		for _, f := range p.others {
-			f.Close()
-		}
-	}()
 	if err := p.gather(); err != nil {
 		return nil, err
 	}
@@ -362,17 +375,16 @@ func (p *planner) gather() error {
 		f  *fatobj.File
 	}
 	var all []opened
-	openAll := func(opt *offloadbinary.ReadOptions) error {
+	openAll := func(rel *release.Release) error {
 		all = all[:0]
 		for _, hi := range p.host.inputs {
-			f, err := fatobj.Open(hi.path, opt)
-			if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
+			f, err := p.src.open(hi.path, rel)
+			if errors.Is(err, goffload.ErrInvalid) && linkerScriptHead(p.src.head(hi.path)) {
 				continue // the host linker's: no device code
 			}
 			if err != nil {
 				return err
 			}
-			p.files = append(p.files, f)
 			all = append(all, opened{hi, f})
 		}
 		return nil
@@ -382,15 +394,14 @@ func (p *planner) gather() error {
 		// are not read for this); the inputs are then read again as that
 		// release reads them.
 		for _, hi := range p.host.inputs {
-			f, err := fatobj.Open(hi.path, nil)
-			if errors.Is(err, goffload.ErrInvalid) && linkerScript(hi.path) {
+			f, err := p.src.open(hi.path, nil)
+			if errors.Is(err, goffload.ErrInvalid) && linkerScriptHead(p.src.head(hi.path)) {
 				continue // the host linker's: no device code
 			}
 			if err != nil {
 				return err
 			}
 			p.rel, p.relFrom = fileRelease(f)
-			f.Close()
 			if p.rel != nil {
 				break
 			}
@@ -405,7 +416,7 @@ func (p *planner) gather() error {
 			return err
 		}
 	} else {
-		if err := openAll(&offloadbinary.ReadOptions{Release: p.rel}); err != nil {
+		if err := openAll(p.rel); err != nil {
 			return err
 		}
 		for _, a := range all {
@@ -432,12 +443,11 @@ func (p *planner) overrides() error {
 	}
 	p.targets, p.byKey = nil, map[string]*target{}
 	for _, ov := range p.opt.OverrideImages {
-		f, err := infile.Open(ov.File) // a regular file: no FIFO to block on
+		r, err := p.src.openData(ov.File) // a regular file: no FIFO to block on
 		if err != nil {
 			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
 		}
-		h, err := elfobj.ReadHeader(f.Section())
-		f.Close()
+		h, err := elfobj.ReadHeader(r)
 		if err != nil {
 			return fmt.Errorf("--override-image=%v=%s: %w", ov.Kind, ov.File, err)
 		}
@@ -491,9 +501,14 @@ func linkerScript(path string) bool {
 		return false
 	}
 	defer f.Close()
-	b := make([]byte, 4096)
+	b := make([]byte, headBytes)
 	n, _ := io.ReadFull(f, b)
-	b = b[:n]
+	return linkerScriptHead(b[:n])
+}
+
+// linkerScriptHead is linkerScript of a file that starts with b (its first
+// headBytes, or all of it).
+func linkerScriptHead(b []byte) bool {
 	for _, magic := range []string{"!<arch>\n", "!<thin>\n", "\x7fELF", string(offloadbinary.Magic[:])} {
 		if bytes.HasPrefix(b, []byte(magic)) {
 			return false // a broken object or archive
@@ -910,11 +925,11 @@ func (p *planner) findClang() string {
 	}
 	n := strconv.Itoa(p.rel.Major)
 	for _, c := range []string{"/usr/lib/llvm-" + n + "/bin/clang"} {
-		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+		if p.src.regular(c) {
 			return c
 		}
 	}
-	if c, err := exec.LookPath("clang-" + n); err == nil {
+	if c, err := p.src.lookPath("clang-" + n); err == nil {
 		return c
 	}
 	return "clang-" + n
@@ -925,14 +940,14 @@ func (p *planner) findClang() string {
 // /usr/lib/llvm-N/lib; "" if there is none.
 func (p *planner) findGold() string {
 	var cands []string
-	if c, err := exec.LookPath(p.findClang()); err == nil {
-		if real, err := filepath.EvalSymlinks(c); err == nil {
+	if c, err := p.src.lookPath(p.findClang()); err == nil {
+		if real, err := p.src.evalSymlinks(c); err == nil {
 			cands = append(cands, filepath.Join(filepath.Dir(filepath.Dir(real)), "lib", "LLVMgold.so"))
 		}
 	}
 	cands = append(cands, fmt.Sprintf("/usr/lib/llvm-%d/lib/LLVMgold.so", p.rel.Major))
 	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+		if p.src.regular(c) {
 			return c
 		}
 	}
@@ -959,11 +974,11 @@ func (p *planner) findLLVMTool(name string) string {
 	n := strconv.Itoa(p.rel.Major)
 	for _, d := range append(dirs, "/usr/lib/llvm-"+n+"/bin") {
 		c := filepath.Join(d, name)
-		if st, err := os.Stat(c); err == nil && st.Mode().IsRegular() {
+		if p.src.regular(c) {
 			return c
 		}
 	}
-	if c, err := exec.LookPath(name + "-" + n); err == nil {
+	if c, err := p.src.lookPath(name + "-" + n); err == nil {
 		return c
 	}
 	return name + "-" + n
@@ -1031,7 +1046,7 @@ func cxxLibraries(args []string) bool {
 // reads of the host link's argv (see wrapperLibArgs).
 func (p *planner) libArgs(d release.DeviceLink) []string {
 	if d >= release.DeviceLinkClang17 {
-		return wrapperLibArgs(p.ldArgs)
+		return wrapperLibArgs(p.ldArgs, p.src.head)
 	}
 	var out []string
 	ld := d == release.DeviceLinkLD
@@ -1074,7 +1089,7 @@ func (p *planner) libArgs(d release.DeviceLink) []string {
 // -dynamic-linker, the LLVMgold.so of an LTO link's -plugin) is an input
 // to it, and goes to the device link when it is a shared object, as
 // LLVM's wrapper passes it.
-func wrapperLibArgs(args []string) []string {
+func wrapperLibArgs(args []string, head func(path string) []byte) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -1123,23 +1138,18 @@ func wrapperLibArgs(args []string) []string {
 		case strings.HasPrefix(a, "-") && a != "-":
 			// An option the table does not know: its value, if any, is
 			// read as an input.
-		case libraryInput(a):
+		case libraryHead(head(a)):
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// libraryInput reports whether an input file of the host link is an
-// archive or an ELF shared object, by its contents (identify_magic).
-func libraryInput(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var head [18]byte
-	n, _ := io.ReadFull(f, head[:])
+// libraryHead reports whether an input file of the host link that starts
+// with head (its first bytes) is an archive or an ELF shared object, by its
+// contents (identify_magic).
+func libraryHead(head []byte) bool {
+	n := len(head)
 	if n >= 8 && (string(head[:8]) == "!<arch>\n" || string(head[:8]) == "!<thin>\n") {
 		return true
 	}
@@ -1449,7 +1459,7 @@ func (p *planner) linkExeStep(wrappers []string) error {
 	}
 	args := wrapperLinkExeArgs(p.ldArgs, wrappers)
 	var ins []string
-	for _, in := range scanLinkExe(args).inputs {
+	for _, in := range scanLinkExe(args, p.src.stat).inputs {
 		ins = append(ins, in.path)
 	}
 	p.l.Steps = append(p.l.Steps, Step{Kind: StepHostLink, Tool: p.opt.Linker, Args: args,

@@ -84,7 +84,7 @@ func (p *planner) steps() error {
 		}
 		if t.cpu() {
 			// A CPU target's link reads the host link's libraries too.
-			ins = appendNew(ins, linkedFiles(args, p.deviceLinkStyle() != release.DeviceLinkLD)...)
+			ins = appendNew(ins, linkedFiles(args, p.deviceLinkStyle() != release.DeviceLinkLD, p.src.stat)...)
 		}
 		l.Steps = append(l.Steps, Step{Kind: StepDeviceLink, Target: t.name(), Tool: prog, Args: args, Inputs: ins, Outputs: []string{out}})
 	}
@@ -265,7 +265,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		// else the one PATH gives.
 		tool := "fatbinary"
 		if opt.CUDAPath != "" {
-			if f := filepath.Join(opt.CUDAPath, "bin", "fatbinary"); regularFile(f) {
+			if f := filepath.Join(opt.CUDAPath, "bin", "fatbinary"); p.src.regular(f) {
 				tool = f
 			}
 		}
@@ -383,7 +383,7 @@ func (p *planner) addHostLink(step Step, wrappers []string, final string) error 
 	if opt.Driver {
 		ld, _ = driverToLD(step.Args)
 	}
-	step.Inputs = appendNew(slices.Clone(wrappers), linkedFiles(ld, false)...)
+	step.Inputs = appendNew(slices.Clone(wrappers), linkedFiles(ld, false, p.src.stat)...)
 	l.Steps = append(l.Steps, step)
 	if p.relocatable() && len(wrappers) > 0 {
 		l.Steps = append(l.Steps, p.own(StepFinish, "", []string{"-o", final, out}, []string{out}, []string{final}))

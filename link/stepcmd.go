@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -303,11 +304,11 @@ func thinFiles(path string) []string {
 // driver's) arguments name for it to read: its input files, the libraries
 // its -l options find in its -L folders (libNAME.so, then libNAME.a, as ld
 // looks), and its scripts.
-func linkedFiles(args []string, driver bool) []string {
+func linkedFiles(args []string, driver bool, stat func(string) (fs.FileInfo, error)) []string {
 	if driver {
 		args, _ = driverToLD(args)
 	}
-	h, err := scanLD(args, nil)
+	h, err := scanLD(args, nil, stat)
 	if err != nil {
 		return nil
 	}
@@ -325,9 +326,9 @@ func linkedFiles(args []string, driver bool) []string {
 		case a == "-T" || a == "--script" || a == "--version-script" || a == "--dynamic-list" || a == "-plugin" || a == "--plugin":
 			out = append(out, value())
 		case a == "-l" || a == "--library":
-			out = append(out, findLibrary(value(), h.dirs)...)
+			out = append(out, findLibrary(value(), h.dirs, stat)...)
 		case strings.HasPrefix(a, "-l") && !ldValueOptions[a]:
-			out = append(out, findLibrary(a[2:], h.dirs)...)
+			out = append(out, findLibrary(a[2:], h.dirs, stat)...)
 		case ldValueOptions[a]:
 			i++
 		case strings.HasPrefix(a, "-") && a != "-":
@@ -339,7 +340,7 @@ func linkedFiles(args []string, driver bool) []string {
 }
 
 // findLibrary returns the file -lNAME names, as ld finds it, or nothing.
-func findLibrary(name string, dirs []string) []string {
+func findLibrary(name string, dirs []string, stat func(string) (fs.FileInfo, error)) []string {
 	candidates := []string{"lib" + name + ".so", "lib" + name + ".a"}
 	if exact, ok := strings.CutPrefix(name, ":"); ok {
 		candidates = []string{exact}
@@ -347,7 +348,7 @@ func findLibrary(name string, dirs []string) []string {
 	for _, d := range dirs {
 		for _, c := range candidates {
 			p := filepath.Join(d, c)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if st, err := stat(p); err == nil && st.Mode().IsRegular() {
 				return []string{p}
 			}
 		}
