@@ -11,6 +11,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/budget"
 	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/release"
 )
 
 // Report is what [Check] found in one object.
@@ -28,6 +29,9 @@ type Report struct {
 	// Origin is what the object shows of the releases that made it and
 	// can link and run it ([entries.Mixing]).
 	Origin *entries.Origin
+	// Made is the releases whose formats are all the object holds
+	// ([Object.Made]: Origin's, narrowed by its binaries and bundle IDs).
+	Made release.Set
 	// Findings are the problems found: the missing symbols, the releases
 	// mixed in the object, and those mixed across the objects checked
 	// together.
@@ -164,7 +168,11 @@ func checkObject(o *Object) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Object: o, Origin: origin}
+	made, err := o.Made()
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Object: o, Origin: origin, Made: made}
 	for _, im := range o.Images {
 		ci := CheckedImage{Image: im}
 		if ci.Symbols, ci.Skipped, err = imageSymbols(im); err != nil {

@@ -1011,35 +1011,31 @@ func (c *converter) renameNameSymbols() {
 // it holds the formats of several (see entries.Mixing).
 var ErrMixed = errors.New("the object mixes LLVM releases")
 
-// MadeBy returns the releases whose formats are all that f, a relocatable
-// object, holds (entries.Origin.Made), and the one to convert from: the
-// oldest of them measured rather than inferred (f holds nothing that tells
-// them apart; what Convert does for the oldest is safe for the others: the
-// kernel-argument rewrite of LLVM 15 lets other versions through). It returns nil and
-// an empty set when nothing in f differs between releases (an object
-// without offloading), and an error wrapping ErrMixed when no one release
-// makes everything in it.
-func MadeBy(f *elfobj.File) (*release.Release, release.Set, error) {
-	o, err := entries.Mixing(f, release.Default())
+// MadeBy returns the releases whose formats are all the object holds
+// ([Object.Made]: its entries and registrations, its binaries, its bundle
+// IDs), and the one to convert from: the oldest of them measured rather
+// than inferred (the object holds nothing that tells them apart; what
+// Convert does for the oldest is safe for the others: the kernel-argument
+// rewrite of LLVM 15 lets other versions through). It returns nil and an
+// empty set when nothing in the object differs between releases (an
+// object without offloading, or not ELF), and an error wrapping ErrMixed
+// when no one release makes everything in it. An error names the object.
+func (o *Object) MadeBy() (*release.Release, release.Set, error) {
+	if o.ELF == nil {
+		return nil, 0, nil
+	}
+	made, err := o.Made()
 	if err != nil {
 		return nil, 0, err
 	}
-	return madeBy(o)
-}
-
-// MadeBy is [MadeBy] of the object's ELF file, from the origin
-// [Object.Origin] keeps (its entries are not read again): nil and an empty
-// set for an object that is not ELF. An error names the object.
-func (o *Object) MadeBy() (*release.Release, release.Set, error) {
 	origin, err := o.Origin()
-	if err != nil || origin == nil {
+	if err != nil {
 		return nil, 0, err
 	}
-	return madeBy(origin)
+	return madeBy(made, origin)
 }
 
-func madeBy(o *entries.Origin) (*release.Release, release.Set, error) {
-	made := o.Made()
+func madeBy(made release.Set, o *entries.Origin) (*release.Release, release.Set, error) {
 	if made == release.Known() {
 		return nil, 0, nil
 	}
@@ -1051,8 +1047,13 @@ func madeBy(o *entries.Origin) (*release.Release, release.Set, error) {
 	}
 	if len(ms) == 0 {
 		var facts []string
-		for _, x := range o.Facts {
-			facts = append(facts, x.What+" ("+x.Made.String()+")")
+		if o != nil {
+			for _, x := range o.Facts {
+				facts = append(facts, x.What+" ("+x.Made.String()+")")
+			}
+		}
+		if len(facts) == 0 {
+			facts = append(facts, "its binaries or bundle IDs and its entries")
 		}
 		return nil, 0, fmt.Errorf("%w: %s", ErrMixed, strings.Join(facts, "; "))
 	}

@@ -70,11 +70,12 @@ func FuzzConvert(f *testing.F) {
 				t.Errorf("%d bytes of input allocated %d bytes, more than %d", len(data), got, bound)
 			}
 		}()
-		ef, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
+		ff, err := NewFile("fuzz.o", bytes.NewReader(data), int64(len(data)), nil)
+		if err != nil || len(ff.Objects) != 1 || ff.Objects[0].ELF == nil {
 			return
 		}
-		from, _, err := MadeBy(ef)
+		ef := ff.Objects[0].ELF
+		from, _, err := ff.Objects[0].MadeBy()
 		if err != nil {
 			return
 		}

@@ -137,11 +137,11 @@ func TestConvertToOwnRelease(t *testing.T) {
 			}
 			defer f.Close()
 			st, _ := f.Stat()
-			ef, err := elfobj.Read(f, st.Size())
+			ff, err := NewFile(path, f, st.Size(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			from, made, err := MadeBy(ef)
+			from, made, err := ff.Objects[0].MadeBy()
 			if err != nil || from == nil || !made.Has(c.major) {
 				t.Fatalf("MadeBy: %v %v %v, want a set with %d", from, made, err, c.major)
 			}
@@ -271,11 +271,11 @@ func TestConvertBinaryVersions(t *testing.T) {
 	}
 	made := func(data []byte) release.Set {
 		t.Helper()
-		f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+		f, err := NewFile("o", bytes.NewReader(data), int64(len(data)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, set, err := MadeBy(f)
+		_, set, err := f.Objects[0].MadeBy()
 		if err != nil {
 			t.Fatal(err)
 		}

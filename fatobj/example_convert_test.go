@@ -17,15 +17,15 @@ func ExampleConvert() {
 	if err != nil {
 		panic(err)
 	}
-	f, err := elfobj.Read(bytes.NewReader(data), int64(len(data)))
+	f, err := fatobj.NewFile("omp-llvm14.o", bytes.NewReader(data), int64(len(data)), nil)
 	if err != nil {
 		panic(err)
 	}
-	from, made, err := fatobj.MadeBy(f)
+	from, made, err := f.Objects[0].MadeBy()
 	if err != nil {
 		panic(err)
 	}
-	o, err := f.Object()
+	o, err := f.Objects[0].ELF.Object()
 	if err != nil {
 		panic(err)
 	}

@@ -228,7 +228,7 @@ func ConvertFile(w io.Writer, f *File, from, to *release.Release) ([]ConvertResu
 		res := ConvertResult{Object: obj, Name: obj.Name, From: from}
 		if from == nil {
 			var err error
-			if res.From, res.Made, err = MadeBy(obj.ELF); err != nil {
+			if res.From, res.Made, err = obj.MadeBy(); err != nil {
 				return nil, fmt.Errorf("%s: %w (give the release it was made by)", obj.Name, err)
 			}
 		}

@@ -4,34 +4,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"io/fs"
-	"strings"
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/tooltest"
 )
-
-// checkFormatError fails t unless err holds a *goffload.FormatError of format
-// at off that matches goffload.ErrInvalid and every one of is, and names its
-// format once.
-func checkFormatError(t *testing.T, err error, format string, off int64, is ...error) {
-	t.Helper()
-	var fe *goffload.FormatError
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) holds no *goffload.FormatError", err, err)
-	}
-	t.Log(err)
-	if fe.Format != format || fe.Offset != off {
-		t.Errorf("%v: Format %q at %#x, want %q at %#x", err, fe.Format, fe.Offset, format, off)
-	}
-	for _, s := range append([]error{goffload.ErrInvalid}, is...) {
-		if !errors.Is(err, s) {
-			t.Errorf("%v does not match %v", err, s)
-		}
-	}
-	if n := strings.Count(err.Error(), format); n != 1 {
-		t.Errorf("%q names %q %d times", err, format, n)
-	}
-}
 
 // TestDecodersGiveFormatErrorsWithOffsetsInTheSlice: the byte-slice decoders
 // report malformed bytes as FormatErrors whose offset is in the slice given.
@@ -74,7 +51,7 @@ func TestDecodersGiveFormatErrorsWithOffsetsInTheSlice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.decode()
-			checkFormatError(t, err, c.format, c.off, c.is...)
+			tooltest.CheckFormatError(t, err, c.format, c.off, c.is...)
 			if len(c.is) == 0 && errors.Is(err, goffload.ErrTruncated) {
 				t.Errorf("%v matches goffload.ErrTruncated", err)
 			}

@@ -9,32 +9,10 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 )
-
-// checkFormatError fails t unless err holds a *goffload.FormatError of format
-// at off that matches goffload.ErrInvalid and every one of is, and names its
-// format once.
-func checkFormatError(t *testing.T, err error, format string, off int64, is ...error) {
-	t.Helper()
-	var fe *goffload.FormatError
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) holds no *goffload.FormatError", err, err)
-	}
-	t.Log(err)
-	if fe.Format != format || fe.Offset != off {
-		t.Errorf("%v: Format %q at %#x, want %q at %#x", err, fe.Format, fe.Offset, format, off)
-	}
-	for _, s := range append([]error{goffload.ErrInvalid}, is...) {
-		if !errors.Is(err, s) {
-			t.Errorf("%v does not match %v", err, s)
-		}
-	}
-	if n := strings.Count(err.Error(), format); n != 1 {
-		t.Errorf("%q names %q %d times", err, format, n)
-	}
-}
 
 // TestReadBinaryGivesFormatErrorsOfEachKind: ReadBinary and ReadAll report
 // malformed binaries as FormatErrors at the field, matching the kind's
@@ -70,7 +48,7 @@ func TestReadBinaryGivesFormatErrorsOfEachKind(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadAll(bytes.NewReader(c.in), int64(len(c.in)), c.opt)
-			checkFormatError(t, err, "offload binary", c.off, c.is...)
+			tooltest.CheckFormatError(t, err, "offload binary", c.off, c.is...)
 		})
 	}
 }

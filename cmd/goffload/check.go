@@ -147,18 +147,18 @@ func (c *checkedInput) printText(w io.Writer) {
 	if c.report.Origin == nil {
 		return // a COFF object: the signs of releases are ELF's
 	}
-	if s := describeOrigin(c.report.Origin); s != "" {
+	if s := describeOrigin(c.report.Origin, c.report.Made); s != "" {
 		fmt.Fprintf(w, "%s: %s\n", shown(c.name), escaped(s))
 	}
 }
 
 // describeOrigin says in a line which releases the file shows, its wrappers
 // and its runtime, or "" when it shows none.
-func describeOrigin(o *entries.Origin) string {
+func describeOrigin(o *entries.Origin, madeBy release.Set) string {
 	var parts []string
 	if len(o.Facts) > 0 {
-		made := "made by " + o.Made().String()
-		if o.Made() == 0 {
+		made := "made by " + madeBy.String()
+		if madeBy == 0 {
 			made = "made by mixed releases"
 		}
 		parts = append(parts, made)
@@ -256,11 +256,12 @@ func (c *checkedInput) printJSON(w io.Writer) error {
 				j.Unchecked = append(j.Unchecked, jsonText(fmt.Sprintf("%s image for %s (arch %q): %s", im.Kind, im.Triple(), im.Arch(), im.Skipped)))
 			}
 		}
-		o := c.report.Origin
+		o, made := c.report.Origin, c.report.Made
 		if o == nil {
 			o = &entries.Origin{} // a COFF object: the signs of releases are ELF's
+			made = o.Made()
 		}
-		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = o.Made(), o.Links(), o.Runtime, o.RuntimeReleases
+		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = made, o.Links(), o.Runtime, o.RuntimeReleases
 		for _, f := range o.Facts {
 			j.Facts = append(j.Facts, jsonFact{Topic: f.Topic, What: jsonText(f.What), Made: f.Made, Links: f.Links})
 		}
