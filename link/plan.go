@@ -1042,7 +1042,7 @@ func cxxLibraries(args []string) bool {
 
 // libArgs returns the host linker's library arguments that a wrapper of
 // style d passes to a CPU target's device link, in order (see
-// offload.DeviceLink). From 17 they are what the wrapper's own option table
+// release.DeviceLink). From 17 they are what the wrapper's own option table
 // reads of the host link's argv (see wrapperLibArgs).
 func (p *planner) libArgs(d release.DeviceLink) []string {
 	if d >= release.DeviceLinkClang17 {

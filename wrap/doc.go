@@ -24,7 +24,7 @@
 //	_, err := elfobj.Write(w, o)
 //
 // For LLVM 13 and 14, whose old OpenMP driver registers device code with
-// clang-offload-wrapper (offload.WrapperOffloadWrapper), [OpenMP] takes the
+// clang-offload-wrapper (release.WrapperOffloadWrapper), [OpenMP] takes the
 // linked device images themselves ([RawImage]; [FromImage] gives the same
 // for those releases, so the code above serves every release) and writes
 // the object that clang-offload-wrapper and `clang -cc1 -emit-obj`, run as
@@ -55,7 +55,7 @@
 //	o, _ := wrap.SYCL(wrap.Options{Release: r, Triple: "x86_64-unknown-linux-gnu"}, images)
 //
 // [SYCLBinary] builds the object of LLVM main after 23's wrapSYCLBinaries
-// (offload.SYCLRegistrationBinary, --llvm 24; llvm-project #193876,
+// (release.SYCLRegistrationBinary, --llvm 24; llvm-project #193876,
 // #217173) on the same hosts: the one OffloadBinary that clang-sycl-linker
 // writes, embedded whole and as given in .llvm.offloading, and
 // sycl.descriptor_reg calling __sycl_register_lib(start, size) and

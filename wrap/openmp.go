@@ -27,7 +27,7 @@ type Binary struct {
 	// __tgt_device_image points.
 	ImageOffset, ImageSize uint64
 	// Raw says that Data holds a device image itself, not an OffloadBinary:
-	// what a release whose Wrapper is offload.WrapperOffloadWrapper embeds.
+	// what a release whose Wrapper is release.WrapperOffloadWrapper embeds.
 	Raw bool
 }
 
@@ -214,7 +214,7 @@ const (
 // SET6/SUB6) between unnamed symbols, where this .eh_frame holds the values
 // they resolve to, which is the same since the code is not relaxed.
 //
-// For a release whose Wrapper is offload.WrapperOffloadWrapper (LLVM 13 and
+// For a release whose Wrapper is release.WrapperOffloadWrapper (LLVM 13 and
 // 14), bins are raw device images ([RawImage]) and the object is the one that
 // clang-offload-wrapper and `clang -cc1 -emit-obj` make with the flags of that
 // release's driver (docs/old-driver.md#legacy-wrapper-object): each image in

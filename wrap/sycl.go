@@ -151,7 +151,7 @@ const (
 // their readers.
 //
 // The release must wrap SYCL in this form: one whose row has
-// SYCLRegistration offload.SYCLRegistrationDescriptor (LLVM 22). Older
+// SYCLRegistration release.SYCLRegistrationDescriptor (LLVM 22). Older
 // releases have no SYCL wrapper, and LLVM 23 and later register the whole
 // OffloadBinary with __sycl_register_lib(start, size) instead
 // (llvm-project #193876; [SYCLBinary] writes main's form): both are refused

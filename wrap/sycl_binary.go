@@ -26,7 +26,7 @@ const (
 
 // SYCLBinary returns the registration object that wrapSYCLBinaries of LLVM
 // main after 23 (a release whose row has SYCLRegistration
-// offload.SYCLRegistrationBinary: --llvm 24), as clang-linker-wrapper
+// release.SYCLRegistrationBinary: --llvm 24), as clang-linker-wrapper
 // compiles it, makes of the OffloadBinary in the size bytes of r on an
 // x86-64 or AArch64 host. The binary is embedded as it is given, byte for
 // byte: clang-linker-wrapper hands wrapSYCLBinaries the file that
