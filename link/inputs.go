@@ -22,7 +22,8 @@ import (
 // caller fills with files it holds ([Inputs.AddFile]) and tools it has
 // resolved ([Inputs.AddTool]). [PlanInputs] plans from it alone: a path
 // it does not hold does not exist, a tool it does not name is not found.
-// Close it when the plans made from it are done.
+// Close it when the plans made from it are done. An Inputs is for one
+// goroutine at a time.
 type Inputs struct {
 	live    bool // read the world, and keep what was read
 	files   map[fileKey]openResult
@@ -106,7 +107,7 @@ func (in *Inputs) AddTool(name, path string) {
 	in.looks[name] = pathResult{path: path}
 }
 
-// Close closes the files in opened.
+// Close closes the files Open opened.
 func (in *Inputs) Close() error {
 	var errs []error
 	for _, c := range in.closers {
