@@ -183,14 +183,14 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if err := ferr.CheckInput("elf", r, size); err != nil {
 		return nil, err
 	}
-	shoff, err := checkHeader(r, size)
+	shoff, h, err := checkHeader(r, size)
 	if err != nil {
 		return nil, err
 	}
 	// debug/elf copies the name of each section: their bytes, counted for
 	// each section, come out of the file's budget.
 	refs := budget.For(size)
-	names, err := checkTables(r, size)
+	names, strndx, err := checkTables(r, size, h)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +218,7 @@ func Read(r io.ReaderAt, size int64) (*File, error) {
 	if len(f.Sections) == 0 {
 		f.Sections = []*FileSection{{Index: 0, f: f}}
 	}
-	if f.ShStrNdx, err = shstrndx(r, size, f); err != nil {
-		return nil, err
-	}
+	f.ShStrNdx = strndx
 	return f, nil
 }
 
@@ -255,26 +253,25 @@ func debugELFErr(err error) error {
 // checkHeader checks the ELF64 header's table sizes against the input before
 // debug/elf allocates anything for them: the program and section header
 // tables must have the ELF64 entry sizes and lie inside the input. It
-// returns e_shoff.
-func checkHeader(r io.ReaderAt, size int64) (shoff int64, err error) {
-	var h [64]byte
+// returns e_shoff and the header.
+func checkHeader(r io.ReaderAt, size int64) (shoff int64, h [64]byte, err error) {
 	n := min(size, int64(len(h)))
 	if err := readAtFull(r, h[:n], 0); err != nil {
-		return 0, err
+		return 0, h, err
 	}
 	const magic = "\x7fELF"
 	if string(h[:min(n, 4)]) != magic[:min(n, 4)] {
-		return 0, formatErr(0, "bad magic %q", h[:min(n, 4)])
+		return 0, h, formatErr(0, "bad magic %q", h[:min(n, 4)])
 	}
 	if n < int64(len(h)) {
-		return 0, elfErr(0, goffload.ErrTruncated, "ELF64 header cut to %d of %d bytes", n, len(h))
+		return 0, h, elfErr(0, goffload.ErrTruncated, "ELF64 header cut to %d of %d bytes", n, len(h))
 	}
 	switch elf.Class(h[4]) {
 	case elf.ELFCLASS64:
 	case elf.ELFCLASS32:
-		return 0, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", elf.Class(h[4]))
+		return 0, h, elfErr(4, goffload.ErrUnsupported, "class %v (only ELF64 is read)", elf.Class(h[4]))
 	default:
-		return 0, formatErr(4, "class %v", elf.Class(h[4]))
+		return 0, h, formatErr(4, "class %v", elf.Class(h[4]))
 	}
 	var order binary.ByteOrder
 	switch elf.Data(h[5]) {
@@ -283,7 +280,7 @@ func checkHeader(r io.ReaderAt, size int64) (shoff int64, err error) {
 	case elf.ELFDATA2MSB:
 		order = binary.BigEndian
 	default:
-		return 0, formatErr(5, "byte order %v", elf.Data(h[5]))
+		return 0, h, formatErr(5, "byte order %v", elf.Data(h[5]))
 	}
 	tables := []struct {
 		what          string
@@ -300,51 +297,27 @@ func checkHeader(r io.ReaderAt, size int64) (shoff int64, err error) {
 			// e_shnum 0: the count is in section 0's sh_size.
 			var b [8]byte
 			if t.off > uint64(size) || uint64(size)-t.off < shdrSize {
-				return 0, elfErr(t.at, goffload.ErrTruncated, "section header table at %#x past the end of the file", t.off)
+				return 0, h, elfErr(t.at, goffload.ErrTruncated, "section header table at %#x past the end of the file", t.off)
 			}
 			if err := readAtFull(r, b[:], int64(t.off)+32); err != nil {
-				return 0, err
+				return 0, h, err
 			}
 			t.num = order.Uint64(b[:])
 			if t.num > uint64(size)/shdrSize {
-				return 0, elfErr(int64(t.off)+32, goffload.ErrTruncated, "%d section headers in a file of %d bytes", t.num, size)
+				return 0, h, elfErr(int64(t.off)+32, goffload.ErrTruncated, "%d section headers in a file of %d bytes", t.num, size)
 			}
 		}
 		if t.num == 0 {
 			continue
 		}
 		if t.entsize != t.want {
-			return 0, formatErr(t.entsizeAt, "%s entry size %d, want %d", t.what, t.entsize, t.want)
+			return 0, h, formatErr(t.entsizeAt, "%s entry size %d, want %d", t.what, t.entsize, t.want)
 		}
 		if t.off > uint64(size) || t.num*t.entsize > uint64(size)-t.off {
-			return 0, elfErr(t.at, goffload.ErrTruncated, "%s table of %d entries at %#x past the end of the file (%d bytes)", t.what, t.num, t.off, size)
+			return 0, h, elfErr(t.at, goffload.ErrTruncated, "%s table of %d entries at %#x past the end of the file (%d bytes)", t.what, t.num, t.off, size)
 		}
 	}
-	return int64(order.Uint64(h[ehdrShoff:])), nil
-}
-
-// shstrndx reads e_shstrndx, which debug/elf does not keep.
-func shstrndx(r io.ReaderAt, size int64, f *File) (int, error) {
-	var b [2]byte
-	if size < 64 {
-		return 0, formatErr(0, "file of %d bytes is shorter than its ELF header", size)
-	}
-	if err := readAtFull(r, b[:], 62); err != nil {
-		return 0, err
-	}
-	n := int(f.order.Uint16(b[:]))
-	if n == int(elf.SHN_XINDEX) {
-		// Extended: the index is section 0's sh_link.
-		var l [4]byte
-		if err := readAtFull(r, l[:], f.shoff+shdrLink); err != nil {
-			return 0, err
-		}
-		n = int(f.order.Uint32(l[:]))
-	}
-	if n >= len(f.Sections) {
-		return 0, formatErr(62, "section-name table index %d of %d sections", n, len(f.Sections))
-	}
-	return n, nil
+	return int64(order.Uint64(h[ehdrShoff:])), h, nil
 }
 
 // Section returns the first section named name, or nil.

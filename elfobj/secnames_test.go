@@ -33,7 +33,7 @@ func TestSectionNamesSizeIsWhatDebugELFCopies(t *testing.T) {
 		for _, s := range ef.Sections {
 			want += uint64(len(s.Name))
 		}
-		if got, err := checkTables(bytes.NewReader(data), int64(len(data))); err != nil || got != want {
+		if got, err := checkTablesOf(t, data); err != nil || got != want {
 			t.Errorf("%s: %d, %v; debug/elf copies %d", p, got, err, want)
 		}
 	}
@@ -84,4 +84,16 @@ func TestSectionsNamingOneString(t *testing.T) {
 	if named != 20 {
 		t.Errorf("20 sections: %d named by the string", named)
 	}
+}
+
+// checkTablesOf is checkTables of the file data, its header checked first
+// as Read checks it.
+func checkTablesOf(t *testing.T, data []byte) (uint64, error) {
+	t.Helper()
+	_, h, err := checkHeader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return 0, err
+	}
+	names, _, err := checkTables(bytes.NewReader(data), int64(len(data)), h)
+	return names, err
 }

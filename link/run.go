@@ -219,8 +219,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 		l.Steps = append(l.Steps, p.own(StepWrap, k.String(), args, linked, []string{name}))
 		return name, nil
 	case offload.OffloadHIP:
-		br := p.rel
-		if err := bundle.CheckRelease(br); err != nil {
+		if err := bundle.CheckRelease(p.rel); err != nil {
 			return "", err
 		}
 		fb, err := p.tempName(filepath.Base(p.host.output), ".hipfb")
@@ -240,7 +239,7 @@ func (p *planner) wrapSteps(k offload.OffloadKind, ts []*target) (string, error)
 				level = *opt.CompressionLevel
 				args = append(args, fmt.Sprintf("--compression-level=%d", level))
 			}
-			if _, err := bundle.ReleaseCompressOptions(br, bundle.MethodZstd, level); err != nil {
+			if _, err := bundle.ReleaseCompressOptions(p.rel, bundle.MethodZstd, level); err != nil {
 				return "", fmt.Errorf("--compress: %w", err)
 			}
 		}

@@ -135,8 +135,7 @@ func runExtract(rel *release.Release, input string, pairs []string) error {
 
 // runBundle writes the HIP fatbin of the code objects TARGETID=FILE.
 func runBundle(rel *release.Release, compress bool, level int, out string, images []string) error {
-	br := rel
-	if err := bundle.CheckRelease(br); err != nil {
+	if err := bundle.CheckRelease(rel); err != nil {
 		return err
 	}
 	var devs []bundle.CodeObject
@@ -153,16 +152,16 @@ func runBundle(rel *release.Release, compress bool, level int, out string, image
 		devs = append(devs, bundle.CodeObject{TargetID: id, Data: io.NewSectionReader(f, 0, f.Size())})
 	}
 	if compress {
-		c, err := bundle.ReleaseCompressOptions(br, bundle.MethodZstd, max(level, 0))
+		c, err := bundle.ReleaseCompressOptions(rel, bundle.MethodZstd, max(level, 0))
 		if err != nil {
 			return fmt.Errorf("--compress: %w", err)
 		}
 		return atomicfile.Write(out, func(w io.Writer) error {
-			_, err := bundle.WriteCompressedHIPFatbin(w, br, devs, c)
+			_, err := bundle.WriteCompressedHIPFatbin(w, rel, devs, c)
 			return err
 		})
 	}
-	r, err := bundle.HIPFatbin(br, devs)
+	r, err := bundle.HIPFatbin(rel, devs)
 	if err != nil {
 		return err
 	}

@@ -77,8 +77,7 @@ func HIPFatbin(rel *release.Release, objs []bundle.CodeObject, comp *bundle.Comp
 	if rel == nil {
 		rel = release.Default()
 	}
-	br := rel
-	if err := bundle.CheckRelease(br); err != nil {
+	if err := bundle.CheckRelease(rel); err != nil {
 		return nil, err
 	}
 	for _, o := range objs {
@@ -86,7 +85,7 @@ func HIPFatbin(rel *release.Release, objs []bundle.CodeObject, comp *bundle.Comp
 			return nil, fmt.Errorf("wrap: code object %s: no data: %w", o.TargetID, goffload.ErrInvalid)
 		}
 	}
-	fb, err := bundle.HIPFatbin(br, objs)
+	fb, err := bundle.HIPFatbin(rel, objs)
 	if err != nil || comp == nil {
 		return fb, err
 	}

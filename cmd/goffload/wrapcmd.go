@@ -185,15 +185,14 @@ func wrapCUDA(out output, opt wrap.Options, path string) error {
 // clang-linker-wrapper --compress [--compression-level=N] has
 // clang-offload-bundler compress a HIP fatbin.
 func hipCompression(rel *release.Release, format string, level int) (*bundle.CompressOptions, error) {
-	br := rel
-	if err := bundle.CheckRelease(br); err != nil {
+	if err := bundle.CheckRelease(rel); err != nil {
 		return nil, fmt.Errorf("--compress: %w", err)
 	}
 	method, err := bundle.ParseMethod(format)
 	if err != nil {
 		return nil, fmt.Errorf("--compression-format %s: %w", format, err)
 	}
-	c, err := bundle.ReleaseCompressOptions(br, method, level)
+	c, err := bundle.ReleaseCompressOptions(rel, method, level)
 	if errors.Is(err, bundle.ErrCompressOptions) {
 		return nil, fmt.Errorf("--compression-level %d: %w", level, err)
 	}
