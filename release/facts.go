@@ -119,6 +119,16 @@ type Wrapper struct {
 	// host, or COFFBoundsNone where goffload knows no COFF wrapper of the
 	// release.
 	COFFBounds COFFBounds
+	// MachO: the wrapper writes CUDA and HIP registration objects for a
+	// Mach-O (macOS) host: the functions in __TEXT,__StaticInit, the
+	// fatbin in __HIP,__hip_fatbin (__NV_CUDA,__nv_fatbin), the entries in
+	// __LLVM,offload_entries bounded by ld64's section$start$ and
+	// section$end$ symbols (llvm-project #183991, opened March 2026,
+	// merged on a date not known here; in main's
+	// llvm-offload-wrapper/offload-wrapper.ll as HIP-MACHO: 24, inferred;
+	// 23's side of the branch is not known, and goffload does not write
+	// it for 23).
+	MachO bool
 }
 
 // COFFBounds is how a release's wrapper defines __start_ and __stop_ of the
