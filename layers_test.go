@@ -26,7 +26,7 @@ var layers = [][]string{
 		"internal/objfmt", "internal/strtab", "internal/zstddec", "internal/ferr", "internal/tooltest", "internal/tooltest/measure"},
 	{"internal/tooltest/measure/launcher"},
 	{"internal/atomicfile", "internal/respfile"},
-	{"release", "ar", "bitcode", "elfobj", "coffobj", "nvfatbin", "linkcache"},
+	{"release", "ar", "bitcode", "elfobj", "coffobj", "machoobj", "nvfatbin", "linkcache"},
 	{"offload", "elfobj/ehframe", "link/internal/ldsym", "amdgpu"},
 	{"offloadbinary"},
 	{"bundle"},

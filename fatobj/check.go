@@ -91,7 +91,7 @@ func (m Missing) Finding() entries.Finding {
 // formats (raw binaries, bundle files, bitcode) are skipped. The stream of
 // every compressed binary, in any object, is inflated whole first, as LLVM
 // main's reader does: one that is cut or runs past its InflatedSize is an
-// error. It returns one report per ELF or COFF object, in order. Entries
+// error. It returns one report per host object ([Object.HostObject]), in order. Entries
 // times images grow as the square of an object's size: a report counts
 // every (entry, image) pair without the symbol, and lists as many as the
 // budget of the object's size allows ([Report.Unlisted] counts the rest).
@@ -113,7 +113,7 @@ func CheckWith(objs []*Object, opt *CheckOptions) ([]*Report, error) {
 		if err := verifyStreams(o); err != nil {
 			return nil, err
 		}
-		if o.ELF == nil && (o.COFF == nil || o.COFF.Image) {
+		if !o.HostObject() {
 			continue
 		}
 		rep, err := checkObject(o)
@@ -161,6 +161,13 @@ func verifyStreams(o *Object) error {
 		}
 	}
 	return nil
+}
+
+// HostObject reports whether o is a host's file that [Check] reports on:
+// an ELF file, a COFF object or a Mach-O file (not a raw binary, a
+// bundle, bitcode, nor a PE image).
+func (o *Object) HostObject() bool {
+	return o.ELF != nil || o.COFF != nil && !o.COFF.Image || o.MachO != nil
 }
 
 func checkObject(o *Object) (*Report, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/ferr"
 	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/nvfatbin"
 	"github.com/goffload/goffload/offloadbinary"
 )
@@ -52,9 +53,17 @@ const (
 	// it: one image of kind fatbinary, its cubins and PTX listed by
 	// package nvfatbin.
 	FormatFatbin
+	// FormatMachO: a 64-bit Mach-O file, for an Apple host (x86-64 or
+	// arm64): a relocatable object or a linked image ([Object.MachO]). Its
+	// OffloadBinaries are in __LLVM,__offloading ([MachOSection]), its HIP
+	// fatbin in __HIP,__hip_fatbin, its CUDA fatbin in
+	// __NV_CUDA,__nv_fatbin, its entries in __LLVM,offload_entries.
+	// 32-bit, big-endian and universal files give an error matching
+	// goffload.ErrUnsupported.
+	FormatMachO
 )
 
-var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode", "coff", "cuda fatbin"}
+var formatNames = [...]string{"unknown", "elf", "archive", "thin archive", "offload binary", "offload bundle", "bitcode", "coff", "cuda fatbin", "mach-o"}
 
 func (f Format) String() string {
 	if int(f) < len(formatNames) {
@@ -219,6 +228,8 @@ func formatOf(head []byte) Format {
 		return FormatCOFF
 	case nvfatbin.IsFatbin(head):
 		return FormatFatbin
+	case machoobj.IsMachO(head):
+		return FormatMachO
 	}
 	return 0
 }
@@ -256,7 +267,7 @@ func (o *opener) contents(name, dir string, r *io.SectionReader, base int64, out
 	case r.Size() == 0:
 		return ferr.New("input", 0, "size (an empty file)", nil, goffload.ErrInvalid)
 	case format == 0:
-		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF or COFF file, an archive, an offload bundle or LLVM bitcode)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
+		return ferr.New("input", base, "magic (not an OffloadBinary, an ELF, COFF or Mach-O file, an archive, an offload bundle or LLVM bitcode)", append([]byte(nil), head[:n]...), goffload.ErrInvalid)
 	case format == FormatArchive || format == FormatThinArchive:
 		return o.archive(name, dir, r, base, outer, depth, top)
 	}
@@ -403,6 +414,13 @@ func (o *opener) openThin(path string) (*infile.File, error) {
 // readCOFF reads a COFF file's headers, its error offsets rebased to base.
 func readCOFF(r *io.SectionReader, base int64) (*coffobj.File, error) {
 	f, err := coffobj.Read(r, r.Size())
+	return f, ferr.Rebase(err, base)
+}
+
+// readMachO reads a Mach-O file's headers, its error offsets rebased to
+// base.
+func readMachO(r *io.SectionReader, base int64) (*machoobj.File, error) {
+	f, err := machoobj.Read(r, r.Size())
 	return f, ferr.Rebase(err, base)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/goffload/goffload/entries"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/ferr"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
@@ -35,6 +36,8 @@ type Object struct {
 	Offset int64
 	// COFF is the COFF file of a FormatCOFF object, else nil.
 	COFF *coffobj.File
+	// MachO is the Mach-O file of a FormatMachO object, else nil.
+	MachO *machoobj.File
 	// ELF is the ELF file of a FormatELF object, else nil (a FormatBitcode
 	// object's symbols are [Object.BitcodeSymbols]).
 	ELF *elfobj.File
@@ -122,6 +125,10 @@ func (o *Object) Made() (release.Set, error) {
 	}
 	for _, b := range o.Binaries {
 		made &= b.Releases()
+	}
+	if o.MachO != nil && o.MachO.Section(entries.MachOSegment, entries.MachOSection) != nil {
+		// Entries of a Mach-O host: LLVM main's (#183991).
+		made &= release.Where(func(r *release.Release) bool { return r.Wrapper.MachO })
 	}
 	ids := func(id string) {
 		// An ID only the arch-suffix rule reads: LLVM 19 or before made it.
@@ -443,6 +450,17 @@ func (o *Object) read(opt *offloadbinary.ReadOptions) error {
 		if err := o.readBinariesCOFF(readOpt); err != nil {
 			return err
 		}
+	case FormatMachO:
+		f, err := readMachO(o.r, o.Offset)
+		if err != nil {
+			return err
+		}
+		o.MachO = f
+		if s := f.Section(MachOSegment, MachOSection); s != nil && !s.ZeroFill() {
+			if err := o.readBinariesOf(s.Seg+","+s.Name, int64(s.Offset), s.Open(), readOpt); err != nil {
+				return err
+			}
+		}
 	case FormatBinary:
 		bins, err := offloadbinary.ReadAll(o.r, o.r.Size(), readOpt)
 		if err != nil {
@@ -513,7 +531,55 @@ func (o *Object) read(opt *offloadbinary.ReadOptions) error {
 			return fmt.Errorf("%s: %w", o.Name, err)
 		}
 	}
+	if o.MachO != nil {
+		if err := o.readMachOCode(); err != nil {
+			return err
+		}
+	}
 	return o.bundleImages()
+}
+
+// The Mach-O sections of a HIP fatbin and of a CUDA fatbinary (clang's
+// CGCUDANV and LLVM main's offload wrapper for macOS).
+const (
+	machoHIPFatbin  = "__HIP,__hip_fatbin"
+	machoCUDAFatbin = "__NV_CUDA,__nv_fatbin"
+)
+
+// readMachOCode reads a Mach-O object's HIP fatbin, CUDA fatbinary and
+// entries.
+func (o *Object) readMachOCode() error {
+	f := o.MachO
+	for _, s := range f.Sections {
+		if s.ZeroFill() || s.Size == 0 {
+			continue
+		}
+		switch s.Seg + "," + s.Name {
+		case machoHIPFatbin:
+			if err := o.readBundles(machoHIPFatbin, s.Open(), int64(s.Offset)); err != nil {
+				return err
+			}
+		case machoCUDAFatbin:
+			im := offloadbinary.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
+			im.Kind = offload.ImageFatbinary
+			sr := s.Open()
+			o.Images = append(o.Images, &Image{Image: im, Object: o, Source: SourceFatbinary, Section: machoCUDAFatbin,
+				Offset: o.Offset + int64(s.Offset), Size: sr.Size(), at: func() (*io.SectionReader, error) { return sr, nil }})
+		}
+	}
+	ents, err := entries.ReadMachO(f, o.Release)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Name, ferr.Rebase(err, o.Offset))
+	}
+	o.Entries = ents
+	names := f.Referenced()
+	for _, e := range o.Entries {
+		names += uint64(len(e.Name))
+	}
+	if err := o.budget.CountNames(uint64(o.r.Size()), names); err != nil {
+		return fmt.Errorf("%s: %w", o.Name, err)
+	}
+	return nil
 }
 
 // chooseRelease returns the release to read o as: the default where it is

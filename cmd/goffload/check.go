@@ -56,7 +56,7 @@ func runCheck(args []string, stdout io.Writer) error {
 	}
 	var checked []*checkedInput
 	for _, o := range objs {
-		if o.ELF == nil && (o.COFF == nil || o.COFF.Image) {
+		if !o.HostObject() {
 			checked = append(checked, &checkedInput{name: o.Name, raw: true, object: o})
 			continue
 		}
@@ -188,7 +188,11 @@ type jsonCheck struct {
 	// entries are checked as an ELF object's, but the signs of releases are
 	// ELF's (made_by and read_by are every release); a PE image's are not
 	// read: Images counts its device images, and Unchecked lists them.
-	COFF    bool `json:"coff,omitempty"`
+	COFF bool `json:"coff,omitempty"`
+	// MachO: the input is a Mach-O file (an Apple host's), checked as a
+	// COFF object; made_by narrowed by what only some releases write
+	// there (the entries section: main's).
+	MachO   bool `json:"macho,omitempty"`
 	Entries int  `json:"entries"`
 	Images  int  `json:"images"`
 	// Unchecked lists the images whose symbols cannot be read.
@@ -233,7 +237,7 @@ type jsonRegistration struct {
 }
 
 func (c *checkedInput) printJSON(w io.Writer) error {
-	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode() && !c.coff(), Bitcode: c.bitcode(), COFF: c.coff(), Unchecked: []jsonText{}, Facts: []jsonFact{}, Registrations: []jsonRegistration{}, Findings: []jsonFinding{}}
+	j := jsonCheck{File: jsonText(c.name), RawBinary: c.raw && !c.bitcode() && !c.coff(), Bitcode: c.bitcode(), COFF: c.coff(), MachO: c.object != nil && c.object.MachO != nil, Unchecked: []jsonText{}, Facts: []jsonFact{}, Registrations: []jsonRegistration{}, Findings: []jsonFinding{}}
 	if c.bitcode() {
 		j.Images = len(c.object.Images)
 		for _, im := range c.object.Images {
@@ -258,8 +262,10 @@ func (c *checkedInput) printJSON(w io.Writer) error {
 		}
 		o, made := c.report.Origin, c.report.Made
 		if o == nil {
-			o = &entries.Origin{} // a COFF object: the signs of releases are ELF's
-			made = o.Made()
+			// A COFF or Mach-O object: the signs of releases are ELF's;
+			// made_by is what list prints, from the binaries, bundles
+			// and sections.
+			o = &entries.Origin{}
 		}
 		j.MadeBy, j.ReadBy, j.Runtime, j.RuntimeReleases = made, o.Links(), o.Runtime, o.RuntimeReleases
 		for _, f := range o.Facts {

@@ -299,7 +299,7 @@ func TestCOFFEmbedMatchesClang(t *testing.T) {
 			t.Errorf("%s: llvm-objdump --offloading of embed --triple: %v\n%s", triple, err, listing)
 		}
 	}
-	if _, stderr, code := cli(t, "embed", "--into", bin, "-o", filepath.Join(dir, "x.obj"), bin); code == 0 || !strings.Contains(stderr, "not an ELF object") {
+	if _, stderr, code := cli(t, "embed", "--into", bin, "-o", filepath.Join(dir, "x.obj"), bin); code == 0 || !strings.Contains(stderr, "not an ELF or Mach-O object") {
 		t.Errorf("embed into an OffloadBinary: exit %d, %s", code, stderr)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/internal/infile"
 	"github.com/goffload/goffload/internal/objfmt"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/wrap"
 )
 
@@ -34,7 +36,7 @@ func runEmbed(args []string, stdout io.Writer) error {
 	if _, err := parseRelease(llvm); err != nil {
 		return err
 	}
-	o, co, closeIn, err := embedHost(into, triple)
+	h, closeIn, err := embedHost(into, triple)
 	if err != nil {
 		return err
 	}
@@ -45,53 +47,89 @@ func runEmbed(args []string, stdout io.Writer) error {
 			return err
 		}
 		defer f.Close()
-		if co != nil {
-			err = fatobj.EmbedCOFF(co, f.Section())
-		} else {
-			err = fatobj.Embed(o, f.Section())
-		}
-		if err != nil {
+		if err := h.embed(f.Section()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	if co != nil {
-		return fromInput(into, dest.write(func(w io.Writer) error {
-			_, err := coffobj.Write(w, co)
-			return err
-		}))
-	}
-	return fromInput(into, writeObject(dest, o))
+	return fromInput(into, h.write(dest))
+}
+
+// host is the object embed adds binaries to, of any host format.
+type host struct {
+	embed func(*io.SectionReader) error
+	write func(output) error
+}
+
+func elfHost(o *elfobj.Object) host {
+	return host{func(r *io.SectionReader) error { return fatobj.Embed(o, r) },
+		func(dest output) error { return writeObject(dest, o) }}
+}
+
+func coffHost(o *coffobj.Object) host {
+	return host{func(r *io.SectionReader) error { return fatobj.EmbedCOFF(o, r) },
+		func(dest output) error {
+			return dest.write(func(w io.Writer) error { _, err := coffobj.Write(w, o); return err })
+		}}
+}
+
+func machoHost(o *machoobj.Object) host {
+	return host{func(r *io.SectionReader) error { return fatobj.EmbedMachO(o, r) },
+		func(dest output) error {
+			return dest.write(func(w io.Writer) error { _, err := machoobj.Write(w, o); return err })
+		}}
 }
 
 // embedHost returns the object embed adds binaries to: the host object
-// into, ELF or COFF, or a new one for triple (COFF for a Windows triple).
-func embedHost(into, triple string) (*elfobj.Object, *coffobj.Object, func(), error) {
+// into, ELF, COFF or Mach-O, or a new one for triple (COFF for a Windows
+// triple, Mach-O for an Apple one).
+func embedHost(into, triple string) (host, func(), error) {
 	if into == "" {
-		if objfmt.Of(triple) == "COFF" {
+		switch objfmt.Of(triple) {
+		case "COFF":
 			co, err := fatobj.NewCOFFHostObject(triple)
-			return nil, co, func() {}, err
+			return coffHost(co), func() {}, err
+		case "Mach-O":
+			mo, err := fatobj.NewMachOHostObject(triple)
+			return machoHost(mo), func() {}, err
 		}
 		o, err := fatobj.NewHostObject(triple)
-		return o, nil, func() {}, err
+		return elfHost(o), func() {}, err
 	}
 	f, err := openSized(into)
 	if err != nil {
-		return nil, nil, nil, err
+		return host{}, nil, err
 	}
-	var head [4]byte
+	h, err := loadHost(f)
+	if err != nil {
+		f.Close()
+		return host{}, nil, fmt.Errorf("%s: %w", into, err)
+	}
+	return h, func() { f.Close() }, nil
+}
+
+// loadHost loads the object of f by its first bytes: ELF, Mach-O, else
+// COFF (which has no magic number).
+func loadHost(f *infile.File) (host, error) {
+	var head [8]byte
 	f.ReadAt(head[:], 0)
-	if string(head[:]) == "\x7fELF" {
+	switch {
+	case string(head[:4]) == "\x7fELF":
 		ef, err := elfobj.Read(f, f.Size())
 		if err != nil {
-			f.Close()
-			return nil, nil, nil, fmt.Errorf("%s: %w", into, err)
+			return host{}, err
 		}
 		o, err := ef.Object()
+		return elfHost(o), err
+	case machoobj.IsMachO(head[:]):
+		mf, err := machoobj.Read(f, f.Size())
 		if err != nil {
-			f.Close()
-			return nil, nil, nil, fmt.Errorf("%s: %w", into, err)
+			return host{}, err
 		}
-		return o, nil, func() { f.Close() }, nil
+		if mf.Cpu != machoobj.CpuAmd64 && mf.Cpu != machoobj.CpuArm64 {
+			return host{}, fmt.Errorf("cpu %v: not x86-64 or arm64 Mach-O: %w", mf.Cpu, goffload.ErrUnsupported)
+		}
+		o, err := mf.Object()
+		return machoHost(o), err
 	}
 	cf, err := coffobj.Read(f, f.Size())
 	switch {
@@ -103,22 +141,18 @@ func embedHost(into, triple string) (*elfobj.Object, *coffobj.Object, func(), er
 		// the ones written.
 		err = fmt.Errorf("machine %#x: not x86-64 or AArch64 COFF: %w", cf.Machine, goffload.ErrUnsupported)
 	}
-	var co *coffobj.Object
-	if err == nil {
-		co, err = cf.Object()
-	}
 	if err != nil {
-		f.Close()
-		return nil, nil, nil, fmt.Errorf("%s: not an ELF object, and as COFF: %w", into, err)
+		return host{}, fmt.Errorf("not an ELF or Mach-O object, and as COFF: %w", err)
 	}
-	return nil, co, func() { f.Close() }, nil
+	o, err := cf.Object()
+	return coffHost(o), err
 }
 
 // fromInput names the input an object was loaded from in an error of
 // writing it that says the object is inconsistent: its fault, not the
 // output's.
 func fromInput(in string, err error) error {
-	if in != "" && errors.Is(err, elfobj.ErrInconsistent) {
+	if in != "" && (errors.Is(err, elfobj.ErrInconsistent) || errors.Is(err, coffobj.ErrInconsistent) || errors.Is(err, machoobj.ErrInconsistent)) {
 		return fmt.Errorf("%s: %w", in, err)
 	}
 	return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"debug/elf"
+	"debug/macho"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
@@ -91,6 +93,8 @@ func printText(w io.Writer, o *fatobj.Object, all bool) error {
 		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), fileFormat(o.ELF))
 	case o.COFF != nil:
 		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), coffFormat(o.COFF.Machine))
+	case o.MachO != nil:
+		fmt.Fprintf(&sb, "\n%s:\tfile format %s\n", shown(o.Name), machoFormat(o.MachO.Cpu))
 	case o.Member != "" && o.Format == fatobj.FormatBinary:
 		// llvm-objdump refuses such a member; llvm-offload-binary reads it.
 		fmt.Fprintf(&sb, "\n%s:\tfile format offload-binary\n", shown(o.Name))
@@ -325,6 +329,20 @@ func coffFormat(machine uint16) string {
 		return "coff-arm64x"
 	}
 	return "coff-<unknown arch>"
+}
+
+// machoFormat is llvm-objdump's name of a 64-bit Mach-O file's format
+// (LLVM's MachOObjectFile::getFileFormatName).
+func machoFormat(cpu macho.Cpu) string {
+	switch cpu {
+	case machoobj.CpuAmd64:
+		return "mach-o 64-bit x86-64"
+	case machoobj.CpuArm64:
+		return "mach-o arm64"
+	case macho.CpuPpc64:
+		return "mach-o 64-bit ppc64"
+	}
+	return "mach-o 64-bit unknown"
 }
 
 // fileFormat is llvm-objdump's name of an ELF file's format.

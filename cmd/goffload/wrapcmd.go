@@ -12,6 +12,7 @@ import (
 	"github.com/goffload/goffload/coffobj"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap"
@@ -269,6 +270,19 @@ func writeGPU(out output, opt wrap.Options, kind offload.OffloadKind, src string
 			return err
 		}
 		return writeCOFF(out, o)
+	}
+	if wrap.MachOHost(opt.Triple) {
+		o, err := wrap.GPUMachO(opt, kind, fb)
+		if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		if err != nil {
+			return err
+		}
+		return out.write(func(w io.Writer) error {
+			_, err := machoobj.Write(w, o)
+			return err
+		})
 	}
 	o, err := wrap.GPU(opt, kind, fb)
 	if src != "" && errors.Is(err, wrap.ErrNotFatbin) {
