@@ -78,6 +78,9 @@ func GPU(opt Options, kind offload.OffloadKind, data *io.SectionReader) (*elfobj
 	if err != nil {
 		return nil, err
 	}
+	if MachOHost(opt.triple()) {
+		return nil, fmt.Errorf("wrap: host %q: a Mach-O object, which GPUMachO makes: %w", opt.triple(), goffload.ErrUnsupported)
+	}
 	o, err := elfobj.ForTriple(opt.triple())
 	if err != nil {
 		return nil, err

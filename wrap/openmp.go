@@ -251,6 +251,9 @@ func OpenMP(opt Options, bins []Binary) (*elfobj.Object, error) {
 	if legacy && opt.Suffix != "" {
 		return nil, fmt.Errorf("wrap: symbol suffix in %v (clang-offload-wrapper has none): %w", r, goffload.ErrUnsupported)
 	}
+	if MachOHost(opt.triple()) {
+		return nil, fmt.Errorf("wrap: OpenMP for the Apple host %q: %w: LLVM main's wrapper puts the images in .llvm.offloading whatever the host, which is no Mach-O section (llc: \"mach-o section specifier requires a segment and section separated by a comma\"); its CUDA and HIP wrappers write Mach-O (GPUMachO)", opt.triple(), goffload.ErrUnsupported)
+	}
 	o, err := elfobj.ForTriple(opt.triple())
 	if err != nil {
 		return nil, err

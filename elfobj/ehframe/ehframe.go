@@ -356,3 +356,15 @@ type byteOrder interface {
 func inconsistent(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", elfobj.ErrInconsistent, fmt.Sprintf(format, args...))
 }
+
+// AppendCFI appends the call-frame instructions c, encoded little-endian
+// with the factors of fi in the forms LLVM's MCDwarf chooses: for writers
+// of frame sections Build does not make (Mach-O's __eh_frame, whose
+// pointers are 8 bytes).
+func AppendCFI(b []byte, fi FrameInfo, c CFI) ([]byte, error) {
+	e := ehWriter{fi: fi, order: binary.LittleEndian, b: b}
+	if err := e.instructions(c); err != nil {
+		return nil, err
+	}
+	return e.b, nil
+}

@@ -39,6 +39,12 @@
 // against golden listings, and compare the x86-64 code with the objects that
 // the real clang-linker-wrapper of LLVM 15, 16, 19 and 22 wrote.
 //
+// The CUDA and HIP wrapper's code is [GPU] for ELF hosts (gpu_doc.go),
+// [WinGPU] for x86-64 COFF hosts (win64.go) and [MachOGPU] for Mach-O
+// hosts, x86-64 and arm64 (macho.go): `__TEXT,__StaticInit` with its
+// Mach-O relocations, data-in-code entries, linker optimization hints,
+// compact unwind encodings and call-frame rules, compared with llc-22.
+//
 // # What changes between releases
 //
 // One table (codegens in asm.go) holds it. Measured: 15, 16, 19, 22;

@@ -33,7 +33,12 @@ var gpuARM64 = gpuArch{
 
 // arm64Writer writes AArch64 instructions; registers are numbers, 31 being
 // sp or xzr/wzr as the instruction reads it.
-type arm64Writer struct{ a *gpuAsm }
+type arm64Writer struct {
+	a *gpuAsm
+	// frameRecord: functions save x29 with x30, Darwin's frame record
+	// (macho_aarch64.go).
+	frameRecord bool
+}
 
 const arm64ZR = 31 // xzr, wzr
 

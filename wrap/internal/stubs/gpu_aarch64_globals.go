@@ -20,10 +20,14 @@ var arm64GlobalsReg = map[gpuGlobalsKey]func(w *arm64Writer){
 // whose addr and name are in x1 and x2 (32-byte entries) or x2 and x3.
 func arm64LoopHead(w *arm64Writer, entrySize uint32) {
 	wide := entrySize == 0x38
-	w.subImm(arm64SP, arm64SP, 0x30)
-	w.stp(arm64LR, 21, arm64SP, 0x10)
-	w.stp(20, 19, arm64SP, 0x20)
-	w.frame(48, 19, -8, 20, -16, 21, -24, arm64LR, -32)
+	if w.frameRecord {
+		arm64FrameRecordGlobalsPrologue(w)
+	} else {
+		w.subImm(arm64SP, arm64SP, 0x30)
+		w.stp(arm64LR, 21, arm64SP, 0x10)
+		w.stp(20, 19, arm64SP, 0x20)
+		w.frame(48, 19, -8, 20, -16, 21, -24, arm64LR, -32)
+	}
 	w.addr(20, EntriesStop)
 	w.addr(8, EntriesStart)
 	w.cmpX(8, 20)
@@ -77,6 +81,10 @@ func arm64Kind(w *arm64Writer, kind uint32) {
 
 func arm64GlobalsEpilogue(w *arm64Writer) {
 	w.a.label("while.end")
+	if w.frameRecord {
+		arm64FrameRecordGlobalsEpilogue(w)
+		return
+	}
 	w.ldp(20, 19, arm64SP, 0x20)
 	w.ldp(arm64LR, 21, arm64SP, 0x10)
 	w.addImm(arm64SP, arm64SP, 0x30)

@@ -124,6 +124,45 @@ import "fmt"
 // __stop_<entries> and __start_<entries> (both HIDDEN), then the
 // Register* functions as globals_reg first calls them (see [GPUCode.Relocs]).
 // The handle (.bss) and the wrapper are LOCAL; nothing is defined GLOBAL.
+//
+// # Mach-O hosts
+//
+// [MachOGPU] returns `__TEXT,__StaticInit` of the object that `llc-22
+// -mtriple=x86_64-apple-macosx10.15.0` (or `arm64-apple-macosx`)
+// `-relocation-model=pic -filetype=obj` makes of [GPUModuleIRMachO], the
+// module above with LLVM main's Mach-O names (macho.go, macho_x86.go,
+// macho_aarch64.go). What differs from the ELF code:
+//
+//	relocations every reference, to globals_reg, fatbin_unreg, the wrapper
+//	            and the handle too, against the symbols (the object has
+//	            subsections via symbols), addend 0: x86-64 BRANCH (calls)
+//	            and SIGNED (RIP-relative), arm64 BRANCH26, PAGE21 and
+//	            PAGEOFF12; written highest offset first.
+//	x86-64      globals_reg reserves the stack arguments in its prologue
+//	            (`subq $0x20`, HIP `$0x28`) and stores them; rules only in
+//	            the prologue; other registers than on ELF. HIP's jump table
+//	            ends the section (aligned 4 with a nop): four 32-bit
+//	            differences block − table, resolved, marked by one
+//	            LC_DATA_IN_CODE entry (JUMP_TABLE32, 16 bytes).
+//	arm64       every function saves x29 with x30 without setting x29 (CUDA's
+//	            fatbin_reg also x19, x20; globals_reg x19–x22 in 64
+//	            bytes); the bodies are the ELF ones. LC_LINKER_OPTIMIZATION_HINT:
+//	            AdrpAdd for adrp+add, AdrpLdr for adrp+ldr, none for adrp+str.
+//	unwind      __LD,__compact_unwind, a record per function (x86-64
+//	            STACK_IMMD, arm64 DWARF), and __TEXT,__eh_frame: a CIE with
+//	            8-byte pcrel pointers ([MachOFDEPointerEncoding]), data
+//	            alignment −8, then an FDE per function.
+//
+//	             fatbin_reg  fatbin_unreg  globals_reg  section size
+//	x86-64 CUDA  0x00+53     0x40+15       0x50+226     0x132
+//	x86-64 HIP   0x00+42     0x30+15       0x40+327     0x198 (table at 0x188)
+//	arm64 CUDA   0x00+68     0x44+24       0x5c+228     0x140
+//	arm64 HIP    0x00+48     0x30+24       0x48+320     0x188
+//
+// The object's sections, in order: __TEXT,__text (empty), __StaticInit
+// (align 16 / 4), __LLVM,offload_entries, the fatbin, its wrapper,
+// __DATA,__bss (the handle), __DATA,__mod_init_func (fatbin_reg),
+// __LD,__compact_unwind, __TEXT,__eh_frame.
 type GPUKind int
 
 const (

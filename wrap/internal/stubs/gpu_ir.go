@@ -314,3 +314,51 @@ func GPUModuleIRCOFF(llvm int, kind GPUKind, image string) string {
 	}
 	return b.String()
 }
+
+// Mach-O names of the wrapper module's sections and bounds (LLVM main's
+// OffloadWrapper.cpp and Utility.h for a Mach-O host, llvm-project
+// #183991): LLVM spells a Mach-O section "<segment>,<section>".
+const (
+	MachOEntriesSegment = "__LLVM"
+	MachOEntriesSection = "offload_entries"
+	MachOCodeSection    = "__TEXT,__StaticInit"
+)
+
+// MachOBound is the symbol that ld64 resolves to the start ("start") or
+// end ("end") of the entries' section. The module names it with LLVM's
+// \01 prefix, so the object's symbol has no Mach-O underscore.
+func MachOBound(which string) string {
+	return "section$" + which + "$" + MachOEntriesSegment + "$" + MachOEntriesSection
+}
+
+// GPUModuleIRMachO is the module of GPUModuleIR as LLVM main's offload
+// wrapper writes it for a Mach-O host (x86_64-apple-macosx10.15.0,
+// arm64-apple-macos; the HIP-MACHO checks of
+// llvm/test/tools/llvm-offload-wrapper/offload-wrapper.ll): the bounds
+// section$start$/section$end$ of __LLVM,offload_entries, which ld64 makes,
+// a dummy entry array "__dummy.__LLVM,offload_entries" in that section
+// kept by llvm.used, the fatbin in __HIP,__hip_fatbin (__NV_CUDA,__nv_fatbin),
+// its wrapper in __HIP,__fatbin (__NV_CUDA,__fatbin), and the functions in
+// __TEXT,__StaticInit.
+func GPUModuleIRMachO(llvm int, kind GPUKind, image string) string {
+	rel, err := release.Lookup(llvm)
+	if err != nil || rel.Wrapper.GPU != release.GPURegistrationKindCheck {
+		panic(fmt.Sprintf("GPUModuleIRMachO: no Mach-O wrapper module of LLVM %d", llvm))
+	}
+	sec := offload.EntriesSection(rel, kind.offloadKind())
+	fat, seg := `"__NV_CUDA,__nv_fatbin"`, `"__NV_CUDA,__fatbin"`
+	if kind == HIP {
+		fat, seg = `"__HIP,__hip_fatbin"`, `"__HIP,__fatbin"`
+	}
+	machoSec := MachOEntriesSegment + "," + MachOEntriesSection
+	r := strings.NewReplacer(
+		"@__start_"+sec, `@"\01`+MachOBound("start")+`"`,
+		"@__stop_"+sec, `@"\01`+MachOBound("end")+`"`,
+		"@__dummy."+sec, `@"__dummy.`+machoSec+`"`,
+		"@llvm.compiler.used", "@llvm.used",
+		`section "`+sec+`"`, `section "`+machoSec+`"`,
+		`section ".nv_fatbin"`, "section "+fat, `section ".hip_fatbin"`, "section "+fat,
+		`section ".nvFatBinSegment"`, "section "+seg, `section ".hipFatBinSegment"`, "section "+seg,
+		`section ".text.startup"`, `section "`+MachOCodeSection+`"`)
+	return r.Replace(gpuIR(llvm, kind, image))
+}

@@ -80,6 +80,9 @@ type x86Mem struct {
 type x86Writer struct {
 	a   *gpuAsm
 	cfa uint64 // CFA offset from rsp
+	// prologueOnly: rules only where rsp goes down (Darwin, whose
+	// compact unwind describes prologues: LLVM writes no epilogue CFI).
+	prologueOnly bool
 }
 
 func (x *x86Writer) begin(name string) {
@@ -90,6 +93,9 @@ func (x *x86Writer) begin(name string) {
 // sp records that the last instruction moved rsp by -delta.
 func (x *x86Writer) sp(delta int64) {
 	x.cfa = uint64(int64(x.cfa) + delta)
+	if delta < 0 && x.prologueOnly {
+		return
+	}
 	x.a.rule(ehframe.DefCFAOffset(x.cfa))
 }
 

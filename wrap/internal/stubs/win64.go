@@ -13,7 +13,8 @@ import (
 // GlobalsReg is `.cuda.globals_reg` (HIP: `.hip.globals_reg`) where the
 // code calls it through a relocation: on COFF hosts LLVM relocates every
 // reference to a function of the section against the function's own
-// symbol, where on ELF the assembler resolves it.
+// symbol, where on ELF the assembler resolves it; so on Mach-O hosts
+// ([MachOGPU]), whose objects have subsections via symbols.
 const GlobalsReg Target = 200
 
 func init() { gpuTargetNames[GlobalsReg] = "GlobalsReg" }
