@@ -104,17 +104,23 @@ func (rs *machoResolver) section(s *machoobj.FileSection, r *release.Release) ([
 		byOff[uint64(rel.Offset)] = t
 	}
 	size := uint64(layout.Size())
+	at := func(off uint64) machoTarget {
+		if t, ok := byOff[off]; ok {
+			return t
+		}
+		return machoTarget{sect: -1} // no relocation
+	}
 	out := make([]FileEntry, len(raws))
 	for i, raw := range raws {
-		at := uint64(i) * size
+		base := uint64(i) * size
 		e := FileEntry{Entry: offload.EntryFromRaw(r, layout, kind, raw), Section: name, Layout: layout, Index: i, Raw: raw}
-		e.Address = rs.pointer(byOff[at+uint64(layout.AddrOffset())], raw.Addr)
-		nameOff := at + uint64(layout.NameOffset())
-		if e.Name, err = rs.name(byOff[nameOff], raw.Name); err != nil {
+		e.Address = rs.pointer(at(base+uint64(layout.AddrOffset())), raw.Addr)
+		nameOff := base + uint64(layout.NameOffset())
+		if e.Name, err = rs.name(at(nameOff), raw.Name); err != nil {
 			return nil, nameErr(err, name, i, int64(s.Offset)+int64(nameOff))
 		}
 		if auxOff, ok := layout.AuxOffset(); ok {
-			e.Aux = rs.pointer(byOff[at+uint64(auxOff)], raw.Aux)
+			e.Aux = rs.pointer(at(base+uint64(auxOff)), raw.Aux)
 		}
 		out[i] = e
 	}

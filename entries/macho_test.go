@@ -69,8 +69,9 @@ func TestReadMachOEntries(t *testing.T) {
 			}
 			for i, w := range want {
 				e := ents[i]
-				if e.Name != w.name || e.Address.Symbol != w.addr || e.Address.Addend != 0 || e.Size != w.size || e.Kind != offload.OffloadHIP || e.Role() != w.role {
-					t.Errorf("entry %d: %q at %v, size %d, kind %v, role %v; want %q at %s, size %d, hip, %v", i, e.Name, e.Address, e.Size, e.Kind, e.Role(), w.name, w.addr, w.size, w.role)
+				if e.Name != w.name || e.Address.Symbol != w.addr || e.Address.Addend != 0 || e.Size != w.size || e.Kind != offload.OffloadHIP || e.Role() != w.role ||
+					e.Aux != (offload.SymbolRef{}) {
+					t.Errorf("entry %d: %q at %v, size %d, kind %v, role %v, aux %v; want %q at %s, size %d, hip, %v, no aux", i, e.Name, e.Address, e.Size, e.Kind, e.Role(), e.Aux, w.name, w.addr, w.size, w.role)
 				}
 			}
 		})

@@ -493,6 +493,11 @@ func (p *planner) gatherWrapper() error {
 			// reads as an input and then skips: there is no such file.
 			continue
 		}
+		if p.machO && a.lib == "" && !p.src.regular(path) {
+			// A value of one of ld64's options (-arch arm64), which the
+			// wrapper's table reads as an input and then skips.
+			continue
+		}
 		// A file that is missing or no file is an error here (the wrapper
 		// leaves it to the host linker).
 		f, err := p.src.open(path, p.rel)

@@ -209,6 +209,7 @@ type planner struct {
 	host    *hostLink
 	ldArgs  []string // the host linker's argv (a driver's, as ld sees it)
 	linkExe bool     // ldArgs are in link.exe's syntax (an MSVC host's lld-link)
+	machO   bool     // the host is an Apple one: ldArgs are ld64's, its objects Mach-O
 	targets []*target
 	byKey   map[string]*target
 	used    []entries.Input
@@ -286,6 +287,7 @@ func plan(o *Options, in *Inputs) (*Link, error) {
 		return fmt.Errorf("unable to find library -l%s", lib)
 	}
 	p.linkExe = linkExeStyle(opt.HostTriple) && !opt.Driver
+	p.machO = wrap.MachOHost(opt.HostTriple)
 	var h *hostLink
 	if p.linkExe {
 		h = scanLinkExe(p.ldArgs, in.stat)
@@ -297,6 +299,13 @@ func plan(o *Options, in *Inputs) (*Link, error) {
 		if h, err = scanLD(p.ldArgs, missing, in.stat); err != nil {
 			return nil, err
 		}
+	}
+	if p.machO {
+		// ld64's options take their values as the next arguments
+		// (-arch arm64, -platform_version macos 11.0 11.0), which the
+		// wrapper's table reads as inputs and then skips: there is no such
+		// file. A missing input is left to ld64, as the wrapper leaves it.
+		h.inputs = slices.DeleteFunc(h.inputs, func(hi hostInput) bool { return !strings.HasPrefix(hi.arg, "-l") && !in.regular(hi.path) })
 	}
 	p.host = h
 	if h.output == "" {
@@ -469,6 +478,14 @@ func fileRelease(f *fatobj.File) (*release.Release, string) {
 			// identification block (LLVM19.1.7).
 			if r := producerRelease(in); r != nil {
 				return r, in.Name
+			}
+			continue
+		}
+		if in.MachO != nil && len(in.Images) > 0 {
+			// A Mach-O host's object: the releases its formats say, read
+			// as the newest of them (Object.Release).
+			if made, err := in.Made(); err == nil && made != release.Known() && made != 0 {
+				return in.Release, in.Name
 			}
 			continue
 		}

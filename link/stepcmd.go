@@ -20,6 +20,7 @@ import (
 	"github.com/goffload/goffload/fatobj"
 	"github.com/goffload/goffload/internal/atomicfile"
 	"github.com/goffload/goffload/internal/infile"
+	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/offload"
 	"github.com/goffload/goffload/offloadbinary"
 	"github.com/goffload/goffload/release"
@@ -235,6 +236,16 @@ func runWrap(rel *release.Release, kind, triple string, relocatable bool, out st
 				return err
 			}
 			return writeCOFF(out, c)
+		}
+		if wrap.MachOHost(triple) {
+			m, err := wrap.GPUMachO(wopt, k, io.NewSectionReader(f, 0, f.Size()))
+			if err != nil {
+				return err
+			}
+			return atomicfile.Write(out, func(w io.Writer) error {
+				_, err := machoobj.Write(w, m)
+				return err
+			})
 		}
 		if o, err = wrap.GPU(wopt, k, io.NewSectionReader(f, 0, f.Size())); err != nil {
 			return err
