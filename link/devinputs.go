@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/goffload/goffload"
+	"github.com/goffload/goffload/amdgpu"
 	"github.com/goffload/goffload/bitcode"
 	"github.com/goffload/goffload/elfobj"
 	"github.com/goffload/goffload/fatobj"
@@ -289,6 +291,86 @@ func (f *offloadFile) scan(table symTable, archive bool) (bool, error) {
 	return extract, nil
 }
 
+// equivalent is main's object::areTargetsEquivalent: on AMDGPU the same
+// processor and settings (amdgpu.TargetID.Equivalent), elsewhere the same
+// triple and arch.
+func equivalent(a, b targetID) bool {
+	ta := amdgpu.ParseTargetID(a.triple, a.arch)
+	if ta.IsAMDGPU() {
+		return ta.Equivalent(amdgpu.ParseTargetID(b.triple, b.arch))
+	}
+	return a == b
+}
+
+// providesFor is main's object::areTargetsCompatible(Provided, Requested):
+// on AMDGPU amdgpu.TargetID.ProvidesFor, elsewhere the same triple and
+// either arch "generic" or the same arch.
+func providesFor(p, r targetID) bool {
+	tp := amdgpu.ParseTargetID(p.triple, p.arch)
+	if tp.IsAMDGPU() {
+		return tp.ProvidesFor(amdgpu.ParseTargetID(r.triple, r.arch))
+	}
+	return p.triple == r.triple && (p.arch == "generic" || r.arch == "generic" || p.arch == r.arch)
+}
+
+// chooseByTargetID is chooseDevice for main's wrapper
+// (release.TargetMatchTargetID, docs/releases.md#target-matching): the
+// objects' images, the most specific target IDs first, each in the links
+// of the targets equivalent to its own (else in a link of its own); then
+// each archive member's in every link it provides for, and in its own
+// target's where that link is there or --should-extract names its arch.
+func chooseByTargetID(files []*offloadFile, shouldExtract []string) ([]targetID, map[targetID][]*offloadFile) {
+	var ids []targetID
+	inputs := map[targetID][]*offloadFile{}
+	add := func(id targetID, f *offloadFile) {
+		if _, ok := inputs[id]; !ok {
+			ids = append(ids, id)
+		}
+		inputs[id] = append(inputs[id], f)
+	}
+	var objects, members []*offloadFile
+	for _, f := range files {
+		if f.lazy {
+			members = append(members, f)
+		} else {
+			objects = append(objects, f)
+		}
+	}
+	slices.SortStableFunc(objects, func(a, b *offloadFile) int {
+		return strings.Count(b.id.arch, ":") - strings.Count(a.id.arch, ":")
+	})
+	for _, f := range objects {
+		var into []targetID
+		for _, id := range ids {
+			if equivalent(f.id, id) {
+				into = append(into, id)
+			}
+		}
+		if len(into) == 0 {
+			into = []targetID{f.id}
+		}
+		for _, id := range into {
+			add(id, f)
+		}
+		f.moved = true
+	}
+	for _, f := range members {
+		cands := []targetID{f.id}
+		for _, id := range ids {
+			if id != f.id && providesFor(f.id, id) {
+				cands = append(cands, id)
+			}
+		}
+		for _, id := range cands {
+			if _, ok := inputs[id]; !ok && !containsString(shouldExtract, id.arch) {
+				continue
+			}
+			add(id, f)
+		}
+	}
+	return ids, inputs
+}
+
 // chooseDevice returns the images that join the device links, in the
 // order the release's wrapper gives them to each target's link: targets in
 // the order they first appear, each with its images. files are the images of
@@ -530,9 +612,15 @@ func (p *planner) gatherWrapper() error {
 			}
 		}
 	}
-	ids, inputs, err := chooseDevice(rule, files, p.opt.ShouldExtract)
-	if err != nil {
-		return err
+	var ids []targetID
+	var inputs map[targetID][]*offloadFile
+	if link.TargetMatch == release.TargetMatchTargetID {
+		ids, inputs = chooseByTargetID(files, p.opt.ShouldExtract)
+	} else {
+		var err error
+		if ids, inputs, err = chooseDevice(rule, files, p.opt.ShouldExtract); err != nil {
+			return err
+		}
 	}
 	taken := map[*fatobj.Object]bool{}
 	for _, id := range ids {

@@ -159,3 +159,67 @@ func TestSortImages(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// TestChooseDeviceTargetID: main's grouping (release.TargetMatchTargetID,
+// llvm-project #207853 and #209563), case by case as main's
+// linker-wrapper.c test names them: objects by equivalence, the most
+// specific first; archive members one way, by what they provide for.
+func TestChooseDeviceTargetID(t *testing.T) {
+	const amdgcn = "amdgcn-amd-amdhsa"
+	img := func(name string, member bool, triple, arch string) *offloadFile {
+		f := file(name, 0, member, false, arch)
+		f.id.triple = triple
+		return f
+	}
+	obj := func(name, arch string) *offloadFile { return img(name, false, amdgcn, arch) }
+	mem := func(name, arch string) *offloadFile { return img(name, true, amdgcn, arch) }
+	for _, c := range []struct {
+		name   string
+		files  []*offloadFile
+		should []string
+		want   string // each link "triple/arch=inputs", in order
+	}{
+		{"AMD-XNACK-SPLIT", []*offloadFile{obj("a", "gfx90a"), obj("b", "gfx90a:xnack+"), obj("c", "gfx90a:xnack-")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a:xnack+=b amdgcn-amd-amdhsa/gfx90a:xnack-=c amdgcn-amd-amdhsa/gfx90a=a"},
+		{"AMD-DISTINCT-PROC", []*offloadFile{obj("a", "gfx900"), obj("b", "gfx9-generic")}, nil,
+			"amdgcn-amd-amdhsa/gfx900=a amdgcn-amd-amdhsa/gfx9-generic=b"},
+		{"AMDGPU-TRIPLE-MERGE", []*offloadFile{obj("a", "gfx90a"), img("b", false, "amdgpu9.0a-amd-amdhsa", "")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a=a,b"},
+		{"AMD-TARGET-ID", []*offloadFile{obj("a", "gfx90a:xnack+"), obj("b", "gfx90a:xnack-"), mem("m", "gfx90a")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a:xnack+=a,m amdgcn-amd-amdhsa/gfx90a:xnack-=b,m"},
+		{"specific member, any object", []*offloadFile{obj("a", "gfx90a"), mem("m", "gfx90a:xnack+")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a=a"},
+		{"ARCH-ALL", []*offloadFile{obj("a", "gfx90a"), obj("b", "gfx908"), mem("m", "generic")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a=a,m amdgcn-amd-amdhsa/gfx908=b,m"},
+		{"AMD-ARCHIVE-GENERIC", []*offloadFile{obj("a", "gfx900"), img("m", true, "amdgpu9-amd-amdhsa", "")}, nil,
+			"amdgcn-amd-amdhsa/gfx900=a,m"},
+		{"no generic from specific", []*offloadFile{obj("a", "gfx9-generic"), mem("m", "gfx900")}, nil,
+			"amdgcn-amd-amdhsa/gfx9-generic=a"},
+		{"AMD-ARCHIVE-SUBARCH-EXACT", []*offloadFile{img("a", false, "amdgpu9.0a-amd-amdhsa", ""), mem("m", "gfx90a")}, nil,
+			"amdgpu9.0a-amd-amdhsa/=a,m"},
+		{"should-extract", []*offloadFile{obj("a", "gfx90a"), mem("m", "gfx1100")}, []string{"gfx1100"},
+			"amdgcn-amd-amdhsa/gfx90a=a amdgcn-amd-amdhsa/gfx1100=m"},
+		{"member of no target", []*offloadFile{obj("a", "gfx90a"), mem("m", "gfx1100")}, nil,
+			"amdgcn-amd-amdhsa/gfx90a=a"},
+	} {
+		ids, inputs := chooseByTargetID(c.files, c.should)
+		var got []string
+		for _, id := range ids {
+			var names []string
+			for _, f := range inputs[id] {
+				names = append(names, f.obj.Name)
+			}
+			got = append(got, id.triple+"/"+id.arch+"="+strings.Join(names, ","))
+		}
+		if g := strings.Join(got, " "); g != c.want {
+			t.Errorf("%s: %s\nwant %s", c.name, g, c.want)
+		}
+	}
+	// 22's rule, on the first case: both xnack images join the any
+	// image's link, which came first.
+	files := []*offloadFile{obj("a", "gfx90a"), obj("b", "gfx90a:xnack+"), obj("c", "gfx90a:xnack-")}
+	want := map[string][]string{"gfx90a": {"a", "b", "c"}, "gfx90a:xnack+": {"b"}, "gfx90a:xnack-": {"c"}}
+	if got := chosen(t, release.ArchiveAllMembers, files); !cmp.Equal(got, want) {
+		t.Errorf("22's rule: %q, want %q", got, want)
+	}
+}

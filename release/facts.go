@@ -164,6 +164,9 @@ type Link struct {
 	// Archives is how the wrapper takes device code from static libraries
 	// (docs/releases.md#archive-members).
 	Archives ArchiveRule
+	// TargetMatch is how the wrapper matches device images to the targets
+	// it links (docs/releases.md#target-matching).
+	TargetMatch TargetMatch
 	// WholeArchive: the wrapper honours --whole-archive, taking every member
 	// of the archives within (measured not in 15 and 16, and in 19 and 22;
 	// inferred in 17).
@@ -458,6 +461,34 @@ const (
 var archiveRuleNames = [...]string{"none", "used-targets", "ordered", "resolve", "all-members"}
 
 func (v ArchiveRule) String() string { return enumName(archiveRuleNames[:], int(v), "ArchiveRule") }
+
+// TargetMatch is how the wrapper decides which targets' links a device
+// image joins (getDeviceInput in ClangLinkerWrapper.cpp).
+type TargetMatch uint8
+
+const (
+	// TargetMatchSymmetric (15 to 23): an image joins the link of its own
+	// target and of every other target compatible with it, both ways: the
+	// same triple and either arch "generic", or on AMDGPU the same
+	// processor with no feature on in one and off in the other
+	// (object::areTargetsCompatible before #209563; measured in 19 and 22).
+	TargetMatchSymmetric TargetMatch = iota
+	// TargetMatchTargetID (24, main: llvm-project #207853 and #209563, July
+	// 2026; their side of the 23 branch is not known, and 23 is taken to
+	// match as 22): objects, the most specific target IDs first (by their
+	// count of ':'), each join the link of every target equivalent to
+	// theirs (AMDGPU::TargetID::isEquivalent: the same processor and
+	// settings, "any" being neither on nor off), else start their own;
+	// an archive member joins every link its image provides for
+	// (TargetID::providesFor, one way: any serves on and off, a family's
+	// generic processor serves its members), and its own target's where
+	// an object or --should-extract asks for it.
+	TargetMatchTargetID
+)
+
+var targetMatchNames = [...]string{"symmetric", "target-id"}
+
+func (v TargetMatch) String() string { return enumName(targetMatchNames[:], int(v), "TargetMatch") }
 
 var wrapperFormNames = [...]string{"clang-linker-wrapper", "clang-offload-wrapper"}
 

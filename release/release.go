@@ -280,7 +280,7 @@ var releases = []Release{
 		Entries:  Entries{Size: 56, OpenMP: "llvm_offload_entries", CUDA: "llvm_offload_entries", HIP: "llvm_offload_entries", Align: 8, SymbolPrefix: ".offloading.entry.", NameSymbol: ".offloading.entry_name", NameSection: ".llvm.rodata.offloading", Requires: RequiresEntryData, RequiresName: ".requires", Indirect: true, Retain: true},
 		Wrapper: Wrapper{OverrideImage: true, ImageStart: BoundImageStart, ImageEnd: BoundImageEnd, CtorPriority: 101, UnregisterAtexit: true,
 			Dummy: DummyLocalUsed, DummyAlign: 8, RelocatableSection: ".llvm.offloading.relocatable", RelocatableRenames: unifiedRename, GPU: GPURegistrationKindCheck, SYCL: SYCLRegistrationBinary, COFFBounds: COFFBoundsSentinel, MachO: true},
-		Link:    Link{LTO2SelectSaveTemps: true, Archives: ArchiveAllMembers, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: DeviceLinkClang22, KernelArgsVersion: 3, FatbinImage3: true},
+		Link:    Link{LTO2SelectSaveTemps: true, Archives: ArchiveAllMembers, TargetMatch: TargetMatchTargetID, SortImages: true, WholeArchive: true, LinkExeOptions: true, Device: DeviceLinkClang22, KernelArgsVersion: 3, FatbinImage3: true},
 		Bundle:  Bundle{IDs: BundleIDComponents, HIPFatbin: HIPFatbin{HostTarget: "host-x86_64-unknown-linux-gnu", HostID: "host-x86_64-unknown-linux-gnu-", DeviceKind: "hip", CompressedVersion: 3}},
 		Runtime: Runtime{ReadsLegacyEntries: true, Images: imageHeaders21},
 		Main:    Main{AMDGPUSubarchTriples: true, SPIRVImages: true, NestedImages: true, ChecksStrings: true, AlignsAfter: true},
