@@ -16,6 +16,8 @@
 //     written, read and edited.
 //   - [github.com/goffload/goffload/coffobj]: COFF relocatable objects,
 //     the same for Windows hosts; PE images read.
+//   - [github.com/goffload/goffload/machoobj]: 64-bit Mach-O objects, the
+//     same for Apple hosts; linked images read.
 //   - [github.com/goffload/goffload/bundle]: clang offload bundles.
 //   - [github.com/goffload/goffload/entries]: offload entry tables.
 //   - [github.com/goffload/goffload/wrap]: registration objects.

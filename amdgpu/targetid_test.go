@@ -16,7 +16,7 @@ func TestTargetIDMatching(t *testing.T) {
 		{amdgcn, "gfx90a:xnack+", amdgcn, "gfx90a", false, false},
 		{amdgcn, "gfx90a:xnack+", amdgcn, "gfx90a:xnack-", false, false},
 		{amdgcn, "gfx90a:sramecc-:xnack+", amdgcn, "gfx90a:xnack+:sramecc-", true, true}, // order does not matter
-		{amdgcn, "generic", amdgcn, "gfx90a", false, true},                              // no processor: the check is skipped
+		{amdgcn, "generic", amdgcn, "gfx90a", false, true},                               // no processor: the check is skipped
 		{amdgcn, "generic", amdgcn, "gfx908", false, true},
 		{amdgcn, "gfx90a", amdgcn, "generic", false, true},
 		{amdgcn, "gfx90a:xnack+", amdgcn, "generic", false, false}, // on does not serve unsupported
@@ -28,8 +28,8 @@ func TestTargetIDMatching(t *testing.T) {
 		{amdgcn, "gfx9-generic", amdgcn, "gfx90a", false, false},         // gfx90a is a family of its own
 		{amdgcn, "gfx908", amdgcn, "gfx90a", false, false},
 		{amdgcn, "gfx900", amdgcn, "gfx906", false, false},
-		{sub9, "", amdgcn, "gfx900", false, true},       // amdgpu9: gfx9-generic
-		{amdgcn, "gfx90a", sub90a, "", true, true},      // the subarch names the processor
+		{sub9, "", amdgcn, "gfx900", false, true},  // amdgpu9: gfx9-generic
+		{amdgcn, "gfx90a", sub90a, "", true, true}, // the subarch names the processor
 		{sub90a, "generic", amdgcn, "gfx90a", true, true},
 		{amdgcn, "gfx1030:xnack+", amdgcn, "gfx1030", true, true}, // gfx1030 has no xnack: the modifier is dropped
 		{amdgcn, "gfx90a", "amdgcn-amd-amdpal", "gfx90a", false, false},
@@ -55,7 +55,7 @@ func TestParseTargetID(t *testing.T) {
 		{"amdgcn-amd-amdhsa", "gfx90a", "gfx90a", FeatureAny, FeatureAny},
 		{"amdgcn-amd-amdhsa", "gfx1100", "gfx1100", FeatureUnsupported, FeatureUnsupported},
 		{"amdgcn-amd-amdhsa", "gfx90a:xnack+:xnack-", "gfx90a", FeatureOn, FeatureAny}, // a repeat is dropped
-		{"amdgcn-amd-amdhsa", "gfx9999", "", FeatureUnsupported, FeatureUnsupported},  // unknown
+		{"amdgcn-amd-amdhsa", "gfx9999", "", FeatureUnsupported, FeatureUnsupported},   // unknown
 		{"amdgpu10.30-amd-amdhsa", "", "gfx1030", FeatureUnsupported, FeatureUnsupported},
 		{"amdgpu10.3-amd-amdhsa", "generic", "gfx10-3-generic", FeatureUnsupported, FeatureUnsupported},
 		{"amdgpu9.4-amd-amdhsa", "", "gfx9-4-generic", FeatureAny, FeatureAny},

@@ -42,7 +42,10 @@ func FuzzNewFile(f *testing.F) {
 	// Objects of Windows hosts (COFF): clang-22's HIP -fgpu-rdc object, and
 	// an MSVC host object with an embedded binary.
 	coffs, _ := filepath.Glob(filepath.Join("testdata", "coff", "*.obj"))
-	for _, p := range coffs {
+	// And of Apple hosts (Mach-O): an embedded object, a HIP -fgpu-rdc
+	// object with entries, a HIP registration object.
+	machos, _ := filepath.Glob(filepath.Join("testdata", "macho", "*.o"))
+	for _, p := range append(coffs, machos...) {
 		if data, err := os.ReadFile(p); err == nil {
 			f.Add(data)
 		}

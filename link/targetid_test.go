@@ -70,7 +70,9 @@ func TestPlanGroupsByTargetID(t *testing.T) {
 	}
 	got22 := links(22)
 	t.Logf("device links of 24: %q; of 22: %q", got24, got22)
-	if !slices.ContainsFunc(got22, func(l string) bool { return strings.HasSuffix(strings.Split(l, "=")[0], ":gfx90a") && strings.Count(l, ",") == 2 }) {
+	if !slices.ContainsFunc(got22, func(l string) bool {
+		return strings.HasSuffix(strings.Split(l, "=")[0], ":gfx90a") && strings.Count(l, ",") == 2
+	}) {
 		t.Errorf("LLVM 22: %q, want gfx90a's link of all three", got22)
 	}
 }

@@ -90,6 +90,11 @@ func TestLLVM23RefusesVersion3(t *testing.T) {
 		}
 		if bins, err := ReadAllBytes(b, &ReadOptions{Release: r24}); err != nil || len(bins) != 1 {
 			t.Errorf("%s, read by 24: %v", name, err)
+		} else if bins[0].Version != 3 || name == "plain" && bins[0].InflatedSize != 0 {
+			// Main's OffloadBinary::write value-initialises its header:
+			// version 3 for every binary, InflatedSize 0 when it is not
+			// compressed (OffloadBinary.h at 05ed393b, #222774).
+			t.Errorf("%s: version %d, InflatedSize %d; want 3, 0 when plain", name, bins[0].Version, bins[0].InflatedSize)
 		}
 	}
 	if _, err := WriteCompressedBinary(io.Discard, r23, &im, bytes.NewReader([]byte("image")), 5, Compression{Format: "zstd"}); !errors.Is(err, goffload.ErrUnsupported) {

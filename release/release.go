@@ -18,7 +18,7 @@ const DefaultMajor = 22
 // released tool can measure, were last checked against LLVM's sources and
 // pull requests (docs/releases.md#llvm-23-and-main says against which
 // commits, and how to check again).
-const MainCheckedOn = "2026-09-11"
+const MainCheckedOn = "2026-11-29"
 
 // Release is one row of the table: what one LLVM release's tools write
 // and read, each fact a field, grouped by the package that reads it. Code
