@@ -458,8 +458,9 @@ func lmCases(t *testing.T) []lmCase {
 				return lmBinary(t, 3, lmImage{kind: offload.ImageObject, code: 1, strs: lmStrings("triple", "x-y-z", "arch", "none"), data: offloadbinary.Magic[:]})
 			}},
 		// Main's objdump warns that it reads COFF and ELF only and lists
-		// nothing; goffload refuses what it cannot read.
-		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: goffload.ErrInvalid, says: []string{"an ELF or COFF file"},
+		// nothing; goffload reads 64-bit Mach-O and refuses this 32-bit one
+		// as what it does not read.
+		{test: "tools/llvm-objdump/Offloading/non-elf.test", refused: goffload.ErrUnsupported, says: []string{"a 32-bit Mach-O file"},
 			input: func(*testing.T) []byte {
 				var b []byte
 				for _, v := range []uint32{0xfeedface, 7, 3, 1, 0, 0, 0x2000} {
