@@ -287,8 +287,11 @@ func convertsNoBitcode(obj *Object) error {
 }
 
 func notRewritable(f *File) error {
-	if f.Format == FormatThinArchive {
+	switch f.Format {
+	case FormatThinArchive:
 		return fmt.Errorf("%s: a thin archive: give the member files themselves: %w", f.Name, goffload.ErrUnsupported)
+	case FormatMachO:
+		return fmt.Errorf("%s: a Mach-O file: strip and convert rewrite ELF and COFF objects only: %w", f.Name, goffload.ErrUnsupported)
 	}
 	return fmt.Errorf("%s: %v, not an object or an archive: %w", f.Name, f.Format, goffload.ErrUnsupported)
 }

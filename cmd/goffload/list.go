@@ -81,7 +81,7 @@ func listFile(w io.Writer, path string, opt *offloadbinary.ReadOptions, mode lis
 }
 
 // printText prints what llvm-objdump --offloading prints (the file's format
-// line for an ELF or COFF file, then the images numbered from 0); with all,
+// line for an ELF, COFF or Mach-O file, then the images numbered from 0); with all,
 // then goffload's additions: the embedded objects of a bitcode module, the
 // entries, the entries of the HIP fatbins and bundle files, the device code
 // of a bundled object's sections and of clang 14's image sections, and the

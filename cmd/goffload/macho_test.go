@@ -62,6 +62,10 @@ func TestMachOEmbedListExtract(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &rep); err != nil || !rep.MachO || rep.Images != 2 || rep.Raw {
 				t.Errorf("check --json of embed %v: exit %d, %+v (%v)\n%s%s", embed, code, rep, err, out, stderr)
 			}
+			if _, stderr, code := cli(t, "strip", "--keep", "amdgcn-amd-amdhsa", "-o", filepath.Join(dir, "s.o"), obj); code != 1 ||
+				!strings.Contains(stderr, "a Mach-O file: strip and convert rewrite ELF and COFF objects only") {
+				t.Errorf("strip of a Mach-O object: exit %d, %s", code, stderr)
+			}
 		}
 	}
 }
