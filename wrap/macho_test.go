@@ -14,21 +14,11 @@ import (
 	"github.com/goffload/goffload/internal/tooltest"
 	"github.com/goffload/goffload/machoobj"
 	"github.com/goffload/goffload/offload"
-	"github.com/goffload/goffload/release"
 	"github.com/goffload/goffload/wrap/internal/stubs"
 )
 
 // machoTriples are the hosts of main's HIP-MACHO test and its arm64 twin.
 var machoTriples = []string{"x86_64-apple-macosx10.15.0", "arm64-apple-macosx"}
-
-func row(t *testing.T, major int) *release.Release {
-	t.Helper()
-	r, err := release.Lookup(major)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 // writeMachO writes o and returns the bytes.
 func writeMachO(t *testing.T, o *machoobj.Object) []byte {
@@ -68,7 +58,7 @@ func llcMachO(t *testing.T, triple, ll string) []byte {
 // unwind and __eh_frame; for a real HIP fatbin, a CUDA fatbinary, and a
 // fatbin of 16 bytes or less (another alignment).
 func TestGPUMachOMatchesLLC(t *testing.T) {
-	r := row(t, 24)
+	r := lookupRelease(t, 24)
 	for _, triple := range machoTriples {
 		for _, kind := range []offload.OffloadKind{offload.OffloadHIP, offload.OffloadCUDA} {
 			fatbins := [][]byte{tooltest.HIPFatbin()}
@@ -102,7 +92,7 @@ func TestGPUMachORefuses(t *testing.T) {
 		major  int
 		triple string
 	}{{22, "x86_64-apple-macosx10.15.0"}, {23, "arm64-apple-macos"}, {24, "x86_64-unknown-linux-gnu"}, {24, "armv7-apple-ios"}} {
-		if _, err := GPUMachO(Options{Release: row(t, c.major), Triple: c.triple}, offload.OffloadHIP, data); !errors.Is(err, goffload.ErrUnsupported) {
+		if _, err := GPUMachO(Options{Release: lookupRelease(t, c.major), Triple: c.triple}, offload.OffloadHIP, data); !errors.Is(err, goffload.ErrUnsupported) {
 			t.Errorf("LLVM %d, %s: %v, want ErrUnsupported", c.major, c.triple, err)
 		}
 	}
@@ -115,7 +105,7 @@ func TestGPUMachORefuses(t *testing.T) {
 func TestGPUMachOLinks(t *testing.T) {
 	ld := tooltest.Tool(t, "ld64.lld", 22)
 	clang := tooltest.Tool(t, "clang", 22)
-	r := row(t, 24)
+	r := lookupRelease(t, 24)
 	fb := tooltest.HIPFatbin()
 	for _, triple := range machoTriples {
 		t.Run(triple, func(t *testing.T) {
