@@ -22,16 +22,7 @@ func formatErr(off int64, err error, format string, args ...any) error {
 }
 
 // readAtFull reads len(p) bytes at off of r.
-func readAtFull(r io.ReaderAt, p []byte, off int64) error {
-	n, err := r.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(off+int64(n), goffload.ErrTruncated, "input shorter than its size")
-	}
-	return fmt.Errorf("coff: reading at byte %#x: %w", off+int64(n), err)
-}
+func readAtFull(r io.ReaderAt, p []byte, off int64) error { return ferr.ReadAt("coff", r, p, off) }
 
 // File is a COFF file read from an io.ReaderAt: a relocatable object, or a
 // PE image (an executable or a DLL). Section contents are read only when

@@ -516,7 +516,7 @@ func (p *plan) write(w *bufio.Writer) error {
 		if os.s.Type == elf.SHT_NOBITS {
 			continue
 		}
-		if err := pad(w, os.off-pos); err != nil {
+		if err := iocount.Zeros(w, os.off-pos); err != nil {
 			return err
 		}
 		if err := p.writeContents(w, os); err != nil {
@@ -524,7 +524,7 @@ func (p *plan) write(w *bufio.Writer) error {
 		}
 		pos = os.off + os.size
 	}
-	if err := pad(w, p.shoff-pos); err != nil {
+	if err := iocount.Zeros(w, p.shoff-pos); err != nil {
 		return err
 	}
 	_, err := w.Write(p.shdrs())
@@ -552,19 +552,6 @@ func (p *plan) writeContents(w *bufio.Writer, os *out) error {
 			return fmt.Errorf("contents: got %d of %d bytes: %w", n, os.s.Size, err)
 		}
 		return nil
-	}
-	return nil
-}
-
-var zeros [4096]byte
-
-func pad(w io.Writer, n uint64) error {
-	for n > 0 {
-		k := min(n, uint64(len(zeros)))
-		if _, err := w.Write(zeros[:k]); err != nil {
-			return err
-		}
-		n -= k
 	}
 	return nil
 }

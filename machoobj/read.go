@@ -3,7 +3,6 @@ package machoobj
 import (
 	"bytes"
 	"debug/macho"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -21,16 +20,7 @@ func formatErr(off int64, err error, field string, args ...any) error {
 }
 
 // readAt reads len(p) bytes at off of r.
-func readAt(r io.ReaderAt, p []byte, off int64) error {
-	n, err := r.ReadAt(p, off)
-	if n == len(p) {
-		return nil
-	}
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return formatErr(off+int64(n), goffload.ErrTruncated, "input shorter than its size")
-	}
-	return fmt.Errorf("mach-o: reading at byte %#x: %w", off+int64(n), err)
-}
+func readAt(r io.ReaderAt, p []byte, off int64) error { return ferr.ReadAt("mach-o", r, p, off) }
 
 // Magic numbers of the Mach-O files this package recognises but does not
 // read.

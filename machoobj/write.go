@@ -418,7 +418,7 @@ func (p *plan) write(w *bufio.Writer) error {
 		if s.ZeroFill() {
 			continue
 		}
-		if err := zeros(w, p.addr[i]-at); err != nil {
+		if err := iocount.Zeros(w, p.addr[i]-at); err != nil {
 			return err
 		}
 		var err error
@@ -435,7 +435,7 @@ func (p *plan) write(w *bufio.Writer) error {
 		}
 		at = p.addr[i] + uint64(s.ContentSize())
 	}
-	if err := zeros(w, alignUp(p.dataEnd, 8)-at); err != nil {
+	if err := iocount.Zeros(w, alignUp(p.dataEnd, 8)-at); err != nil {
 		return err
 	}
 	b = b[:0]
@@ -499,17 +499,4 @@ func writeContents(w io.Writer, s *Section) error {
 		err = fmt.Errorf("contents: %d bytes of %d: %w", n, s.Size, io.ErrUnexpectedEOF)
 	}
 	return err
-}
-
-var zeroBlock [4096]byte
-
-func zeros(w io.Writer, n uint64) error {
-	for n > 0 {
-		k := min(n, uint64(len(zeroBlock)))
-		if _, err := w.Write(zeroBlock[:k]); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
 }

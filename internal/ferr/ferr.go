@@ -67,3 +67,18 @@ func Named(path string, err error) error {
 	}
 	return &InFile{Name: path, Err: err}
 }
+
+// ReadAt reads len(p) bytes at off of r for a reader of format: an input
+// that ends first is a FormatError matching goffload.ErrTruncated at the
+// first byte missing; another error of r is returned as it is, with the
+// offset.
+func ReadAt(format string, r io.ReaderAt, p []byte, off int64) error {
+	n, err := r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return New(format, off+int64(n), "input shorter than its size", nil, goffload.ErrTruncated)
+	}
+	return fmt.Errorf("%s: reading at byte %#x: %w", format, off+int64(n), err)
+}

@@ -22,3 +22,18 @@ func (c *Writer) ReadFrom(r io.Reader) (int64, error) {
 	c.N += n
 	return n, err
 }
+
+var zeroBlock [4096]byte
+
+// Zeros writes n zero bytes to w: the padding the object writers put
+// between sections.
+func Zeros(w io.Writer, n uint64) error {
+	for n > 0 {
+		k := min(n, uint64(len(zeroBlock)))
+		if _, err := w.Write(zeroBlock[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
+}
