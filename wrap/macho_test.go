@@ -55,8 +55,9 @@ func llcMachO(t *testing.T, triple, ll string) []byte {
 // wrapper module of LLVM main for that triple (the HIP-MACHO module of
 // llvm-offload-wrapper's test, the CUDA one alike): sections, symbols,
 // relocations, data-in-code records, linker optimization hints, compact
-// unwind and __eh_frame; for a real HIP fatbin, a CUDA fatbinary, and a
-// fatbin of 16 bytes or less (another alignment).
+// unwind and __eh_frame; for a HIP fatbin and a CUDA fatbinary. (A
+// fatbin of 16 bytes or less would be aligned 1, llc-22 says for both
+// machines; no valid one is that small.)
 func TestGPUMachOMatchesLLC(t *testing.T) {
 	r := lookupRelease(t, 24)
 	for _, triple := range machoTriples {
