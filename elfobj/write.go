@@ -91,13 +91,7 @@ func Write(w io.Writer, o *Object) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cw := &iocount.Writer{W: w}
-	bw := bufio.NewWriterSize(cw, 64<<10)
-	if err := p.write(bw); err != nil {
-		return cw.N, err
-	}
-	err = bw.Flush()
-	return cw.N, err
+	return iocount.Buffered(w, p.write)
 }
 
 func newPlan(o *Object) (*plan, error) {

@@ -14,14 +14,6 @@ import (
 	"github.com/goffload/goffload/release"
 )
 
-// The section of a Mach-O host's entries (LLVM main's
-// getOffloadEntrySection: "__LLVM,offload_entries" where ELF and COFF
-// have llvm_offload_entries).
-const (
-	MachOSegment = "__LLVM"
-	MachOSection = "offload_entries"
-)
-
 // ReadMachO returns every offload entry of f, a Mach-O object of an Apple
 // host, as [Read] does for ELF: the entries of __LLVM,offload_entries
 // (56 bytes each, as llvm_offload_entries). A pointer is its relocation's
@@ -37,7 +29,7 @@ func ReadMachO(f *machoobj.File, r *release.Release) ([]FileEntry, error) {
 	var out []FileEntry
 	var rs *machoResolver
 	for _, s := range f.Sections {
-		if s.Seg != MachOSegment || s.Name != MachOSection || s.FileSize() == 0 {
+		if s.Seg != offload.MachOEntriesSegment || s.Name != offload.MachOEntriesSection || s.FileSize() == 0 {
 			continue
 		}
 		if rs == nil {

@@ -126,7 +126,7 @@ func (o *Object) Made() (release.Set, error) {
 	for _, b := range o.Binaries {
 		made &= b.Releases()
 	}
-	if o.MachO != nil && o.MachO.Section(entries.MachOSegment, entries.MachOSection) != nil {
+	if o.MachO != nil && o.MachO.Section(offload.MachOEntriesSegment, offload.MachOEntriesSection) != nil {
 		// Entries of a Mach-O host: LLVM main's (#183991).
 		made &= release.Where(func(r *release.Release) bool { return r.Wrapper.MachO })
 	}
@@ -539,31 +539,26 @@ func (o *Object) read(opt *offloadbinary.ReadOptions) error {
 	return o.bundleImages()
 }
 
-// The Mach-O sections of a HIP fatbin and of a CUDA fatbinary (clang's
-// CGCUDANV and LLVM main's offload wrapper for macOS).
-const (
-	machoHIPFatbin  = "__HIP,__hip_fatbin"
-	machoCUDAFatbin = "__NV_CUDA,__nv_fatbin"
-)
-
 // readMachOCode reads a Mach-O object's HIP fatbin, CUDA fatbinary and
 // entries.
 func (o *Object) readMachOCode() error {
 	f := o.MachO
+	hipFatbin, _, _ := offload.MachOFatbinSections(offload.OffloadHIP)
+	cudaFatbin, _, _ := offload.MachOFatbinSections(offload.OffloadCUDA)
 	for _, s := range f.Sections {
 		if s.ZeroFill() || s.Size == 0 {
 			continue
 		}
 		switch s.Seg + "," + s.Name {
-		case machoHIPFatbin:
-			if err := o.readBundles(machoHIPFatbin, s.Open(), int64(s.Offset)); err != nil {
+		case hipFatbin:
+			if err := o.readBundles(hipFatbin, s.Open(), int64(s.Offset)); err != nil {
 				return err
 			}
-		case machoCUDAFatbin:
+		case cudaFatbin:
 			im := offloadbinary.LinkedImage(offload.OffloadCUDA, "nvptx64-nvidia-cuda", "")
 			im.Kind = offload.ImageFatbinary
 			sr := s.Open()
-			o.Images = append(o.Images, &Image{Image: im, Object: o, Source: SourceFatbinary, Section: machoCUDAFatbin,
+			o.Images = append(o.Images, &Image{Image: im, Object: o, Source: SourceFatbinary, Section: cudaFatbin,
 				Offset: o.Offset + int64(s.Offset), Size: sr.Size(), at: func() (*io.SectionReader, error) { return sr, nil }})
 		}
 	}

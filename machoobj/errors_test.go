@@ -2,6 +2,7 @@ package machoobj_test
 
 import (
 	"bytes"
+	"debug/macho"
 	"encoding/binary"
 	"errors"
 	"testing"
@@ -24,8 +25,8 @@ func sample(t testing.TB) []byte {
 	f := &machoobj.Symbol{Name: "_f", Type: machoobj.N_SECT | machoobj.N_EXT, Section: text}
 	g := &machoobj.Symbol{Name: "_g", Type: machoobj.N_UNDF | machoobj.N_EXT}
 	o.Symbols = []*machoobj.Symbol{f, g}
-	text.Relocs = []machoobj.Reloc{{Offset: 1, Symbol: g, Type: machoobj.X86_64_RELOC_BRANCH, PCRel: true, Length: 2}}
-	data.Relocs = []machoobj.Reloc{{Offset: 0, Section: text, Type: machoobj.X86_64_RELOC_UNSIGNED, Length: 3}}
+	text.Relocs = []machoobj.Reloc{{Offset: 1, Symbol: g, Type: uint8(macho.X86_64_RELOC_BRANCH), PCRel: true, Length: 2}}
+	data.Relocs = []machoobj.Reloc{{Offset: 0, Section: text, Type: uint8(macho.X86_64_RELOC_UNSIGNED), Length: 3}}
 	var b bytes.Buffer
 	if _, err := machoobj.Write(&b, o); err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestWriteRefusesInconsistent(t *testing.T) {
 		{"symbol elsewhere", &machoobj.Object{Cpu: machoobj.CpuArm64, Sections: []*machoobj.Section{sec},
 			Symbols: []*machoobj.Symbol{{Name: "_x", Type: machoobj.N_SECT, Section: other}}}},
 		{"relocation past the section", &machoobj.Object{Cpu: machoobj.CpuArm64, Sections: []*machoobj.Section{{Seg: "__DATA", Name: "__d", Align: 8, Data: make([]byte, 8),
-			Relocs: []machoobj.Reloc{{Offset: 4, Num: 0, Type: machoobj.ARM64_RELOC_UNSIGNED, Length: 3}}}}}},
+			Relocs: []machoobj.Reloc{{Offset: 4, Num: 0, Type: uint8(macho.ARM64_RELOC_UNSIGNED), Length: 3}}}}}},
 		{"name", &machoobj.Object{Cpu: machoobj.CpuArm64, Sections: []*machoobj.Section{{Seg: "__DATA", Name: "__a_name_of_17_by", Align: 1}}}},
 	} {
 		var b bytes.Buffer

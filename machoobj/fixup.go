@@ -2,6 +2,7 @@ package machoobj
 
 import (
 	"bytes"
+	"debug/macho"
 	"fmt"
 	"io"
 	"sort"
@@ -38,12 +39,12 @@ func (p *plan) fixups() error {
 			}
 			d := p.delta[p.number[r.Section]-1]
 			switch {
-			case o.Cpu == CpuAmd64 && r.Type == X86_64_RELOC_SUBTRACTOR, o.Cpu == CpuArm64 && r.Type == ARM64_RELOC_SUBTRACTOR:
+			case o.Cpu == CpuAmd64 && r.Type == uint8(macho.X86_64_RELOC_SUBTRACTOR), o.Cpu == CpuArm64 && r.Type == uint8(macho.ARM64_RELOC_SUBTRACTOR):
 				d = -d
 			case r.PCRel:
 				d -= p.delta[i]
 			}
-			if o.Cpu == CpuArm64 && r.Type != ARM64_RELOC_UNSIGNED && r.Type != ARM64_RELOC_SUBTRACTOR {
+			if o.Cpu == CpuArm64 && r.Type != uint8(macho.ARM64_RELOC_UNSIGNED) && r.Type != uint8(macho.ARM64_RELOC_SUBTRACTOR) {
 				if d != 0 {
 					return inconsistent("section %s,%s: relocation %d: a section-relative arm64 relocation of type %d against a section that moves", s.Seg, s.Name, j, r.Type)
 				}

@@ -73,33 +73,6 @@ const (
 	PLATFORM_XROS    uint32 = 11
 )
 
-// Relocation types of x86-64 (X86_64_RELOC_*) and arm64 (ARM64_RELOC_*).
-const (
-	X86_64_RELOC_UNSIGNED   uint8 = 0
-	X86_64_RELOC_SIGNED     uint8 = 1
-	X86_64_RELOC_BRANCH     uint8 = 2
-	X86_64_RELOC_GOT_LOAD   uint8 = 3
-	X86_64_RELOC_GOT        uint8 = 4
-	X86_64_RELOC_SUBTRACTOR uint8 = 5
-	X86_64_RELOC_SIGNED_1   uint8 = 6
-	X86_64_RELOC_SIGNED_2   uint8 = 7
-	X86_64_RELOC_SIGNED_4   uint8 = 8
-	X86_64_RELOC_TLV        uint8 = 9
-
-	ARM64_RELOC_UNSIGNED              uint8 = 0
-	ARM64_RELOC_SUBTRACTOR            uint8 = 1
-	ARM64_RELOC_BRANCH26              uint8 = 2
-	ARM64_RELOC_PAGE21                uint8 = 3
-	ARM64_RELOC_PAGEOFF12             uint8 = 4
-	ARM64_RELOC_GOT_LOAD_PAGE21       uint8 = 5
-	ARM64_RELOC_GOT_LOAD_PAGEOFF12    uint8 = 6
-	ARM64_RELOC_POINTER_TO_GOT        uint8 = 7
-	ARM64_RELOC_TLVP_LOAD_PAGE21      uint8 = 8
-	ARM64_RELOC_TLVP_LOAD_PAGEOFF12   uint8 = 9
-	ARM64_RELOC_ADDEND                uint8 = 10
-	ARM64_RELOC_AUTHENTICATED_POINTER uint8 = 11
-)
-
 // CPUs this package writes objects for (debug/macho's values).
 const (
 	CpuAmd64 = macho.CpuAmd64
@@ -121,7 +94,6 @@ const (
 	versionSize  = 16 // LC_VERSION_MIN_*
 	magic64      = macho.Magic64
 	maxSections  = 255 // n_sect is a byte
-	maxLoadCmds  = 1 << 16
 )
 
 var le = binary.LittleEndian

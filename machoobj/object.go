@@ -126,7 +126,7 @@ type Reloc struct {
 	Symbol  *Symbol
 	Section *Section
 	Num     uint32
-	Type    uint8 // X86_64_RELOC_*, ARM64_RELOC_*
+	Type    uint8 // debug/macho's X86_64_RELOC_* or ARM64_RELOC_* value
 	PCRel   bool
 	Length  uint8 // log2 of the size relocated: 2 for 4 bytes, 3 for 8
 }

@@ -26,7 +26,7 @@ func readAt(r io.ReaderAt, p []byte, off int64) error { return ferr.ReadAt("mach
 // read.
 const (
 	magic32      = 0xfeedface
-	magicFat     = 0xcafebabe // big-endian on disk: a universal file
+	magicFatLE   = 0xbebafeca // CA FE BA BE read little-endian: a universal file
 	magic64Swap  = 0xcffaedfe // a big-endian 64-bit file, read little-endian
 	magic32Swap  = 0xcefaedfe
 	maxAlignLog2 = 15 // what LLVM's writer emits at most (32 KiB); ld64 takes up to 2^15
@@ -173,7 +173,7 @@ func (f *File) read() error {
 	case magic64Swap:
 		return formatErr(0, goffload.ErrUnsupported, "a big-endian Mach-O file")
 	default:
-		if IsMachO(h[:4]) || m == 0xbebafeca {
+		if m == magicFatLE {
 			return formatErr(0, goffload.ErrUnsupported, "a universal (fat) Mach-O file")
 		}
 		return ferr.New("mach-o", 0, "magic", m, nil)
@@ -437,9 +437,9 @@ func (f *File) readSymbols() ([]FileSymbol, error) {
 // FileReloc is one relocation_info record, resolved.
 type FileReloc struct {
 	Offset uint32 // r_address
-	// Symbol is the target's index in the symbol table (Extern), or the
-	// target section's number (0 for none, R_ABS), or ARM64_RELOC_ADDEND's
-	// addend: r_symbolnum.
+	// Num is r_symbolnum: the target's index in the symbol table
+	// (Extern), or the target section's number (0 for none, R_ABS), or
+	// ARM64_RELOC_ADDEND's addend.
 	Num    uint32
 	Extern bool
 	PCRel  bool
@@ -480,7 +480,9 @@ func (f *File) Relocations(s *FileSection) ([]FileReloc, error) {
 
 // isAddend reports whether a relocation of type t carries an addend in
 // r_symbolnum (ARM64_RELOC_ADDEND).
-func isAddend(cpu macho.Cpu, t uint8) bool { return cpu == CpuArm64 && t == ARM64_RELOC_ADDEND }
+func isAddend(cpu macho.Cpu, t uint8) bool {
+	return cpu == CpuArm64 && t == uint8(macho.ARM64_RELOC_ADDEND)
+}
 
 // DataInCode returns the LC_DATA_IN_CODE records: (offset, length, kind),
 // offsets as addresses.

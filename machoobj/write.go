@@ -24,31 +24,30 @@ func inconsistent(format string, args ...any) error {
 
 // plan is everything the writer decides before writing a byte.
 type plan struct {
-	o        *Object
-	number   map[*Section]int // from 1
-	addr     []uint64
-	offset   []uint32
-	reloff   []uint32
-	syms     []*Symbol // in table order
-	index    map[*Symbol]uint32
-	nlocal   int
-	nextdef  int
-	strs     strtab.Table
-	strsize  uint32
-	cmds     uint32 // sizeofcmds
-	ncmds    uint32
-	dataEnd  uint64 // end of the sections' bytes, from the first section's address
-	vmsize   uint64
-	start    uint32 // of the sections' bytes
-	diceOff  uint32
-	hints    []byte
-	hintOff  uint32
-	indOff   uint32
-	symoff   uint32
-	stroff   uint32
-	fileSize uint64
-	delta    []int64   // per section: new address minus its base
-	patches  [][]patch // per section, nil where nothing moved
+	o       *Object
+	number  map[*Section]int // from 1
+	addr    []uint64
+	offset  []uint32
+	reloff  []uint32
+	syms    []*Symbol // in table order
+	index   map[*Symbol]uint32
+	nlocal  int
+	nextdef int
+	strs    strtab.Table
+	strsize uint32
+	cmds    uint32 // sizeofcmds
+	ncmds   uint32
+	dataEnd uint64 // end of the sections' bytes, from the first section's address
+	vmsize  uint64
+	start   uint32 // of the sections' bytes
+	diceOff uint32
+	hints   []byte
+	hintOff uint32
+	indOff  uint32
+	symoff  uint32
+	stroff  uint32
+	delta   []int64   // per section: new address minus its base
+	patches [][]patch // per section, nil where nothing moved
 }
 
 // Write writes o to w as a 64-bit relocatable Mach-O object, laid out as
@@ -70,13 +69,7 @@ func Write(w io.Writer, o *Object) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	cw := &iocount.Writer{W: w}
-	bw := bufio.NewWriterSize(cw, 64<<10)
-	if err := p.write(bw); err != nil {
-		return cw.N, err
-	}
-	err = bw.Flush()
-	return cw.N, err
+	return iocount.Buffered(w, p.write)
 }
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
@@ -350,7 +343,6 @@ func (p *plan) linkedit() {
 	p.symoff = uint32(cur)
 	cur += nlistSize * uint64(len(p.syms))
 	p.stroff = uint32(cur)
-	p.fileSize = cur + uint64(p.strsize)
 }
 
 func (p *plan) write(w *bufio.Writer) error {

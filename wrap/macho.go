@@ -1,6 +1,7 @@
 package wrap
 
 import (
+	"debug/macho"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,13 +19,6 @@ import (
 // Mach-O (x86_64-apple-macosx10.15.0, arm64-apple-macos). [GPUMachO]
 // makes their registration objects; [GPU] refuses them.
 func MachOHost(triple string) bool { return objfmt.Of(triple) == "Mach-O" }
-
-// machoNames are the Mach-O names of a kind's sections (LLVM main's
-// OffloadWrapper.cpp for a macOS host).
-var machoNames = map[offload.OffloadKind][2]string{
-	offload.OffloadCUDA: {"__NV_CUDA,__nv_fatbin", "__NV_CUDA,__fatbin"},
-	offload.OffloadHIP:  {"__HIP,__hip_fatbin", "__HIP,__fatbin"},
-}
 
 // Flags of the sections of a Mach-O wrapper object, as llc gives them.
 const (
@@ -106,14 +100,14 @@ func local(name string, s *machoobj.Section, off uint64) *machoobj.Symbol {
 
 func (b *machoBuilder) build(kind offload.OffloadKind, names gpuKindNames, fb fatbin) (*machoobj.Object, error) {
 	o, c := b.o, b.code
-	mn := machoNames[kind]
-	fatSeg, fatSec, _ := strings.Cut(mn[0], ",")
-	wrapSeg, wrapSec, _ := strings.Cut(mn[1], ",")
+	fatbin, wrapperSec, _ := offload.MachOFatbinSections(kind) // a kind gpuInputs took
+	fatSeg, fatSec, _ := strings.Cut(fatbin, ",")
+	wrapSeg, wrapSec, _ := strings.Cut(wrapperSec, ",")
 	text := b.section("__TEXT", "__text", 1, machoobj.S_ATTR_PURE_INSTRUCTIONS)
 	text.Data = []byte{}
 	code := b.section("__TEXT", "__StaticInit", uint32(c.Align), machoCodeFlags)
 	code.Data = c.Text
-	entries := b.section(stubs.MachOEntriesSegment, stubs.MachOEntriesSection, 8, machoobj.S_REGULAR)
+	entries := b.section(offload.MachOEntriesSegment, offload.MachOEntriesSection, 8, machoobj.S_REGULAR)
 	entries.Data = []byte{0} // the zero-sized dummy takes a byte, as LLVM gives every Mach-O global
 	fat := b.section(fatSeg, fatSec, uint32(machoFatbinAlign(fb.Size)), machoobj.S_REGULAR)
 	if fb.R == nil {
@@ -136,7 +130,7 @@ func (b *machoBuilder) build(kind offload.OffloadKind, names gpuKindNames, fb fa
 	p := "." + names.prefix
 	wrapSym := local("_.fatbin_wrapper", wrapper, 0)
 	handle := local("_"+p+".binary_handle", bss, 0)
-	dummy := local("___dummy."+stubs.MachOEntriesSegment+","+stubs.MachOEntriesSection, entries, 0)
+	dummy := local("___dummy."+offload.MachOEntriesSegment+","+offload.MachOEntriesSection, entries, 0)
 	dummy.Desc = nNoDeadStrip
 	image := local("_.fatbin_image", fat, 0)
 	b.ltmp(text)
@@ -181,7 +175,7 @@ func (b *machoBuilder) build(kind offload.OffloadKind, names gpuKindNames, fb fa
 	wrapper.Data = make([]byte, 24)
 	binary.LittleEndian.PutUint32(wrapper.Data, names.magic)
 	binary.LittleEndian.PutUint32(wrapper.Data[4:], 1)
-	unsigned := machoobj.X86_64_RELOC_UNSIGNED
+	unsigned := uint8(macho.X86_64_RELOC_UNSIGNED) // 0, as ARM64_RELOC_UNSIGNED
 	wrapper.Relocs = []machoobj.Reloc{{Offset: 8, Symbol: image, Type: unsigned, Length: 3}}
 	initFunc.Data = make([]byte, 8)
 	initFunc.Relocs = []machoobj.Reloc{{Symbol: funcs[p+".fatbin_reg"], Type: unsigned, Length: 3}}
@@ -223,8 +217,8 @@ func (b *machoBuilder) build(kind offload.OffloadKind, names gpuKindNames, fb fa
 		for i := len(c.Funcs) - 1; i >= 0; i-- {
 			at := uint32(pcBegins[i])
 			eh.Relocs = append(eh.Relocs,
-				machoobj.Reloc{Offset: at, Symbol: ehStart, Type: machoobj.ARM64_RELOC_SUBTRACTOR, Length: 3},
-				machoobj.Reloc{Offset: at, Symbol: funcs[c.Funcs[i].Name], Type: machoobj.ARM64_RELOC_UNSIGNED, Length: 3})
+				machoobj.Reloc{Offset: at, Symbol: ehStart, Type: uint8(macho.ARM64_RELOC_SUBTRACTOR), Length: 3},
+				machoobj.Reloc{Offset: at, Symbol: funcs[c.Funcs[i].Name], Type: uint8(macho.ARM64_RELOC_UNSIGNED), Length: 3})
 		}
 	}
 	return o, nil

@@ -154,8 +154,8 @@ func TestGPUMachOLinks(t *testing.T) {
 			if s := f.Section("__hip_fatbin"); s == nil || s.Size != uint64(len(fb)) {
 				t.Errorf("__hip_fatbin: %v, want the fatbin's %d bytes", s, len(fb))
 			}
-			if s := f.Section(stubs.MachOEntriesSection); s == nil || s.Seg != stubs.MachOEntriesSegment {
-				t.Errorf("%s,%s: %v, want the entries' section kept", stubs.MachOEntriesSegment, stubs.MachOEntriesSection, s)
+			if s := f.Section(offload.MachOEntriesSection); s == nil || s.Seg != offload.MachOEntriesSegment {
+				t.Errorf("%s,%s: %v, want the entries' section kept", offload.MachOEntriesSegment, offload.MachOEntriesSection, s)
 			}
 		})
 	}

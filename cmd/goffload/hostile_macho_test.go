@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/macho"
 	"encoding/binary"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func hostileMachOInputs(t *testing.T, dir string) []hostileInput {
 	o.Symbols = append(o.Symbols, target)
 	first := &machoobj.Section{Seg: "__DATA", Name: "__data", Align: 8, Data: make([]byte, 8)}
 	for range 6500 {
-		first.Relocs = append(first.Relocs, machoobj.Reloc{Symbol: target, Type: machoobj.ARM64_RELOC_UNSIGNED, Length: 3})
+		first.Relocs = append(first.Relocs, machoobj.Reloc{Symbol: target, Type: uint8(macho.ARM64_RELOC_UNSIGNED), Length: 3})
 	}
 	o.Sections = append(o.Sections, first)
 	for range 254 {

@@ -2,7 +2,10 @@
 // object and bundle writers return as the size they wrote.
 package iocount
 
-import "io"
+import (
+	"bufio"
+	"io"
+)
 
 // Writer passes writes to W and counts in N the bytes W took.
 type Writer struct {
@@ -36,4 +39,16 @@ func Zeros(w io.Writer, n uint64) error {
 		n -= k
 	}
 	return nil
+}
+
+// Buffered runs write on a 64 KiB buffer over w, flushes it, and returns
+// the bytes w took: the frame of the object writers' Write.
+func Buffered(w io.Writer, write func(*bufio.Writer) error) (int64, error) {
+	cw := &Writer{W: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
+	if err := write(bw); err != nil {
+		return cw.N, err
+	}
+	err := bw.Flush()
+	return cw.N, err
 }

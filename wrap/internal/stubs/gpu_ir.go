@@ -315,20 +315,17 @@ func GPUModuleIRCOFF(llvm int, kind GPUKind, image string) string {
 	return b.String()
 }
 
-// Mach-O names of the wrapper module's sections and bounds (LLVM main's
-// OffloadWrapper.cpp and Utility.h for a Mach-O host, llvm-project
-// #183991): LLVM spells a Mach-O section "<segment>,<section>".
-const (
-	MachOEntriesSegment = "__LLVM"
-	MachOEntriesSection = "offload_entries"
-	MachOCodeSection    = "__TEXT,__StaticInit"
-)
+// MachOCodeSection is the section of the wrapper module's functions for a
+// Mach-O host (getStartupSection in main's OffloadWrapper.cpp,
+// llvm-project #183991); its data's sections are offload's
+// MachOEntriesSection and MachOFatbinSections.
+const MachOCodeSection = "__TEXT,__StaticInit"
 
 // MachOBound is the symbol that ld64 resolves to the start ("start") or
 // end ("end") of the entries' section. The module names it with LLVM's
 // \01 prefix, so the object's symbol has no Mach-O underscore.
 func MachOBound(which string) string {
-	return "section$" + which + "$" + MachOEntriesSegment + "$" + MachOEntriesSection
+	return "section$" + which + "$" + offload.MachOEntriesSegment + "$" + offload.MachOEntriesSection
 }
 
 // GPUModuleIRMachO is the module of GPUModuleIR as LLVM main's offload
@@ -346,11 +343,9 @@ func GPUModuleIRMachO(llvm int, kind GPUKind, image string) string {
 		panic(fmt.Sprintf("GPUModuleIRMachO: no Mach-O wrapper module of LLVM %d", llvm))
 	}
 	sec := offload.EntriesSection(rel, kind.offloadKind())
-	fat, seg := `"__NV_CUDA,__nv_fatbin"`, `"__NV_CUDA,__fatbin"`
-	if kind == HIP {
-		fat, seg = `"__HIP,__hip_fatbin"`, `"__HIP,__fatbin"`
-	}
-	machoSec := MachOEntriesSegment + "," + MachOEntriesSection
+	fatbin, wrapper, _ := offload.MachOFatbinSections(kind.offloadKind())
+	fat, seg := `"`+fatbin+`"`, `"`+wrapper+`"`
+	machoSec := offload.MachOEntriesSegment + "," + offload.MachOEntriesSection
 	r := strings.NewReplacer(
 		"@__start_"+sec, `@"\01`+MachOBound("start")+`"`,
 		"@__stop_"+sec, `@"\01`+MachOBound("end")+`"`,

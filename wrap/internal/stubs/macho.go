@@ -178,10 +178,6 @@ var machoRelocs = map[elfobj.RelocType]struct {
 	elf.R_AARCH64_LDST64_ABS_LO12_NC: {uint8(macho.ARM64_RELOC_PAGEOFF12), false},
 }
 
-// machoMeasured are the releases whose llc the Mach-O code was compared
-// with.
-var machoMeasured = map[int]bool{22: true}
-
 // MachOGPU returns `__TEXT,__StaticInit` of the CUDA or HIP wrapper object
 // for a Mach-O host m as `llc-22 -mtriple=<triple> -relocation-model=pic
 // -filetype=obj` compiles [GPUModuleIRMachO] of release llvm (a release
@@ -205,7 +201,7 @@ func MachOGPU(m MachOMachine, kind GPUKind, llvm int) (*MachOCode, error) {
 	g := a.assemble()
 	fi := arch.frame
 	fi.Initial = slices.Clone(fi.Initial)
-	c := &MachOCode{Text: g.Text, Align: g.Align, Frame: fi, Symbols: map[Target]string{}, Measured: machoMeasured[llvm]}
+	c := &MachOCode{Text: g.Text, Align: g.Align, Frame: fi, Symbols: map[Target]string{}, Measured: gpuMeasured[llvm]}
 	for i, f := range g.Funcs {
 		c.Funcs = append(c.Funcs, MachOFunc{Name: f.Name, Offset: f.Offset, Size: f.Size, CompactUnwind: unwind[i], CFI: f.CFI})
 	}
