@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/goffload/goffload/machoobj"
+	"github.com/goffload/goffload/offload"
+	"github.com/goffload/goffload/offloadbinary"
+	"github.com/goffload/goffload/release"
 )
 
 func init() { hostileInputSources = append(hostileInputSources, hostileMachOInputs) }
@@ -88,6 +91,23 @@ func hostileMachOInputs(t *testing.T, dir string) []hostileInput {
 	}
 	cut := write(o)
 	ins = append(ins, hostileInput{name: "macho-cut", path: writeInput(t, dir, "macho-cut.o", cut[:len(cut)-30]), any: true, says: says("mach-o: ")})
+
+	// A section declaring 2^40 bytes, and a binary whose triple leads out
+	// of the output folder (extract refuses its name; the others read it).
+	o = newObject()
+	o.Sections = append(o.Sections, &machoobj.Section{Seg: "__DATA", Name: "__data", Align: 8, Data: make([]byte, 8)})
+	b = write(o)
+	binary.LittleEndian.PutUint64(b[sections+40:], 1<<40)
+	ins = append(ins, hostileInput{name: "macho-huge-section", path: writeInput(t, dir, "macho-huge-section.o", b), any: true, says: says("more than the file's")})
+	im := offloadbinary.LinkedImage(offload.OffloadOpenMP, "/../../escape/x", "y")
+	evil, err := offloadbinary.MarshalBinary(release.Default(), &im, []byte("image"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o = newObject()
+	o.Sections = append(o.Sections, &machoobj.Section{Seg: "__LLVM", Name: "__offloading", Align: 8, Data: evil})
+	ins = append(ins, hostileInput{name: "macho-evil-dotdot", path: writeInput(t, dir, "macho-evil-dotdot.o", write(o)), any: true,
+		says: map[string]string{"extract": "not a safe file name", "extract-raw": "not a safe file name"}})
 
 	// A universal file of two architectures, which no command reads.
 	fat := []byte{0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2}

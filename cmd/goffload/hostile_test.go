@@ -746,6 +746,10 @@ func hostileInputs(t *testing.T, dir string) []hostileInput {
 		"linked":   linked,
 		"stripped": stripped,
 		"bitcode":  bc,
+		// Mach-O: a HIP -fgpu-rdc object (entries, a version-3 binary)
+		// and a HIP registration object (code, unwind tables, a bundle).
+		"macho-rdc":     read("..", "..", "fatobj", "testdata", "macho", "hip-rdc-arm64.o"),
+		"macho-wrapper": read("..", "..", "fatobj", "testdata", "macho", "hip-wrapper-x86_64.o"),
 	}
 	var names []string
 	for n := range bases {
